@@ -1,0 +1,117 @@
+"""Tables normalised to a baseline, as posted in patch threads.
+
+                              tip     tip + patch
+    hackbench                 1       0.955 (4.5% degradation)
+    sysbench [threads=64]     1       0.91  (9% degradation)
+
+The header names the columns (split on runs of two or more blanks or tabs). Each row is a
+benchmark name, an optional `[note]`, one value per column and an optional trailing `(note)`.
+One result set per (row, column): benchmark = the row's name, kernel and labels["column"] = the
+column name, metric "normalized". `-` or `n/a` marks a missing value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .base import (
+    ParseError,
+    Parser,
+    ParseResult,
+    ResultSet,
+    Warnings,
+    head_lines,
+    is_number,
+    numbered_lines,
+    parse_number,
+)
+
+RULE_RE = re.compile(r"[-=+|_ \t]+")
+TRAILING_NOTE_RE = re.compile(r"\s*\(([^()]*)\)\s*$")
+BRACKET_NOTE_RE = re.compile(r"\[([^\]]*)\]")
+HOLES = {"-", "n/a", "N/A", "--"}
+
+
+def split_header(text: str) -> list[str]:
+    names = [name for name in re.split(r"\s{2,}|\t", text.strip()) if name]
+    return names if len(names) >= 2 else text.split()
+
+
+def split_row(text: str) -> tuple[str, list[str], str | None]:
+    """(name part, trailing value tokens, trailing parenthesised note)."""
+    note = None
+    match = TRAILING_NOTE_RE.search(text)
+    if match:
+        note = match.group(1).strip()
+        text = text[:match.start()]
+    tokens = text.split()
+    count = 0
+    while count < len(tokens) and (is_number(tokens[-1 - count]) or tokens[-1 - count] in HOLES):
+        count += 1
+    cut = len(tokens) - count
+    return " ".join(tokens[:cut]), tokens[cut:], note
+
+
+def is_row(text: str) -> bool:
+    name, values, _ = split_row(text)
+    return bool(name) and any(is_number(token) for token in values)
+
+
+class NormalizedParser(Parser):
+    name = "normalized"
+    version = 1
+    description = "normalised table"
+
+    def detect(self, head: str) -> float:
+        lines = [t for t in head_lines(head) if not RULE_RE.fullmatch(t)]
+        if len(lines) < 2 or is_row(lines[0]) or len(split_header(lines[0])) < 2:
+            return 0.0
+        rows = [split_row(text) for text in lines[1:] if is_row(text)]
+        if not rows:
+            return 0.0
+        score = 0.45 + 0.3 * len(rows) / (len(lines) - 1)
+        if all(values and values[0] in ("1", "1.0", "1.00", "1.000") for _, values, _ in rows):
+            score += 0.2
+        return score
+
+    def parse(self, lines: Iterable[str]) -> ParseResult:
+        warnings = Warnings()
+        results: list[ResultSet] = []
+        columns: list[str] | None = None
+        for lineno, text in numbered_lines(lines, warnings):
+            if RULE_RE.fullmatch(text):
+                continue
+            if not is_row(text):
+                columns = split_header(text)
+            elif columns is None:
+                warnings.add(lineno, "ignored row before the header naming the columns")
+            else:
+                results.extend(self._row(text, columns, lineno))
+        return self.result(results, warnings)
+
+    def _row(self, text: str, columns: list[str], lineno: int) -> list[ResultSet]:
+        name, values, note = split_row(text)
+        if len(values) > len(columns):  # extra leading numbers belong to the name ("tbench 16")
+            name = " ".join([name, *values[:len(values) - len(columns)]])
+            values = values[len(values) - len(columns):]
+        if len(values) == len(columns) - 1:  # the header also named the row-label column
+            columns = columns[1:]
+        if len(values) != len(columns):
+            raise ParseError(f"expected {len(columns)} values ({', '.join(columns)}), "
+                             f"found {len(values)}", line=lineno)
+        variant = BRACKET_NOTE_RE.search(name)
+        benchmark = BRACKET_NOTE_RE.sub("", name).strip() or name
+        results = []
+        for position, (column, token) in enumerate(zip(columns, values, strict=True)):
+            if token in HOLES:
+                continue
+            labels = {"column": column, "row": name}
+            if variant:
+                labels["variant"] = variant.group(1).strip()
+            if note and position == len(columns) - 1:
+                labels["note"] = note
+            result = ResultSet(benchmark=benchmark, kernel=column, labels=labels, line=lineno)
+            result.add("normalized", parse_number(token, line=lineno))
+            results.append(result)
+        return results

@@ -1,0 +1,118 @@
+"""The parser registry: every format by name, auto-detection and the parse entry points."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Iterator
+from itertools import chain
+
+from .base import HEAD_SIZE, ParseError, Parser, ParseResult, UnknownFormat, clean_line
+from .burn import BurnParser
+from .hackbench import HackbenchParser
+from .hyperfine_json import HyperfineJsonParser
+from .kernel_time import KernelTimeParser
+from .loops_time import LoopsTimeParser
+from .normalized import NormalizedParser
+from .param_table import ParamTableParser
+from .perf_bench import PerfBenchParser
+from .results_file import ResultsFileParser
+from .schbench import SchbenchParser
+from .schedbench_csv import SchedbenchCsvParser
+from .schedbench_json import SchedbenchJsonParser
+from .sweep import SweepParser
+from .sysbench import SysbenchParser
+from .time_ms import TimeMsParser
+from .vmstat import VmstatParser
+
+# Below this nothing is trusted: better to ask the user to pick a format than to guess wrong.
+DETECT_THRESHOLD = 0.3
+
+PARSERS: dict[str, Parser] = {
+    parser.name: parser
+    for parser in (
+        TimeMsParser(), LoopsTimeParser(), KernelTimeParser(), ResultsFileParser(), BurnParser(),
+        SweepParser(), VmstatParser(), NormalizedParser(), ParamTableParser(), PerfBenchParser(),
+        HackbenchParser(), SchbenchParser(), SysbenchParser(), HyperfineJsonParser(),
+        SchedbenchCsvParser(), SchedbenchJsonParser(),
+    )
+}
+
+
+def formats() -> list[str]:
+    return sorted(PARSERS)
+
+
+def detect(head: str) -> list[tuple[str, float]]:
+    """(format, confidence) for every format scoring above zero, best first."""
+    if not isinstance(head, str) or "\x00" in head:
+        return []
+    head = head[:HEAD_SIZE]
+    scores = []
+    for name, parser in PARSERS.items():
+        try:
+            score = float(parser.detect(head))
+        except Exception:  # noqa: BLE001 - a detector bug must not hide the other formats
+            score = 0.0
+        if score > 0:
+            scores.append((name, min(score, 1.0)))
+    return sorted(scores, key=lambda pair: -pair[1])
+
+
+def choose(head: str, format: str | None = None) -> Parser:
+    """The forced parser, or the best detected one; UnknownFormat when there is none."""
+    if format:
+        if format not in PARSERS:
+            raise UnknownFormat(f"unknown format {format!r}", formats=formats())
+        return PARSERS[format]
+    if not isinstance(head, str) or not head.strip():
+        raise ParseError("empty input")
+    if "\x00" in head:
+        raise UnknownFormat("binary data (NUL byte) in input", formats=formats())
+    ranked = detect(head)
+    if not ranked or ranked[0][1] < DETECT_THRESHOLD:
+        best = ranked[0][0] if ranked else None
+        raise UnknownFormat("could not recognise the input format; choose one explicitly",
+                            formats=formats(), best_guess=best)
+    return PARSERS[ranked[0][0]]
+
+
+def parse_text(text: str, format: str | None = None) -> ParseResult:
+    if not isinstance(text, str):
+        raise ParseError(f"expected text, got {type(text).__name__}")
+    parser = choose(text[:HEAD_SIZE], format)
+    return _run(parser, io.StringIO(text, newline=""))
+
+
+def parse_lines(lines: Iterable, *, head: str | None = None,
+                format: str | None = None) -> ParseResult:
+    """Parse a stream of lines (e.g. an open text file). `head` is the first ~64 KiB of the
+    same input for detection; when None it is read from `lines` and replayed."""
+    if head is None:
+        head, lines = sniff(lines)
+    return _run(choose(head, format), lines)
+
+
+def sniff(lines: Iterable) -> tuple[str, Iterator]:
+    """Read about HEAD_SIZE characters of lines for detection; return them and an iterator
+    that yields every line again, the sniffed ones first."""
+    iterator = iter(lines)
+    taken: list = []
+    size = 0
+    for raw in iterator:
+        taken.append(raw)
+        size += len(raw)
+        if size >= HEAD_SIZE:
+            break
+    head = "".join(clean_line(raw, number) + "\n" for number, raw in enumerate(taken, 1))
+    return head, chain(taken, iterator)
+
+
+def _run(parser: Parser, lines: Iterable) -> ParseResult:
+    """Run a parser; whatever goes wrong inside reaches the caller as a ParseError."""
+    try:
+        return parser.parse(lines)
+    except ParseError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError,
+            RecursionError, UnicodeError, MemoryError) as exc:
+        raise ParseError(f"{parser.name}: could not parse input ({type(exc).__name__})") from exc
