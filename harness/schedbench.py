@@ -1,0 +1,1153 @@
+#!/usr/bin/env python3
+"""schedbench harness: run a scheduler benchmark, record the machine, submit the results.
+
+One file, Python standard library only, Python 3.8 or later, any Linux box.
+
+    python3 schedbench.py run --url URL --token TOKEN --benchmark NAME \\
+        [--param k=v ...] [--repeat N] [--vmstat SECONDS] [--label TEXT] [--dry-run] \\
+        -- COMMAND [ARGS...]
+    python3 schedbench.py flush [--url URL] [--token TOKEN]
+    python3 schedbench.py build [--out DIR] [--cflags=FLAGS]
+    python3 schedbench.py env
+
+The token and URL may also come from SCHEDBENCH_TOKEN and SCHEDBENCH_URL, the spool
+directory from SCHEDBENCH_SPOOL. URLs of the created runs go to stdout; progress, the
+benchmark's own output and warnings go to stderr, so `run --dry-run | jq` works.
+
+Exit status: 0 done; 1 rejected by the portal or another error; 2 usage; 75 the
+submission was spooled (send it later with `flush`); otherwise the benchmark's own
+failing exit status.
+"""
+
+import argparse
+import glob
+import gzip
+import http.client
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+
+HARNESS_VERSION = "1.0.0"
+UPLOAD_PATH = "/api/v1/uploads/"
+DEFAULT_SPOOL = os.path.join("~", ".cache", "schedbench", "spool")
+DEFAULT_CFLAGS = "-O2 -Wall"
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_SPOOLED = 75  # EX_TEMPFAIL: the data is safe, try again later
+MAX_BACKOFF = 30.0
+SOURCES_HINT = (
+    "The benchmark sources (threadtest.c, threadtest_burn.c, yieldloop.c, rqfill.c,\n"
+    "pipeline.sh) live in the schedbench repository under harness/src/. Put that src/\n"
+    "directory next to this script, or pass --src DIR."
+)
+# Scheduler knobs outside the sched_* namespace: RSDL/SD, BFS/MuQSS and NUMA balancing.
+EXTRA_KERNEL_TUNABLES = ("rr_interval", "iso_cpu", "yield_type", "interactive", "compute",
+                         "numa_balancing")
+# debugfs files that are dumps or are reported elsewhere, not tunables.
+DEBUGFS_SKIP = ("features", "debug", "verbose")
+KCONFIG_RE = re.compile(
+    r"^(CONFIG_(?:HZ|HZ_\d+|PREEMPT(?:_NONE|_VOLUNTARY|_DYNAMIC|_RT|_LAZY)?|NO_HZ(?:_IDLE|_FULL)?"
+    r"|SCHED_(?:AUTOGROUP|SMT|MC|CLUSTER|CORE|CLASS_EXT|HRTICK|BFS|MUQSS|ALT|BMQ|PDS)"
+    r"|(?:FAIR|RT)_GROUP_SCHED|CGROUP_SCHED|NUMA_BALANCING))=(.*)$", re.M)
+VIRT_PATTERNS = (
+    ("qemu", "qemu"), ("kvm", "kvm"), ("vmware", "vmware"), ("xen", "xen"),
+    ("innotek", "oracle"), ("virtualbox", "oracle"), ("parallels", "parallels"),
+    ("microsoft corporation virtual machine", "microsoft"), ("amazon ec2", "amazon"),
+    ("google compute engine", "google"), ("bochs", "bochs"), ("bhyve", "bhyve"),
+    ("openstack", "kvm"), ("firecracker", "firecracker"), ("cloud hypervisor", "kvm"),
+)
+_INT_RE = re.compile(r"[+-]?\d+\Z")
+_FLOAT_RE = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z")
+_SUFFIX_RE = re.compile(r"(\d+(?:\.\d+)?)([kKmMgG])\Z")
+_SUFFIXES = {"k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9}
+
+QUIET = False
+
+
+def log(message):
+    if not QUIET:
+        sys.stderr.write(f"schedbench: {message}\n")
+        sys.stderr.flush()
+
+
+def warn(message):
+    sys.stderr.write(f"schedbench: {message}\n")
+    sys.stderr.flush()
+
+
+class UsageError(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------------------
+# Reading /proc and /sys. Every reader takes `root` so tests can point it at a fake tree.
+# --------------------------------------------------------------------------------------
+
+def under(root, path):
+    return os.path.join(root, path.lstrip("/"))
+
+
+def read_text(root, path, limit=1 << 20):
+    try:
+        with open(under(root, path), encoding="utf-8", errors="replace") as f:
+            return f.read(limit)
+    except OSError:  # missing, unreadable (debugfs as non-root), or a directory
+        return None
+
+
+def read_value(root, path):
+    text = read_text(root, path, limit=65536)
+    if text is None:
+        return None
+    text = text.strip()
+    return text if text else None
+
+
+def to_number(text):
+    """'42' -> 42, '0.5' -> 0.5; anything else (including 'nan', '0x10') stays text."""
+    if not isinstance(text, str):
+        return text
+    s = text.strip()
+    if _INT_RE.match(s):
+        return int(s)
+    if _FLOAT_RE.match(s):
+        return float(s)
+    return text
+
+
+def glob_under(root, pattern):
+    return sorted(glob.glob(under(root, pattern)))
+
+
+def cpu_sort_key(path):
+    digits = re.findall(r"\d+", os.path.basename(path.rstrip("/")))
+    return int(digits[-1]) if digits else -1
+
+
+def read_uname(root):
+    """os.uname(), with release/version/hostname taken from /proc/sys/kernel when readable."""
+    u = os.uname()
+    info = {"sysname": u.sysname, "nodename": u.nodename, "release": u.release,
+            "version": u.version, "machine": u.machine}
+    for key, name in (("sysname", "ostype"), ("nodename", "hostname"),
+                      ("release", "osrelease"), ("version", "version")):
+        value = read_value(root, "/proc/sys/kernel/" + name)
+        if value:
+            info[key] = value
+    return info
+
+
+def read_cpuinfo(root):
+    """/proc/cpuinfo as a list of dicts, one per blank-line separated block, keys lowercased."""
+    text = read_text(root, "/proc/cpuinfo", limit=8 << 20) or ""
+    blocks, current = [], {}
+    for line in text.splitlines():
+        if not line.strip():
+            if current:
+                blocks.append(current)
+            current = {}
+            continue
+        key, sep, value = line.partition(":")
+        if sep:
+            current[key.strip().lower()] = value.strip()
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def cpu_model(cpuinfo):
+    # x86 says "model name"; ppc "cpu"; riscv "uarch"; 32-bit ARM "processor" (text).
+    for key in ("model name", "cpu model", "cpu", "uarch", "hardware", "processor"):
+        for block in cpuinfo:
+            value = block.get(key)
+            if value and not value.isdigit():
+                return value
+    for block in cpuinfo:  # arm64 gives only implementer/part ids
+        if "cpu implementer" in block:
+            implementer, part = block["cpu implementer"], block.get("cpu part", "?")
+            return f"ARM implementer {implementer} part {part}"
+    return None
+
+
+def cpu_flags(cpuinfo):
+    for block in cpuinfo:
+        flags = block.get("flags") or block.get("features")
+        if flags:
+            return flags.split()
+    return []
+
+
+def count_topology(entries):
+    """entries: one (package, die, core) tuple per logical CPU."""
+    logical = len(entries)
+    sockets = len({e[0] for e in entries}) or 1
+    cores = len(set(entries)) or 1
+    return {"cpus": logical, "sockets": sockets,
+            "cores_per_socket": max(1, cores // sockets),
+            "threads_per_core": max(1, int(round(logical / float(cores))))}
+
+
+def topology_from_sysfs(root):
+    entries = []
+    for cpu in sorted(glob_under(root, "/sys/devices/system/cpu/cpu[0-9]*"), key=cpu_sort_key):
+        rel = os.path.relpath(cpu, root)
+        package = read_value(root, rel + "/topology/physical_package_id")
+        core = read_value(root, rel + "/topology/core_id")
+        if package is None or core is None:
+            continue  # offline CPUs have no topology directory
+        # core_id can repeat across the dies of one package, so the die is part of the key.
+        die = read_value(root, rel + "/topology/die_id") or "0"
+        entries.append((package, die, core))
+    return entries
+
+
+def topology_from_cpuinfo(cpuinfo):
+    entries = []
+    for index, block in enumerate(cpuinfo):
+        if "processor" not in block:
+            continue
+        package = block.get("physical id", "0")
+        core = block.get("core id", str(index))
+        entries.append((package, "0", core))
+    return entries
+
+
+def read_topology(root, cpuinfo=None):
+    entries = topology_from_sysfs(root)
+    if not entries:
+        entries = topology_from_cpuinfo(cpuinfo if cpuinfo is not None else read_cpuinfo(root))
+    if not entries:
+        return {"cpus": None, "sockets": None, "cores_per_socket": None,
+                "threads_per_core": None}
+    return count_topology(entries)
+
+
+def read_caches(root, cpu="cpu0"):
+    """{"L1d": "32K", "L1i": "32K", "L2": "1024K", "L3": "32768K"} from sysfs cache indices."""
+    caches = {}
+    base = f"/sys/devices/system/cpu/{cpu}/cache"
+    for index in sorted(glob_under(root, base + "/index[0-9]*"), key=cpu_sort_key):
+        rel = os.path.relpath(index, root)
+        level = read_value(root, rel + "/level")
+        size = read_value(root, rel + "/size")
+        if not level or not size:
+            continue
+        kind = read_value(root, rel + "/type") or ""
+        suffix = {"Data": "d", "Instruction": "i"}.get(kind, "")
+        caches[f"L{level}{suffix}"] = size
+    return caches
+
+
+def read_meminfo(root):
+    info = {}
+    for line in (read_text(root, "/proc/meminfo") or "").splitlines():
+        key, sep, value = line.partition(":")
+        fields = value.split()
+        if sep and fields and fields[0].isdigit():
+            info[key.strip()] = int(fields[0])  # kB
+    return info
+
+
+def read_memory_mb(root):
+    total = read_meminfo(root).get("MemTotal")
+    return total // 1024 if total is not None else None
+
+
+def read_proc_tunables(root):
+    tunables = {}
+    names = [os.path.basename(p) for p in glob_under(root, "/proc/sys/kernel/sched_*")]
+    for name in names + list(EXTRA_KERNEL_TUNABLES):
+        value = read_value(root, "/proc/sys/kernel/" + name)
+        if value is not None:
+            tunables[name] = to_number(value)
+    return tunables
+
+
+def read_debugfs_tunables(root):
+    """Since 5.13 most sched_* knobs live in /sys/kernel/debug/sched/ without the prefix.
+
+    They get their old /proc names back (latency_ns -> sched_latency_ns) so runs on old
+    and new kernels can be compared by one name.
+    """
+    tunables = {}
+    for path in glob_under(root, "/sys/kernel/debug/sched/*"):
+        name = os.path.basename(path)
+        if name in DEBUGFS_SKIP or not os.path.isfile(path):
+            continue
+        value = read_value(root, "/sys/kernel/debug/sched/" + name)
+        if value is not None:
+            key = name if name.startswith("sched_") else "sched_" + name
+            tunables[key] = to_number(value)
+    for path in glob_under(root, "/sys/kernel/debug/sched/numa_balancing/*"):
+        name = os.path.basename(path)
+        value = read_value(root, "/sys/kernel/debug/sched/numa_balancing/" + name)
+        if value is not None:
+            tunables["numa_balancing_" + name] = to_number(value)
+    return tunables
+
+
+def read_kernel_config(root, release):
+    """Scheduler-relevant CONFIG_ lines from /boot/config-<release> or /proc/config.gz."""
+    text = read_text(root, f"/boot/config-{release}", limit=16 << 20)
+    if text is None:
+        try:
+            with gzip.open(under(root, "/proc/config.gz"), "rt", errors="replace") as f:
+                text = f.read(16 << 20)
+        except (OSError, EOFError):
+            return {}
+    return {m.group(1): m.group(2).strip('"') for m in KCONFIG_RE.finditer(text)}
+
+
+def read_tunables(root, kernel_config=None):
+    tunables = read_debugfs_tunables(root)
+    tunables.update(read_proc_tunables(root))  # /proc wins where a knob exists in both
+    hz = (kernel_config or {}).get("CONFIG_HZ")
+    if hz is not None:
+        tunables["HZ"] = to_number(hz)
+    return tunables
+
+
+def read_sched_features(root):
+    # 5.13+ moved the file into the sched/ directory.
+    for path in ("/sys/kernel/debug/sched/features", "/sys/kernel/debug/sched_features"):
+        value = read_value(root, path)
+        if value is not None:
+            return value
+    return None
+
+
+def read_sched_domains(root, cpu="cpu0"):
+    """One CPU's scheduling domains (name, flags, intervals) from procfs or debugfs."""
+    domains = {}
+    for base in ("/sys/kernel/debug/sched/domains/", "/proc/sys/kernel/sched_domain/"):
+        for domain in glob_under(root, base + cpu + "/domain[0-9]*"):
+            values = {}
+            for path in sorted(glob.glob(os.path.join(domain, "*"))):
+                value = read_value(root, os.path.relpath(path, root))
+                if value is not None and os.path.isfile(path):
+                    values[os.path.basename(path)] = to_number(value)
+            domains[os.path.basename(domain)] = values
+        if domains:
+            break
+    return domains
+
+
+def read_governor(root):
+    """The cpufreq governor; "a,b" when CPUs disagree, None without cpufreq."""
+    found = set()
+    for path in glob_under(root, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"):
+        value = read_value(root, os.path.relpath(path, root))
+        if value:
+            found.add(value)
+    return ",".join(sorted(found)) if found else None
+
+
+def read_cpufreq_driver(root):
+    return read_value(root, "/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver")
+
+
+def run_detect_virt():
+    """systemd-detect-virt --vm, or None when the tool is missing or says nothing useful."""
+    tool = shutil.which("systemd-detect-virt")
+    if not tool:
+        return None
+    try:
+        proc = subprocess.run([tool, "--vm"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    answer = proc.stdout.decode("utf-8", "replace").strip()
+    return answer if proc.returncode == 0 and answer and answer != "none" else None
+
+
+def detect_virtualization(root, cpuinfo=None, use_tool=None):
+    """A VM type ("kvm", "vmware", ...), "none" on bare metal, None when nothing tells.
+
+    systemd-detect-virt is only asked about the live system (root "/"); then the DMI
+    vendor strings; then the CPU's hypervisor flag, which says "a VM" but not which.
+    """
+    if use_tool is None:
+        use_tool = os.path.abspath(root) == "/"
+    if use_tool:
+        answer = run_detect_virt()
+        if answer:
+            return answer
+    dmi = " ".join(filter(None, (read_value(root, "/sys/class/dmi/id/sys_vendor"),
+                                 read_value(root, "/sys/class/dmi/id/product_name"))))
+    for pattern, name in VIRT_PATTERNS:
+        if pattern in dmi.lower():
+            return name
+    flags = cpu_flags(cpuinfo if cpuinfo is not None else read_cpuinfo(root))
+    if "hypervisor" in flags:
+        return "unknown-vm"
+    if dmi or flags:
+        return "none"
+    return None
+
+
+def read_hostname(root):
+    return read_value(root, "/proc/sys/kernel/hostname") or socket.gethostname()
+
+
+def collect_machine(root, uname, cpuinfo):
+    topology = read_topology(root, cpuinfo)
+    return {
+        "name": read_hostname(root),
+        "cpu_model": cpu_model(cpuinfo),
+        "arch": uname["machine"],
+        "sockets": topology["sockets"],
+        "cores_per_socket": topology["cores_per_socket"],
+        "threads_per_core": topology["threads_per_core"],
+        "caches": read_caches(root),
+        "memory_mb": read_memory_mb(root),
+        "virtualization": detect_virtualization(root, cpuinfo),
+    }, topology["cpus"]
+
+
+def collect_environment(root="/"):
+    """Everything recorded about the box: {"kernel", "machine", "tunables", "environment"}."""
+    uname = read_uname(root)
+    cpuinfo = read_cpuinfo(root)
+    machine, cpus = collect_machine(root, uname, cpuinfo)
+    kconfig = read_kernel_config(root, uname["release"])
+    return {
+        "kernel": uname["release"],
+        "machine": machine,
+        "tunables": read_tunables(root, kconfig),
+        "environment": {
+            "cmdline": read_value(root, "/proc/cmdline"),
+            "governor": read_governor(root),
+            "cpufreq_driver": read_cpufreq_driver(root),
+            "sched_features": read_sched_features(root),
+            "sched_domains": read_sched_domains(root),
+            "kernel_config": kconfig,
+            "online_cpus": cpus,
+            "uname": uname,
+        },
+    }
+
+
+# --------------------------------------------------------------------------------------
+# vmstat sampling
+# --------------------------------------------------------------------------------------
+
+VMSTAT_COLUMNS = ["r", "b", "swpd", "free", "buff", "cache", "si", "so", "bi", "bo",
+                  "in", "cs", "us", "sy", "id", "wa", "st"]
+
+
+def is_number(token):
+    return not isinstance(to_number(token), str)
+
+
+def parse_vmstat(text, skip_first=False):
+    """vmstat output -> {"columns": [...], "rows": [[...], ...]}.
+
+    Skips the "procs ---memory---" banner and repeated header lines; rows whose width
+    differs from the header are dropped rather than guessed at. skip_first drops the
+    first data row, which vmstat computes as averages since boot.
+    """
+    columns, rows = [], []
+    for line in text.splitlines():
+        fields = line.split()
+        if not fields or fields[0] == "procs" or "---" in line:
+            continue
+        if all(is_number(f) for f in fields):
+            if columns and len(fields) == len(columns):
+                rows.append([to_number(f) for f in fields])
+        elif not columns:
+            columns = fields
+    if skip_first:
+        rows = rows[1:]
+    return {"columns": columns, "rows": rows}
+
+
+class VmstatSampler:
+    """Runs `vmstat -n SECONDS` in the background while the benchmark runs."""
+
+    def __init__(self, interval, executable):
+        # procps vmstat only takes whole seconds.
+        self.interval = max(1, int(round(interval)))
+        self.executable = executable
+        self.lines = []
+        self.proc = None
+        self.thread = None
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            [self.executable, "-n", str(self.interval)], stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, universal_newlines=True)
+        self.thread = threading.Thread(target=self._drain, daemon=True)
+        self.thread.start()
+        return self
+
+    def _drain(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.thread.join(timeout=5)
+        return parse_vmstat("".join(self.lines), skip_first=True)
+
+
+def read_proc_snapshot(root):
+    """The counters vmstat itself reads, from /proc/stat, /proc/vmstat and /proc/meminfo."""
+    snap = {"time": time.monotonic()}
+    for line in (read_text(root, "/proc/stat") or "").splitlines():
+        fields = line.split()
+        if not fields:
+            continue
+        if fields[0] == "cpu":
+            snap["cpu"] = [int(x) for x in fields[1:9]] + [0] * (8 - len(fields[1:9]))
+        elif fields[0] in ("intr", "ctxt", "procs_running", "procs_blocked"):
+            snap[fields[0]] = int(fields[1])
+    for line in (read_text(root, "/proc/vmstat") or "").splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[0] in ("pswpin", "pswpout", "pgpgin", "pgpgout"):
+            snap[fields[0]] = int(fields[1])
+    snap["meminfo"] = read_meminfo(root)
+    return snap
+
+
+def percentages(before, after):
+    # cpu fields: user nice system idle iowait irq softirq steal
+    cpu_before, cpu_after = before.get("cpu") or [0] * 8, after.get("cpu") or [0] * 8
+    d = [cpu_after[i] - cpu_before[i] for i in range(8)]
+    total = float(sum(d)) or 1.0
+    return [int(round(100 * x / total)) for x in
+            (d[0] + d[1], d[2] + d[5] + d[6], d[3], d[4], d[7])]
+
+
+def vmstat_row(before, after, page_kb=4):
+    """One vmstat-style row from two /proc snapshots, rates per second."""
+    dt = max(after["time"] - before["time"], 1e-6)
+
+    def rate(key, scale=1):
+        return int(round((after.get(key, 0) - before.get(key, 0)) * scale / dt))
+
+    mem = after["meminfo"]
+    swpd = mem.get("SwapTotal", 0) - mem.get("SwapFree", 0)
+    cache = mem.get("Cached", 0) + mem.get("SReclaimable", 0)
+    return ([after.get("procs_running", 0), after.get("procs_blocked", 0), swpd,
+             mem.get("MemFree", 0), mem.get("Buffers", 0), cache,
+             rate("pswpin", page_kb), rate("pswpout", page_kb), rate("pgpgin"),
+             rate("pgpgout"), rate("intr"), rate("ctxt")]
+            + percentages(before, after))
+
+
+class ProcStatSampler:
+    """The fallback when vmstat is not installed: sample /proc ourselves."""
+
+    def __init__(self, interval, root="/"):
+        self.interval = max(0.01, float(interval))
+        self.root = root
+        self.rows = []
+        self.done = threading.Event()
+        self.thread = None
+        try:
+            self.page_kb = os.sysconf("SC_PAGE_SIZE") // 1024
+        except (ValueError, OSError):
+            self.page_kb = 4
+
+    def start(self):
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+        return self
+
+    def _loop(self):
+        before = read_proc_snapshot(self.root)
+        while not self.done.wait(self.interval):
+            after = read_proc_snapshot(self.root)
+            self.rows.append(vmstat_row(before, after, self.page_kb))
+            before = after
+
+    def stop(self):
+        self.done.set()
+        self.thread.join(timeout=5)
+        return {"columns": list(VMSTAT_COLUMNS), "rows": list(self.rows)}
+
+
+def start_sampler(interval, root="/", vmstat="vmstat"):
+    executable = shutil.which(vmstat) if os.path.abspath(root) == "/" else None
+    if executable:
+        return VmstatSampler(interval, executable).start()
+    log("vmstat not found; sampling /proc/stat and /proc/vmstat instead")
+    return ProcStatSampler(interval, root).start()
+
+
+def series_from(vmstat):
+    if not vmstat or not vmstat.get("rows"):
+        log("vmstat: no samples (the run was shorter than the interval?)")
+        return {}
+    return {"vmstat": vmstat}
+
+
+# --------------------------------------------------------------------------------------
+# Running the benchmark and building the submission
+# --------------------------------------------------------------------------------------
+
+class CommandFailed(Exception):
+    def __init__(self, message, status):
+        Exception.__init__(self, message)
+        self.status = status
+
+
+def run_once(command):
+    """Run the command once; stdout is kept verbatim, stderr goes straight to ours."""
+    try:
+        proc = subprocess.run(command, stdout=subprocess.PIPE, check=False)
+    except FileNotFoundError:
+        raise CommandFailed(f"command not found: {command[0]}", 127) from None
+    except PermissionError:
+        raise CommandFailed(f"cannot execute: {command[0]}", 126) from None
+    return proc.returncode, proc.stdout.decode("utf-8", "replace")
+
+
+def run_repeats(command, repeat):
+    outputs, durations = [], []
+    for i in range(repeat):
+        log(f"repeat {i + 1}/{repeat}: {' '.join(shlex.quote(c) for c in command)}")
+        start = time.monotonic()
+        status, output = run_once(command)
+        durations.append(round(time.monotonic() - start, 3))
+        if not QUIET:
+            sys.stderr.write(output)
+        if status != 0:
+            raise CommandFailed(f"repeat {i + 1} exited with status {status}; nothing submitted",
+                                status if status > 0 else EXIT_ERROR)
+        outputs.append(output)
+    return outputs, durations
+
+
+def join_outputs(outputs):
+    # A missing final newline would glue one repeat's last line to the next one's first.
+    return "".join(o if not o or o.endswith("\n") else o + "\n" for o in outputs)
+
+
+def param_value(text):
+    """Numbers become numbers; "10k", "40M", "1G" too (decimal, as loop sizes are quoted)."""
+    match = _SUFFIX_RE.match(text.strip())
+    if match:
+        value = float(match.group(1)) * _SUFFIXES[match.group(2).lower()]
+        return int(value) if value == int(value) else value
+    return to_number(text)
+
+
+def parse_params(items):
+    params = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--param wants key=value, got {item!r}")
+        params[key.strip()] = param_value(value)
+    return params
+
+
+def safe_name(text):
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "unknown"
+
+
+def make_filename(benchmark, host, when):
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(when))
+    return f"{safe_name(benchmark)}-{safe_name(host)}-{stamp}.txt"
+
+
+def build_payload(env, benchmark, command, outputs, durations, params=None, policy=None,
+                  series=None, started=None):
+    started = time.time() if started is None else started
+    environment = dict(env["environment"])
+    environment.update({
+        "command": list(command),
+        "repeat": len(outputs),
+        "harness_version": HARNESS_VERSION,
+        "durations_s": durations,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+    })
+    return {
+        "text": join_outputs(outputs),
+        "filename": make_filename(benchmark, env["machine"]["name"], started),
+        "benchmark": benchmark,
+        "kernel": env["kernel"],
+        "machine": env["machine"],
+        "policy": policy,
+        "params": params or {},
+        "tunables": env["tunables"],
+        "series": series or {},
+        "environment": environment,
+        "idempotency_key": str(uuid.uuid4()),
+    }
+
+
+# --------------------------------------------------------------------------------------
+# Talking to the portal
+# --------------------------------------------------------------------------------------
+
+class Transient(Exception):
+    """No HTTP answer at all: refused, reset, timed out, DNS failure."""
+
+
+class Reply:
+    def __init__(self, outcome, status=None, body=None, detail=""):
+        self.outcome = outcome  # ok | retry | config | rejected
+        self.status = status
+        self.body = body if isinstance(body, dict) else {}
+        self.detail = detail
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    # urllib would turn a redirected POST into a GET without the body; better to say so.
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+def check_url(url):
+    parts = urllib.parse.urlsplit(url or "")
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(f"the portal URL must look like http(s)://host[:port], got {url!r}")
+    return url
+
+
+def upload_endpoint(url):
+    return check_url(url).rstrip("/") + UPLOAD_PATH
+
+
+def decode_body(raw):
+    text = raw.decode("utf-8", "replace")
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return {"_raw": text[:500]}
+    return body if isinstance(body, dict) else {"_raw": text[:500]}
+
+
+def post_json(endpoint, token, data, timeout):
+    """POST once -> (status, JSON body, headers); raises Transient when no answer came."""
+    request = urllib.request.Request(endpoint, data=data, method="POST", headers={
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "Authorization": "Token " + token,
+        "User-Agent": "schedbench-harness/" + HARNESS_VERSION,
+    })
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        try:
+            with opener.open(request, timeout=timeout) as response:
+                return response.status, decode_body(response.read()), response.headers
+        except urllib.error.HTTPError as err:
+            return err.code, decode_body(err.read()), err.headers
+    except (OSError, http.client.HTTPException) as err:
+        reason = getattr(err, "reason", None) or err
+        raise Transient(f"{type(err).__name__}: {reason}") from None
+
+
+def classify(status):
+    if 200 <= status < 300:
+        return "ok"
+    if status in (408, 425, 429) or status >= 500:
+        return "retry"
+    if status in (401, 403) or 300 <= status < 400:
+        return "config"  # wrong token or URL: the data itself is fine
+    return "rejected"
+
+
+def retry_delay(attempt, backoff, headers):
+    after = headers.get("Retry-After") if headers is not None else None
+    if after and after.strip().isdigit():
+        return min(float(after), MAX_BACKOFF)
+    return min(backoff * (2 ** attempt), MAX_BACKOFF)
+
+
+def describe(status, headers):
+    if 300 <= status < 400 and headers is not None:
+        return f"HTTP {status} redirect to {headers.get('Location')}; check --url"
+    return f"HTTP {status}"
+
+
+def send(endpoint, token, data, retries=4, backoff=1.0, timeout=30.0):
+    """POST with exponential backoff on transient failures; returns a Reply."""
+    reply = Reply("retry", detail="not attempted")
+    for attempt in range(retries + 1):
+        headers = None
+        try:
+            status, body, headers = post_json(endpoint, token, data, timeout)
+            reply = Reply(classify(status), status, body, describe(status, headers))
+        except Transient as err:
+            reply = Reply("retry", detail=str(err))
+        if reply.outcome != "retry" or attempt == retries:
+            return reply
+        delay = retry_delay(attempt, backoff, headers)
+        log(f"portal unavailable ({reply.detail}); retry {attempt + 1}/{retries} in {delay:.1f}s")
+        time.sleep(delay)
+    return reply
+
+
+def absolute(base_url, url):
+    return urllib.parse.urljoin(base_url.rstrip("/") + "/", url)
+
+
+def report_accepted(base_url, reply):
+    runs = reply.body.get("runs") or []
+    for run in runs:
+        if isinstance(run, dict) and run.get("url"):
+            print(absolute(base_url, str(run["url"])))
+        elif isinstance(run, dict):
+            print(f"run {run.get('id')}")
+    sys.stdout.flush()
+    for warning in reply.body.get("warnings") or []:
+        warn(f"warning: {warning}")
+    if not runs:
+        artifact = reply.body.get("artifact")
+        warn(f"the portal stored the upload (artifact {artifact}) but found no runs in it")
+
+
+def report_refusal(reply):
+    body = reply.body
+    message = body.get("error") or body.get("detail") or body.get("_raw") or "(no details)"
+    where = f" (line {body['line']})" if body.get("line") is not None else ""
+    warn(f"the portal refused the submission ({reply.detail}): {message}{where}")
+    if body.get("formats"):
+        warn("formats it knows: " + ", ".join(str(f) for f in body["formats"]))
+
+
+# --------------------------------------------------------------------------------------
+# The spool: submissions the portal has not acknowledged yet. The token is never stored.
+# --------------------------------------------------------------------------------------
+
+def spool_dir_from(value):
+    return os.path.expanduser(value or os.environ.get("SCHEDBENCH_SPOOL") or DEFAULT_SPOOL)
+
+
+def write_private_json(path, data):
+    """Write atomically (a crash never leaves half a file to flush) and readable by us only."""
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    tmp = path + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, stat.S_IRUSR | stat.S_IWUSR)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def spool_name(payload):
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return f"{stamp}-{payload.get('idempotency_key') or uuid.uuid4()}.json"
+
+
+def spool_write(spool_dir, url, payload):
+    entry = {"spool_version": 1, "url": url, "payload": payload,
+             "spooled": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    return write_private_json(os.path.join(spool_dir, spool_name(payload)), entry)
+
+
+def save_rejected(spool_dir, payload, path=None):
+    """Keep refused data out of the spool (flush would fail forever) but do not lose it."""
+    target = os.path.join(spool_dir, "rejected", os.path.basename(path or spool_name(payload)))
+    if path:
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+        os.replace(path, target)
+        return target
+    return write_private_json(target, {"spool_version": 1, "payload": payload})
+
+
+def load_spooled(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            entry = json.load(f)
+    except (OSError, ValueError) as err:
+        warn(f"{path}: unreadable ({err})")
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("payload"), dict):
+        warn(f"{path}: not a schedbench spool file")
+        return None
+    return entry
+
+
+def settle(reply, url, payload, spool_dir):
+    """What `run` does with the final reply; returns the exit status."""
+    if reply.outcome == "ok":
+        report_accepted(url, reply)
+        return 0
+    if reply.outcome == "rejected":
+        report_refusal(reply)
+        kept = save_rejected(spool_dir, payload)
+        warn("not spooled (sending the same data again would fail the same way); "
+             f"a copy is in {kept}")
+        return EXIT_ERROR
+    if reply.outcome == "config":
+        report_refusal(reply)
+    else:
+        warn(f"could not deliver to {url} ({reply.detail})")
+    path = spool_write(spool_dir, url, payload)
+    warn(f"submission spooled in {path}; send it later with: schedbench.py flush")
+    return EXIT_SPOOLED
+
+
+def flush_one(path, url, token, opts, unreachable):
+    """Send one spooled file; returns "sent", "kept" or "rejected"."""
+    entry = load_spooled(path)
+    if entry is None:
+        save_rejected(os.path.dirname(path), {}, path)
+        return "rejected"
+    url = url or entry.get("url") or os.environ.get("SCHEDBENCH_URL")
+    if not url:
+        warn(f"{path}: no portal URL recorded; pass --url")
+        return "kept"
+    if url in unreachable:  # do not wait out the backoff again for every file
+        return "kept"
+    data = json.dumps(entry["payload"]).encode("utf-8")
+    reply = send(upload_endpoint(url), token, data, **opts)
+    if reply.outcome == "ok":
+        report_accepted(url, reply)
+        os.remove(path)  # only now: a 2xx means the portal has it
+        return "sent"
+    if reply.outcome == "rejected":
+        report_refusal(reply)
+        warn("moved to " + save_rejected(os.path.dirname(path), {}, path))
+        return "rejected"
+    if reply.outcome == "config":
+        report_refusal(reply)
+    else:
+        warn(f"could not deliver to {url} ({reply.detail})")
+    unreachable.add(url)
+    return "kept"
+
+
+# --------------------------------------------------------------------------------------
+# Commands
+# --------------------------------------------------------------------------------------
+
+def portal_opts(args):
+    return {"retries": args.retries, "backoff": args.backoff, "timeout": args.timeout}
+
+
+def resolve_portal(args, need):
+    url = args.url or os.environ.get("SCHEDBENCH_URL")
+    token = args.token or os.environ.get("SCHEDBENCH_TOKEN")
+    if need and not url:
+        raise UsageError("no portal URL: pass --url or set SCHEDBENCH_URL")
+    if need and not token:
+        raise UsageError("no API token: pass --token or set SCHEDBENCH_TOKEN")
+    if url:
+        check_url(url)
+    return url, token
+
+
+def cmd_run(args, command):
+    if not command:
+        raise UsageError("nothing to run: put the benchmark command after --")
+    if args.repeat < 1:
+        raise UsageError("--repeat must be at least 1")
+    params = parse_params(args.param)
+    # Checked before the benchmark runs: nobody should wait an hour to learn the token is missing.
+    url, token = resolve_portal(args, need=not args.dry_run)
+    env = collect_environment(args.root)
+    started = time.time()
+    sampler = start_sampler(args.vmstat, args.root) if args.vmstat else None
+    try:
+        outputs, durations = run_repeats(command, args.repeat)
+    finally:
+        vmstat = sampler.stop() if sampler else None
+    payload = build_payload(env, args.benchmark, command, outputs, durations, params=params,
+                            policy=args.label, series=series_from(vmstat) if sampler else {},
+                            started=started)
+    if args.dry_run:
+        print(json.dumps(payload, indent=2))
+        return 0
+    data = json.dumps(payload).encode("utf-8")
+    reply = send(upload_endpoint(url), token, data, **portal_opts(args))
+    return settle(reply, url, payload, spool_dir_from(args.spool_dir))
+
+
+def cmd_flush(args, command):
+    spool_dir = spool_dir_from(args.spool_dir)
+    paths = sorted(glob.glob(os.path.join(spool_dir, "*.json")))
+    if not paths:
+        log(f"nothing to flush in {spool_dir}")
+        return 0
+    _, token = resolve_portal(args, need=False)
+    if not token:
+        raise UsageError("no API token: pass --token or set SCHEDBENCH_TOKEN")
+    counts = {"sent": 0, "kept": 0, "rejected": 0}
+    unreachable = set()
+    for path in paths:
+        counts[flush_one(path, args.url, token, portal_opts(args), unreachable)] += 1
+    log(f"flush: {counts['sent']} sent, {counts['kept']} still spooled, "
+        f"{counts['rejected']} rejected")
+    if counts["kept"]:
+        return EXIT_SPOOLED
+    return EXIT_ERROR if counts["rejected"] else 0
+
+
+def cmd_env(args, command):
+    print(json.dumps(collect_environment(args.root), indent=2))
+    return 0
+
+
+def default_src():
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "src")
+
+
+def build_targets(sources, cflags):
+    """(name, source, flags) for each binary; threadtest also unoptimised, as in the threads."""
+    targets = []
+    for source in sources:
+        name = os.path.splitext(os.path.basename(source))[0]
+        targets.append((name, source, cflags))
+        if name == "threadtest":
+            plain = [f for f in cflags if not f.startswith("-O")]
+            targets.append((name + "-O0", source, plain + ["-O0"]))
+    return targets
+
+
+def compile_one(cc, flags, source, output):
+    command = cc + flags + ["-pthread", "-o", output, source]
+    log(" ".join(shlex.quote(c) for c in command))
+    # Compiler diagnostics go straight to the user's terminal.
+    if subprocess.run(command, check=False).returncode != 0:
+        warn(f"failed to build {os.path.basename(output)}")
+        return False
+    print(output)
+    return True
+
+
+def copy_scripts(src, out):
+    for script in sorted(glob.glob(os.path.join(src, "*.sh"))):
+        target = os.path.join(out, os.path.basename(script))
+        shutil.copyfile(script, target)
+        os.chmod(target, 0o755)
+        print(target)
+
+
+def cmd_build(args, command):
+    src = os.path.abspath(args.src or default_src())
+    sources = sorted(glob.glob(os.path.join(src, "*.c")))
+    if not sources:
+        warn(f"no benchmark sources found in {src}\n{SOURCES_HINT}")
+        return EXIT_ERROR
+    cc = shlex.split(os.environ.get("CC") or "gcc")
+    if not shutil.which(cc[0]):
+        warn(f"{cc[0]} not found: install a C compiler (Debian/Ubuntu: apt-get install gcc)")
+        return EXIT_ERROR
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    ok = [compile_one(cc, flags, source, os.path.join(out, name))
+          for name, source, flags in build_targets(sources, shlex.split(args.cflags))]
+    copy_scripts(src, out)
+    return 0 if all(ok) else EXIT_ERROR
+
+
+# --------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------
+
+def add_portal_options(parser):
+    parser.add_argument("--url", help="portal base URL (default $SCHEDBENCH_URL)")
+    parser.add_argument("--token", help="API token (default $SCHEDBENCH_TOKEN)")
+    parser.add_argument("--spool-dir", metavar="DIR",
+                        help=f"spool directory (default $SCHEDBENCH_SPOOL or {DEFAULT_SPOOL})")
+    parser.add_argument("--retries", type=int, default=4, metavar="N",
+                        help="retries after a connection error, timeout or 5xx (default 4)")
+    parser.add_argument("--backoff", type=float, default=1.0, metavar="SECONDS",
+                        help="first retry delay, doubled each time (default 1.0)")
+    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                        help="HTTP timeout per attempt (default 30)")
+
+
+def add_run_parser(sub):
+    run = sub.add_parser("run", help="run a benchmark N times and submit the results",
+                         usage="%(prog)s --benchmark NAME [options] -- COMMAND [ARGS...]")
+    run.add_argument("--benchmark", required=True, help="benchmark name, e.g. threadtest")
+    run.add_argument("--param", action="append", default=[], metavar="K=V",
+                     help="a benchmark parameter (repeatable); numbers become numbers")
+    run.add_argument("--repeat", type=int, default=1, metavar="N", help="runs (default 1)")
+    run.add_argument("--vmstat", type=float, metavar="SECONDS",
+                     help="sample vmstat every SECONDS while the benchmark runs")
+    run.add_argument("--label", "--policy", dest="label", metavar="TEXT",
+                     help="policy label, e.g. 'sched_yield in spin' or 'SCHED_BATCH'")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the JSON that would be sent, send nothing")
+    run.add_argument("--root", default="/", metavar="DIR",
+                     help="read /proc and /sys under DIR (default /)")
+    run.add_argument("-q", "--quiet", action="store_true",
+                     help="do not echo progress and the benchmark's output to stderr")
+    add_portal_options(run)
+    run.set_defaults(func=cmd_run)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="schedbench.py",
+        description=f"schedbench harness {HARNESS_VERSION}: run scheduler benchmarks and "
+        "submit their raw output with the machine's environment.")
+    parser.add_argument("--version", action="version", version=HARNESS_VERSION)
+    sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
+    sub.required = True
+    add_run_parser(sub)
+    flush = sub.add_parser("flush", help="send every spooled submission")
+    add_portal_options(flush)
+    flush.set_defaults(func=cmd_flush, quiet=False)
+    build = sub.add_parser("build", help="compile the bundled C benchmarks with gcc")
+    build.add_argument("--out", default="schedbench-bin", metavar="DIR",
+                       help="output directory (default ./schedbench-bin)")
+    build.add_argument("--cflags", default=DEFAULT_CFLAGS, metavar="FLAGS",
+                       help="compiler flags, one string; write --cflags=-O0 when it starts "
+                       f"with a dash (default {DEFAULT_CFLAGS!r})")
+    build.add_argument("--src", metavar="DIR", help="source directory (default: src/ next "
+                       "to this script)")
+    build.set_defaults(func=cmd_build, quiet=False)
+    env = sub.add_parser("env", help="print the recorded environment as JSON")
+    env.add_argument("--root", default="/", metavar="DIR",
+                     help="read /proc and /sys under DIR (default /)")
+    env.set_defaults(func=cmd_env, quiet=False)
+    return parser
+
+
+def split_command(argv):
+    """Everything after the first "--" is the benchmark command, passed on untouched."""
+    if "--" in argv:
+        index = argv.index("--")
+        return argv[:index], argv[index + 1:]
+    return argv, []
+
+
+def main(argv=None):
+    global QUIET
+    own, command = split_command(list(sys.argv[1:] if argv is None else argv))
+    args = build_parser().parse_args(own)
+    QUIET = args.quiet
+    try:
+        if command and args.cmd != "run":
+            raise UsageError("only `run` takes a command after --")
+        return args.func(args, command)
+    except UsageError as err:
+        warn(f"error: {err}")
+        return EXIT_USAGE
+    except CommandFailed as err:
+        warn(str(err))
+        return err.status
+    except KeyboardInterrupt:
+        warn("interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
