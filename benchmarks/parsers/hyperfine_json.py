@@ -43,7 +43,7 @@ class HyperfineJsonParser(Parser):
             times = [entry.get("mean")]
         expect(times, list, f"{what}.times", None)
         program = os.path.basename(command.split()[0]) if command.split() else None
-        result = ResultSet(benchmark=program or None, labels={"command": command})
+        result = ResultSet(benchmark=program or None, labels={"command": command}, line=1)
         for value in times:
             result.add("time_s", expect(value, float, f"{what}.times[]", None))
         parameters = entry.get("parameters") or {}

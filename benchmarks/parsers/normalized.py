@@ -65,13 +65,19 @@ class NormalizedParser(Parser):
 
     def detect(self, head: str) -> float:
         lines = [t for t in head_lines(head) if not RULE_RE.fullmatch(t)]
-        if len(lines) < 2 or is_row(lines[0]) or len(split_header(lines[0])) < 2:
+        # The header is the line right above the first row; anything earlier is chatter.
+        first_row = next((i for i, text in enumerate(lines) if is_row(text)), None)
+        if not first_row:
             return 0.0
-        rows = [split_row(text) for text in lines[1:] if is_row(text)]
-        if not rows:
+        start = first_row - 1
+        width = len(split_header(lines[start]))
+        rows = [split_row(text) for text in lines[start + 1:] if is_row(text)]
+        # A row carries one value per column (or the header also names the label column).
+        fitting = [values for _, values, _ in rows if width - 1 <= len(values) <= width + 1]
+        if width < 2 or not fitting:
             return 0.0
-        score = 0.45 + 0.3 * len(rows) / (len(lines) - 1)
-        if all(values and values[0] in ("1", "1.0", "1.00", "1.000") for _, values, _ in rows):
+        score = 0.45 + 0.3 * len(fitting) / (len(lines) - start - 1)
+        if all(values[0] in ("1", "1.0", "1.00", "1.000") for values in fitting):
             score += 0.2
         return score
 

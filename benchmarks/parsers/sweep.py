@@ -35,6 +35,7 @@ from .timing import COUNT
 HEADING_RE = re.compile(rf"(?:loops?\s+(?:to|of|=)?\s*)?({COUNT})\s*(?:loops?)?\s*:", re.I)
 ROW_RE = re.compile(rf"(?!time\b)(\S+?):?\s+(?:time\s*[:=]?\s*)?({NUMBER})\s*ms\.?", re.I)
 HOLE_RE = re.compile(r"<(.*)>")
+MALFORMED_ROW_RE = re.compile(r"\S+\s+time\b", re.I)
 LOOP_WORD_RE = re.compile(r"loops?\s+(?:to|of|=)", re.I)
 
 
@@ -79,7 +80,7 @@ class SweepParser(Parser):
                 result_set = groups.get(lineno, benchmark="threadtest", kernel=kernel,
                                         params={"loops": loops})
                 result_set.add("time_ms", value)
-            elif re.search(r"\bms\b", text):
+            elif MALFORMED_ROW_RE.match(text):
                 raise ParseError("malformed sweep row, expected '<kernel>  time N ms'",
                                  line=lineno)
             else:
