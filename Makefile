@@ -1,0 +1,46 @@
+# schedbench: `make run` serves the site with a Celery worker; `make test` runs the whole suite.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+PYTEST_WORKERS ?= 2
+
+.PHONY: run test lint migrate demo worker clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-run: requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-test: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@ $(VENV)/.installed-run
+
+migrate: $(VENV)/.installed-run
+	$(BIN)/python manage.py migrate --noinput
+
+demo: migrate
+	$(BIN)/python manage.py load_demo
+
+# The web server and one worker on the embedded filesystem broker; Ctrl-C stops both.
+run: demo
+	@echo "schedbench on http://127.0.0.1:$(PORT)/ (Ctrl-C stops the server and the worker)"
+	@trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
+	$(BIN)/celery -A portal worker --concurrency=1 --loglevel=WARNING & worker=$$!; \
+	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+
+worker: $(VENV)/.installed-run
+	$(BIN)/celery -A portal worker --loglevel=INFO
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+test: lint
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+clean:
+	rm -rf var/ .pytest_cache .ruff_cache

@@ -1,0 +1,12 @@
+from django.urls import path
+from rest_framework.routers import DefaultRouter
+
+from benchmarks.api import views
+
+router = DefaultRouter()
+router.register("runs", views.RunViewSet, basename="api-run")
+router.register("benchmarks", views.BenchmarkViewSet, basename="api-benchmark")
+router.register("machines", views.MachineViewSet, basename="api-machine")
+router.register("kernels", views.KernelViewSet, basename="api-kernel")
+
+urlpatterns = [path("me/", views.me, name="api-me"), *router.urls]

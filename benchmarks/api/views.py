@@ -1,0 +1,77 @@
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import permissions, viewsets
+from rest_framework.decorators import api_view, permission_classes
+from rest_framework.response import Response
+
+from benchmarks import selectors
+from benchmarks.api.serializers import (
+    BenchmarkSerializer,
+    KernelSerializer,
+    MachineSerializer,
+    RunDetailSerializer,
+    RunListSerializer,
+)
+from benchmarks.models import Benchmark, Kernel, Machine, Run
+
+RUN_FILTERS = [
+    OpenApiParameter(name, str, description=text)
+    for name, text in (
+        ("benchmark", "benchmark slug or name"),
+        ("kernel", "kernel version string, exactly as reported by uname -r"),
+        ("machine", "machine name or id"),
+        ("policy", "policy label"),
+        ("source", "upload, api, simulator, mail or demo"),
+        ("param.<name>", "a run parameter, e.g. param.loops=1000000"),
+    )
+]
+
+
+class RunViewSet(viewsets.ReadOnlyModelViewSet):
+    """Runs with every sample. Lists are in natural kernel order within each benchmark."""
+
+    queryset = Run.objects.with_detail_relations()
+
+    def get_serializer_class(self):
+        return RunListSerializer if self.action == "list" else RunDetailSerializer
+
+    @extend_schema(parameters=RUN_FILTERS)
+    def list(self, request, *args, **kwargs):
+        filtered = selectors.run_filter(request.query_params)
+        runs = filtered.runs.with_listing_relations().in_natural_order()
+        page = self.paginate_queryset(runs)
+        response = self.get_paginated_response(
+            RunListSerializer(page, many=True, context={"request": request}).data
+        )
+        if filtered.problems:
+            response.data["message"] = "; ".join(filtered.problems)
+        return response
+
+    def retrieve(self, request, *args, **kwargs):
+        run = self.get_object()
+        return Response(RunDetailSerializer(run, context={"request": request}).data)
+
+
+class BenchmarkViewSet(viewsets.ReadOnlyModelViewSet):
+    queryset = Benchmark.objects.prefetch_related("metrics")
+    serializer_class = BenchmarkSerializer
+    lookup_field = "slug"
+
+
+class MachineViewSet(viewsets.ReadOnlyModelViewSet):
+    queryset = Machine.objects.all()
+    serializer_class = MachineSerializer
+
+
+class KernelViewSet(viewsets.ReadOnlyModelViewSet):
+    queryset = Kernel.objects.order_by("sort_key", "version")
+    serializer_class = KernelSerializer
+    lookup_field = "version"
+    lookup_value_regex = "[^/]+"
+
+
+@extend_schema(responses={200: {"type": "object"}})
+@api_view(["GET"])
+@permission_classes([permissions.IsAuthenticated])
+def me(request):
+    """Who the token or session belongs to: lets a harness check its token before a long run."""
+    return Response({"username": request.user.get_username(), "is_staff": request.user.is_staff})

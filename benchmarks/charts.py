@@ -1,0 +1,74 @@
+"""Plotly figures built server-side as plain dicts and drawn by Plotly.js in the page."""
+
+import statistics
+
+PALETTE = ["#1f6feb", "#d1495b", "#2a9d8f", "#e9a23b", "#6f42c1", "#8c564b", "#17becf"]
+
+_BASE_LAYOUT = {
+    "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
+    "font": {"family": "ui-monospace, SFMono-Regular, Menlo, monospace", "size": 12},
+    "paper_bgcolor": "#ffffff",
+    "plot_bgcolor": "#fbfbfd",
+    "hovermode": "closest",
+}
+
+
+def _axis(title: str, **extra) -> dict:
+    return {"title": {"text": title}, "gridcolor": "#e6e8ee", "zeroline": False, **extra}
+
+
+def samples_figure(title: str, metrics: list[tuple[str, str, list[float]]]) -> dict:
+    """One trace per metric: every repeat in order, with its median as a dashed line.
+
+    `metrics` is [(name, unit, values)]. Metrics with different units get their own y axis
+    so a 10 ms and a 2.0 idx never share a scale.
+    """
+    data, layout = [], {**_BASE_LAYOUT, "title": {"text": title}, "showlegend": True}
+    longest = max(len(values) for _, _, values in metrics)
+    layout["xaxis"] = _axis("repeat", dtick=1 if longest <= 30 else None)
+    for position, (name, unit, values) in enumerate(metrics[:4]):
+        axis_suffix = "" if position == 0 else str(position + 1)
+        color = PALETTE[position % len(PALETTE)]
+        label = f"{name} ({unit})" if unit else name
+        data.append({
+            "type": "scatter", "mode": "lines+markers", "name": label,
+            "x": list(range(1, len(values) + 1)), "y": list(values),
+            "yaxis": "y" + axis_suffix, "line": {"color": color, "width": 1},
+            "marker": {"color": color, "size": 7},
+        })
+        median = statistics.median(values)
+        data.append({
+            "type": "scatter", "mode": "lines", "name": f"median {name}",
+            "x": [1, len(values)], "y": [median, median], "yaxis": "y" + axis_suffix,
+            "line": {"color": color, "dash": "dash", "width": 1}, "hoverinfo": "y",
+        })
+        axis = _axis(label, tickfont={"color": color})
+        if position:
+            axis.update({"overlaying": "y", "side": "right" if position % 2 else "left",
+                         "anchor": "x", "showgrid": False})
+        layout["yaxis" + axis_suffix] = axis
+    return {"data": data, "layout": layout}
+
+
+def series_figure(
+    title: str, columns: list[str], rows: list[list], wanted=("r", "cs", "us", "sy", "id")
+) -> dict:
+    """A vmstat-like series over time: one trace per wanted column, cs on its own axis."""
+    index = {name: position for position, name in enumerate(columns)}
+    time_column = next((c for c in columns if c.lower().startswith("time")), None)
+    x = [row[index[time_column]] for row in rows] if time_column else list(range(len(rows)))
+    data = []
+    for position, name in enumerate(c for c in wanted if c in index):
+        data.append({
+            "type": "scatter", "mode": "lines", "name": name,
+            "x": x, "y": [row[index[name]] for row in rows],
+            "yaxis": "y2" if name == "cs" else "y",
+            "line": {"color": PALETTE[position % len(PALETTE)], "width": 1.5},
+        })
+    layout = {
+        **_BASE_LAYOUT, "title": {"text": title},
+        "xaxis": _axis(time_column or "interval"),
+        "yaxis": _axis("r / % cpu"),
+        "yaxis2": _axis("context switches / s", overlaying="y", side="right", showgrid=False),
+    }
+    return {"data": data, "layout": layout}

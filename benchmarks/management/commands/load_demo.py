@@ -1,0 +1,65 @@
+"""Load the published LKML figures shipped in benchmarks/demo/ as runs. Safe to run again."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+
+from benchmarks.models import Artifact, RunSource
+from benchmarks.services.artifacts import sha256_of_bytes
+from benchmarks.services.ingest import UploadMetadata, upload_ingest
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
+
+DEMO_SETS = [
+    {
+        "file": "threadtest_2cpu_core2.csv",
+        "metadata": UploadMetadata(
+            benchmark="threadtest",
+            machine={
+                "name": "core2-duo-laptop",
+                "cpu_model": "Intel Core 2 Duo 1.5 GHz",
+                "arch": "i686",
+                "sockets": 1,
+                "cores_per_socket": 2,
+                "threads_per_core": 1,
+            },
+            environment={"source": "LKML, Feb 2008: Scheduler(?) regression from 2.6.22 to 2.6.24"},
+        ),
+    },
+    {
+        "file": "threadtest_p4ht.csv",
+        "metadata": UploadMetadata(
+            benchmark="threadtest",
+            params={"loops": 10000, "iterations": 500, "cpus": 2},
+            machine={
+                "name": "p4-ht",
+                "cpu_model": "Intel Pentium 4 3 GHz with Hyper-Threading",
+                "arch": "i686",
+                "sockets": 1,
+                "cores_per_socket": 1,
+                "threads_per_core": 2,
+            },
+            environment={"source": "LKML, Feb 2008: Scheduler(?) regression from 2.6.22 to 2.6.24"},
+        ),
+    },
+]
+
+
+class Command(BaseCommand):
+    help = "Load the demo data set (published threadtest figures). Idempotent."
+
+    def handle(self, *args, **options):
+        for demo in DEMO_SETS:
+            path = DEMO_DIR / demo["file"]
+            data = path.read_bytes()
+            if Artifact.objects.filter(sha256=sha256_of_bytes(data), runs__source="demo").exists():
+                self.stdout.write(f"{demo['file']}: already loaded")
+                continue
+            with path.open("rb") as stream:
+                outcome = upload_ingest(
+                    stream=stream,
+                    filename=demo["file"],
+                    metadata=demo["metadata"],
+                    source=RunSource.DEMO,
+                )
+            self.stdout.write(f"{demo['file']}: {len(outcome.runs)} runs ({outcome.format})")

@@ -1,0 +1,291 @@
+"""The data model of DESIGN.md: what was measured, where, on which kernel, and every sample."""
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+from benchmarks import versions
+
+
+class Benchmark(models.Model):
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self):
+        return self.name
+
+
+class Metric(models.Model):
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="metrics")
+    name = models.CharField(max_length=100)
+    unit = models.CharField(max_length=32, blank=True)
+    higher_is_better = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["benchmark_id", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["benchmark", "name"], name="metric_unique_per_benchmark"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.name} ({self.unit})" if self.unit else self.name
+
+
+class Machine(models.Model):
+    name = models.CharField(max_length=200, db_index=True)
+    cpu_model = models.CharField(max_length=200, blank=True)
+    arch = models.CharField(max_length=32, blank=True)
+    sockets = models.PositiveSmallIntegerField(null=True, blank=True)
+    cores_per_socket = models.PositiveSmallIntegerField(null=True, blank=True)
+    threads_per_core = models.PositiveSmallIntegerField(null=True, blank=True)
+    caches = models.JSONField(default=dict, blank=True)
+    memory_mb = models.PositiveIntegerField(null=True, blank=True)
+    virtualization = models.CharField(max_length=100, blank=True)
+    fingerprint = models.CharField(max_length=64, unique=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def cpus(self) -> int | None:
+        parts = (self.sockets, self.cores_per_socket, self.threads_per_core)
+        if any(part is None for part in parts):
+            return None
+        return self.sockets * self.cores_per_socket * self.threads_per_core
+
+    @property
+    def topology(self) -> str:
+        parts = (self.sockets, self.cores_per_socket, self.threads_per_core)
+        if any(part is None for part in parts):
+            return ""
+        return "x".join(str(part) for part in parts)
+
+
+class SchedulerFamily(models.TextChoices):
+    GOODNESS = "goodness", "2.4 goodness()"
+    O1 = "o1", "O(1)"
+    CFS = "cfs", "CFS"
+    RSDL = "rsdl", "RSDL / SD"
+    BFS = "bfs", "BFS / MuQSS"
+    EEVDF = "eevdf", "EEVDF"
+    UNKNOWN = "unknown", "unknown"
+
+
+class Kernel(models.Model):
+    version = models.CharField(max_length=200, unique=True)
+    sort_key = models.CharField(max_length=600, db_index=True, editable=False)
+    family = models.CharField(max_length=16, choices=SchedulerFamily, default="unknown")
+    labels = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["sort_key", "version"]
+
+    def __str__(self):
+        return self.version
+
+    def save(self, *args, **kwargs):
+        self.sort_key = versions.sort_key(self.version)
+        super().save(*args, **kwargs)
+
+
+class Artifact(models.Model):
+    """Raw input kept verbatim, first, so a better parser can re-derive history."""
+
+    file = models.FileField(upload_to="artifacts/", max_length=300)
+    filename = models.CharField(max_length=255)
+    sha256 = models.CharField(max_length=64, db_index=True)
+    size = models.BigIntegerField()
+    content_type = models.CharField(max_length=100, blank=True)
+    parser_name = models.CharField(max_length=64, blank=True)
+    parser_version = models.PositiveIntegerField(null=True, blank=True)
+    uploader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    idempotency_key = models.CharField(max_length=100, null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["uploader", "idempotency_key"],
+                condition=models.Q(idempotency_key__isnull=False),
+                name="artifact_idempotency_key_per_uploader",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.filename} ({self.sha256[:12]})"
+
+
+class RunSource(models.TextChoices):
+    UPLOAD = "upload", "browser upload"
+    API = "api", "REST API"
+    SIMULATOR = "simulator", "simulator"
+    MAIL = "mail", "mail thread"
+    DEMO = "demo", "demo data"
+
+
+class RunQuerySet(models.QuerySet):
+    def in_natural_order(self):
+        return self.order_by("benchmark__slug", "kernel__sort_key", "kernel__version", "id")
+
+    def with_listing_relations(self):
+        summaries = models.Prefetch(
+            "summaries", queryset=MetricSummary.objects.select_related("metric")
+        )
+        return self.select_related("benchmark", "kernel", "machine").prefetch_related(summaries)
+
+    def with_detail_relations(self):
+        return self.with_listing_relations().select_related("artifact", "submitter")
+
+
+class Run(models.Model):
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="runs")
+    machine = models.ForeignKey(Machine, on_delete=models.PROTECT, related_name="runs")
+    kernel = models.ForeignKey(Kernel, on_delete=models.PROTECT, related_name="runs")
+    policy = models.CharField(max_length=100, blank=True, db_index=True)
+    label = models.CharField(max_length=200, blank=True)
+    tunables = models.JSONField(default=dict, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    environment = models.JSONField(default=dict, blank=True)
+    source = models.CharField(max_length=16, choices=RunSource, db_index=True)
+    artifact = models.ForeignKey(
+        Artifact, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    parser_name = models.CharField(max_length=64, blank=True)
+    parser_version = models.PositiveIntegerField(null=True, blank=True)
+    submitter = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    idempotency_key = models.CharField(max_length=100, null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [
+            models.Index(fields=["benchmark", "kernel"], name="run_benchmark_kernel"),
+            models.Index(fields=["machine", "benchmark"], name="run_machine_benchmark"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submitter", "idempotency_key"],
+                condition=models.Q(idempotency_key__isnull=False),
+                name="run_idempotency_key_per_submitter",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.benchmark.slug} on {self.kernel.version} #{self.pk}"
+
+    def get_absolute_url(self):
+        return reverse("run-detail", args=[self.pk])
+
+
+class RunParam(models.Model):
+    """Index rows mirroring Run.params so `param.<name>=<value>` filters use an index anywhere."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="param_index")
+    name = models.CharField(max_length=100)
+    value = models.CharField(max_length=200)
+
+    class Meta:
+        indexes = [models.Index(fields=["name", "value"], name="runparam_name_value")]
+        constraints = [models.UniqueConstraint(fields=["run", "name"], name="runparam_unique")]
+
+    def __str__(self):
+        return f"{self.name}={self.value}"
+
+
+class Sample(models.Model):
+    """One repetition of one metric. Every repeat is kept, never only a mean."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="samples")
+    metric = models.ForeignKey(Metric, on_delete=models.PROTECT, related_name="samples")
+    index = models.PositiveIntegerField()
+    value = models.FloatField()
+
+    class Meta:
+        ordering = ["run_id", "metric_id", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "metric", "index"], name="sample_unique")
+        ]
+
+    def __str__(self):
+        return f"run {self.run_id} sample {self.index}: {self.value}"
+
+
+class MetricSummary(models.Model):
+    """Per run and metric statistics, computed once when the samples are written."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="summaries")
+    metric = models.ForeignKey(Metric, on_delete=models.PROTECT, related_name="summaries")
+    n = models.PositiveIntegerField()
+    mean = models.FloatField()
+    median = models.FloatField()
+    stdev = models.FloatField(null=True)
+    minimum = models.FloatField()
+    maximum = models.FloatField()
+
+    class Meta:
+        ordering = ["metric__name"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "metric"], name="summary_unique")
+        ]
+
+    def __str__(self):
+        return f"run {self.run_id}: median {self.median} (n={self.n})"
+
+    @property
+    def cv(self) -> float | None:
+        if self.stdev is None or not self.mean:
+            return None
+        return self.stdev / abs(self.mean)
+
+
+class MonitorSeries(models.Model):
+    """A vmstat-like time series captured while the run ran."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="series")
+    kind = models.CharField(max_length=32, default="vmstat")
+    columns = models.JSONField()
+    rows = models.JSONField()
+
+    class Meta:
+        ordering = ["kind"]
+        constraints = [models.UniqueConstraint(fields=["run", "kind"], name="series_unique")]
+
+    def __str__(self):
+        return f"{self.kind} of run {self.run_id}"
+
+
+class ApiToken(models.Model):
+    """A per-user API token. Only its SHA-256 is stored; the key is shown once."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=12)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created = models.DateTimeField(auto_now_add=True)
+    last_used = models.DateTimeField(null=True, blank=True)
+    revoked = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self):
+        return f"{self.prefix}… ({self.user})"

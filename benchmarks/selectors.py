@@ -1,0 +1,100 @@
+"""Reads. Filters people use on runs, with a human message when a value matches nothing."""
+
+from dataclasses import dataclass, field
+
+from django.db.models import Count, QuerySet
+
+from benchmarks.models import Benchmark, Kernel, Machine, Run, RunParam, RunSource
+
+PARAM_PREFIX = "param."
+
+
+@dataclass
+class RunFilterResult:
+    runs: QuerySet
+    applied: dict = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+def _benchmark_filter(value: str):
+    benchmark = Benchmark.objects.filter(slug=value).first() or Benchmark.objects.filter(
+        name=value
+    ).first()
+    return ({"benchmark": benchmark}, None) if benchmark else (None, f"no benchmark {value!r}")
+
+
+def _kernel_filter(value: str):
+    kernel = Kernel.objects.filter(version=value).first()
+    return ({"kernel": kernel}, None) if kernel else (None, f"no kernel {value!r}")
+
+
+def _machine_filter(value: str):
+    by_id = value.isdigit()
+    machines = Machine.objects.filter(**({"id": int(value)} if by_id else {"name": value}))
+    if not machines.exists():
+        return None, f"no machine {value!r}"
+    return {"machine__in": machines}, None
+
+
+def _source_filter(value: str):
+    if value not in RunSource.values:
+        return None, f"unknown source {value!r} (one of {', '.join(RunSource.values)})"
+    return {"source": value}, None
+
+
+_FILTERS = {
+    "benchmark": _benchmark_filter,
+    "kernel": _kernel_filter,
+    "machine": _machine_filter,
+    "source": _source_filter,
+    "policy": lambda value: ({"policy": value}, None),
+}
+
+
+def run_filter(params) -> RunFilterResult:
+    """Apply `benchmark, kernel, machine, policy, source, param.<name>` from a query dict."""
+    runs = Run.objects.all()
+    result = RunFilterResult(runs=runs)
+    for name, apply in _FILTERS.items():
+        value = (params.get(name) or "").strip()
+        if not value:
+            continue
+        lookup, problem = apply(value)
+        result.applied[name] = value
+        if problem:
+            result.problems.append(problem)
+        else:
+            runs = runs.filter(**lookup)
+    for key in params:
+        if key.startswith(PARAM_PREFIX) and params.get(key, "").strip():
+            name, value = key[len(PARAM_PREFIX):], params.get(key).strip()
+            result.applied[key] = value
+            matching = RunParam.objects.filter(name=name, value=value).values("run_id")
+            runs = runs.filter(id__in=matching)
+    result.runs = runs.none() if result.problems else runs
+    return result
+
+
+def benchmarks_with_counts() -> QuerySet:
+    return Benchmark.objects.annotate(run_count=Count("runs")).order_by("slug")
+
+
+def machines_with_counts() -> QuerySet:
+    return Machine.objects.annotate(run_count=Count("runs")).order_by("name", "id")
+
+
+def kernels_in_use() -> QuerySet:
+    return Kernel.objects.filter(runs__isnull=False).distinct().order_by("sort_key", "version")
+
+
+def policies_in_use() -> list[str]:
+    return list(
+        Run.objects.exclude(policy="")
+        .order_by("policy")
+        .values_list("policy", flat=True)
+        .distinct()
+    )
+
+
+def param_names_in_use() -> list[str]:
+    return list(RunParam.objects.order_by("name").values_list("name", flat=True).distinct())

@@ -1,0 +1,128 @@
+"""Pages. Each view parses, authorises, makes one domain call, and renders."""
+
+from collections import defaultdict
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UserCreationForm
+from django.core.paginator import Paginator
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from benchmarks import charts, selectors
+from benchmarks.models import ApiToken, Run, Sample
+from benchmarks.services.tokens import token_create, token_revoke
+
+RUNS_PER_PAGE = 50
+SAMPLES_SHOWN = 2000
+
+
+def home(request):
+    context = {
+        "recent_runs": Run.objects.with_listing_relations().order_by("-created", "-id")[:10],
+        "benchmarks": selectors.benchmarks_with_counts(),
+        "machines": selectors.machines_with_counts(),
+    }
+    return render(request, "benchmarks/home.html", context)
+
+
+def run_list(request):
+    filtered = selectors.run_filter(request.GET)
+    runs = filtered.runs.with_listing_relations().in_natural_order()
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "page": page,
+        "filtered": filtered,
+        "query": query.urlencode(),
+        "choices": {
+            "benchmarks": selectors.benchmarks_with_counts(),
+            "kernels": selectors.kernels_in_use(),
+            "machines": selectors.machines_with_counts(),
+            "policies": selectors.policies_in_use(),
+            "params": selectors.param_names_in_use(),
+        },
+    }
+    return render(request, "benchmarks/run_list.html", context)
+
+
+def _samples_by_metric(run: Run) -> dict[int, list[float]]:
+    values = defaultdict(list)
+    rows = Sample.objects.filter(run=run).order_by("metric_id", "index")
+    for metric_id, value in rows.values_list("metric_id", "value"):
+        values[metric_id].append(value)
+    return values
+
+
+def run_detail(request, pk: int):
+    run = get_object_or_404(Run.objects.with_detail_relations(), pk=pk)
+    values = _samples_by_metric(run)
+    summaries = list(run.summaries.all())
+    metrics = [(s.metric.name, s.metric.unit, values[s.metric_id]) for s in summaries]
+    series = list(run.series.all())
+    context = {
+        "run": run,
+        "summaries": summaries,
+        "sample_tables": [(name, unit, v[:SAMPLES_SHOWN], len(v)) for name, unit, v in metrics],
+        "samples_shown": SAMPLES_SHOWN,
+        "samples_figure": charts.samples_figure(f"{run.benchmark.name} on {run.kernel}", metrics),
+        "series_figures": [
+            (f"series-figure-{s.pk}", charts.series_figure(f"{s.kind}", s.columns, s.rows))
+            for s in series
+        ],
+    }
+    return render(request, "benchmarks/run_detail.html", context)
+
+
+
+def machine_list(request):
+    return render(
+        request, "benchmarks/machine_list.html", {"machines": selectors.machines_with_counts()}
+    )
+
+
+def signup(request):
+    form = UserCreationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user)
+        return redirect("account-settings")
+    return render(request, "registration/signup.html", {"form": form})
+
+
+@login_required
+def account_settings(request):
+    tokens = ApiToken.objects.filter(user=request.user)
+    new_key = request.session.pop("new_token_key", None)
+    return render(request, "benchmarks/settings.html", {"tokens": tokens, "new_key": new_key})
+
+
+@login_required
+@require_POST
+def token_new(request):
+    _, key = token_create(user=request.user, name=request.POST.get("name", ""))
+    # Shown once on the next page load, then gone: only its hash is kept.
+    request.session["new_token_key"] = key
+    return redirect("account-settings")
+
+
+@login_required
+@require_POST
+def token_delete(request, pk: int):
+    token = get_object_or_404(ApiToken, pk=pk, user=request.user)
+    token_revoke(token=token)
+    messages.info(request, f"Token {token.prefix}… revoked.")
+    return redirect("account-settings")
+
+
+def harness_download(request):
+    path = settings.BASE_DIR / "harness" / "schedbench.py"
+    if not path.exists():
+        raise Http404("the harness is not shipped with this installation")
+    return FileResponse(
+        path.open("rb"), as_attachment=True, filename="schedbench.py", content_type="text/x-python"
+    )

@@ -1,0 +1,24 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from benchmarks import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("runs/", views.run_list, name="run-list"),
+    path("runs/<int:pk>/", views.run_detail, name="run-detail"),
+    path("machines/", views.machine_list, name="machine-list"),
+    path("harness/schedbench.py", views.harness_download, name="harness-download"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/signup/", views.signup, name="signup"),
+    path("settings/", views.account_settings, name="account-settings"),
+    path("settings/tokens/new/", views.token_new, name="token-new"),
+    path("settings/tokens/<int:pk>/revoke/", views.token_delete, name="token-revoke"),
+    path("admin/", admin.site.urls),
+    path("api/v1/", include("benchmarks.api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]

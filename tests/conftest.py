@@ -1,0 +1,137 @@
+"""Shared fixtures: a real Celery worker process and a real headless Chromium."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def database_url_for_test_db() -> str:
+    """The URL of the test database this test process is using, for a worker subprocess."""
+    settings = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{settings['NAME']}"
+    user = settings.get("USER") or ""
+    password = f":{settings['PASSWORD']}" if settings.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    host = settings.get("HOST") or "127.0.0.1"
+    port = f":{settings['PORT']}" if settings.get("PORT") else ""
+    return f"postgres://{auth}{host}{port}/{settings['NAME']}"
+
+
+class WorkerProcess:
+    def __init__(self, queue: str, env: dict):
+        self.queue = queue
+        self.env = env
+        self.process: subprocess.Popen | None = None
+        self.log = ROOT / "var" / f"test-worker-{queue}.log"
+
+    def start(self, *extra_args: str) -> "WorkerProcess":
+        command = [
+            sys.executable, "-m", "celery", "-A", "portal", "worker", "--pool=solo",
+            "--loglevel=INFO", "-Q", self.queue, "-n", f"{self.queue}-{uuid.uuid4().hex[:6]}@%h",
+            "--without-gossip", "--without-mingle", *extra_args,
+        ]
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env=self.env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT
+        )
+        return self
+
+    def stop(self, how: signal.Signals = signal.SIGTERM) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(how)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.fixture
+def celery_queue(settings):
+    """A queue name of this test's own, so parallel test processes never share messages."""
+    from portal.celery import app
+
+    queue = f"test-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{uuid.uuid4().hex[:8]}"
+    previous = app.conf.task_default_queue
+    app.conf.task_default_queue = queue
+    app.amqp.__dict__.pop("queues", None)
+    yield queue
+    app.conf.task_default_queue = previous
+
+
+@pytest.fixture
+def celery_worker_factory(transactional_db, celery_queue):
+    """Start real `celery worker` processes on the configured broker and the test database."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url_for_test_db(),
+        "SCHEDBENCH_CELERY_QUEUE": celery_queue,
+        "PYTHONUNBUFFERED": "1",
+    }
+    workers: list[WorkerProcess] = []
+
+    def start(*extra_args: str) -> WorkerProcess:
+        worker = WorkerProcess(celery_queue, env).start(*extra_args)
+        workers.append(worker)
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop()
+
+
+def wait_until(predicate, *, timeout: float = 60, interval: float = 0.2, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (see .ci/run)")
+    # Playwright's sync API runs an event loop in this thread; the tests' ORM calls are still
+    # synchronous and safe, so Django's async guard is relaxed for browser tests only.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.js_errors = errors
+    yield page
+    context.close()

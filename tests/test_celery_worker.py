@@ -1,0 +1,17 @@
+"""A real worker process on the configured broker (filesystem by default, Redis in CI)."""
+
+import pytest
+
+from benchmarks.tasks import ping
+from tests.factories import make_run
+
+pytestmark = [pytest.mark.worker, pytest.mark.slow]
+
+
+def test_round_trip_through_a_real_worker(celery_worker_factory):
+    run = make_run("2.6.24", [1.0])
+    worker = celery_worker_factory()
+    result = ping.delay(run.pk).get(timeout=90)
+    assert result["run_found"] is True  # the worker reads the same database
+    assert result["pid"] == worker.process.pid  # and it really is the subprocess
+    assert ping.delay(run.pk + 1000).get(timeout=60)["run_found"] is False
