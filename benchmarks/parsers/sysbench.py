@@ -36,7 +36,7 @@ from .base import (
 )
 
 BANNER_RE = re.compile(r"sysbench\s+\d[\w.]*.*", re.I)
-KEY_VALUE_RE = re.compile(rf"([A-Za-z][\w .()/]*?)\s*:\s*({NUMBER})\s*(ms|s)?")
+KEY_VALUE_RE = re.compile(rf"([A-Za-z0-9][\w .()/]*?)\s*:\s*({NUMBER})\s*(ms|s)?")
 SECTION_RE = re.compile(r"([A-Za-z][\w .()/-]*):")
 TEST_MARKERS = {
     "prime numbers limit": "cpu", "cpu speed": "cpu", "doing cpu performance": "cpu",

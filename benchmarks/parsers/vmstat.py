@@ -111,7 +111,9 @@ class VmstatParser(Parser):
             if BANNER_RE.fullmatch(text):
                 continue
             columns = header_columns(text)
-            if columns is not None or is_row(text):
+            # Inside a block any all-number line is a row, so a truncated one is an error.
+            inside_row = block is not None and all(is_number(t) for t in text.split())
+            if columns is not None or inside_row or is_row(text):
                 if block is None:
                     block = _Block(heading, lineno)
                     heading = []
