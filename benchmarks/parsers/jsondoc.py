@@ -27,6 +27,8 @@ def loads(text: str, *, first_line: int):
         raise ParseError("empty input", line=None)
     try:
         return json.loads(text, parse_constant=_reject_constant)
+    except ParseError as exc:  # from _reject_constant, which cannot know the line
+        raise ParseError(exc.message, line=first_line) from None
     except json.JSONDecodeError as exc:
         raise ParseError(f"invalid JSON: {exc.msg}", line=first_line + exc.lineno - 1) from None
     except ValueError as exc:  # e.g. an integer literal too long to convert
@@ -42,15 +44,20 @@ def _reject_constant(name: str):
 def expect(value, kind, what: str, line: int | None):
     """`value` if it is of type `kind`, else a ParseError naming `what`."""
     if kind is float:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        if ok and not math.isfinite(value):
-            ok = False
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and _finite(value)
     else:
         ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
     if not ok:
         raise ParseError(f"{what} must be {_KIND_NAMES.get(kind, kind)}, "
                          f"got {type(value).__name__}", line=line)
     return value
+
+
+def _finite(value) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond float range
+        return False
 
 
 _KIND_NAMES = {float: "a number", dict: "an object", list: "a list", str: "a string",
