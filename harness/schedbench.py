@@ -718,8 +718,12 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 def check_url(url):
-    parts = urllib.parse.urlsplit(url or "")
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    try:
+        parts = urllib.parse.urlsplit(url or "")
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
         raise UsageError(f"the portal URL must look like http(s)://host[:port], got {url!r}")
     return url
 

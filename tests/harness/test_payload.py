@@ -118,3 +118,9 @@ def test_env_command_prints_json(sb, capsys, modernvm):
     assert env["kernel"] == "6.6.0-eevdf"
     assert env["machine"]["virtualization"] == "qemu"
     assert env["tunables"]["sched_base_slice_ns"] == 3000000
+
+
+@pytest.mark.parametrize("url", ["ftp://portal", "portal:8000", "http://h:abc", "http://[::1"])
+def test_bad_urls_are_usage_errors(sb, url):
+    with pytest.raises(sb.UsageError):
+        sb.check_url(url)
