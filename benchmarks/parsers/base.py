@@ -195,12 +195,15 @@ def numbered_lines(lines: Iterable, warnings: Warnings | None = None,
     except TypeError as exc:
         raise ParseError("input is not an iterable of lines") from exc
     for lineno, raw in enumerate(iterator, 1):
-        text = clean_line(raw, lineno).rstrip()
-        if not text.strip():
+        # Hot loop (millions of lines): the common str case avoids clean_line's checks.
+        if raw.__class__ is not str or "\x00" in raw:
+            raw = clean_line(raw, lineno)
+        text = raw.rstrip()
+        if not text:
             if keep_blank:
                 yield lineno, ""
             continue
-        if is_quoted(text):
+        if text[0] == ">" or (text[0] in " \t" and is_quoted(text)):
             if warnings is not None:
                 warnings.add(lineno, "skipped quoted line")
             continue
@@ -313,13 +316,19 @@ class ResultGroups:
 
     def __init__(self):
         self._sets: dict[str, ResultSet] = {}
+        self._last: tuple[dict, ResultSet] | None = None
 
     def get(self, line: int, **setup) -> ResultSet:
+        # Long files repeat one setup line after line; comparing small dicts is much cheaper
+        # than building the key, which matters at millions of lines.
+        if self._last is not None and self._last[0] == setup:
+            return self._last[1]
         key = json.dumps(setup, sort_keys=True, default=str)
         found = self._sets.get(key)
         if found is None:
             found = ResultSet(line=line, **_copied(setup))
             self._sets[key] = found
+        self._last = (_copied(setup), found)
         return found
 
     def results(self) -> list[ResultSet]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .base import (
     KERNEL,
@@ -47,8 +47,7 @@ BURN_METRICS = ("time_us", "work_us", "wait_us", "idx")
 _TO_US = {"s": 1_000_000, "ms": 1_000, "us": 1}
 
 
-@dataclass(frozen=True)
-class Measurement:
+class Measurement(NamedTuple):  # a NamedTuple: cheap to build once per line
     kind: str  # "time", "loops", "kernel", "burn"
     benchmark: str
     samples: tuple[tuple[str, int | float], ...]
@@ -58,13 +57,13 @@ class Measurement:
 
 def match_measurement(text: str, lineno: int | None = None) -> Measurement | None:
     """The measurement on a stripped line, or None if the line is not a result line."""
+    match = TIME_RE.fullmatch(text)  # the most common line first
+    if match:
+        return Measurement("time", "threadtest", _time_sample(match.group(1), lineno))
     match = BURN_RE.fullmatch(text)
     if match:
         values = [parse_number(group, line=lineno) for group in match.groups()]
         return Measurement("burn", "threadtest-burn", tuple(zip(BURN_METRICS, values, strict=True)))
-    match = TIME_RE.fullmatch(text)
-    if match:
-        return Measurement("time", "threadtest", _time_sample(match.group(1), lineno))
     match = LOOPS_RE.fullmatch(text)
     if match:
         loops = parse_count(match.group(1), line=lineno)
@@ -77,7 +76,8 @@ def match_measurement(text: str, lineno: int | None = None) -> Measurement | Non
 
 
 def _time_sample(token: str, lineno: int | None) -> tuple[tuple[str, int | float], ...]:
-    return (("time_ms", parse_number(token, line=lineno, what="time in ms")),)
+    value = int(token) if token.isdigit() else parse_number(token, line=lineno, what="time in ms")
+    return (("time_ms", value),)
 
 
 def near_miss(text: str) -> bool:
@@ -131,15 +131,23 @@ class TimingLinesParser(Parser):
         warnings = Warnings()
         groups = ResultGroups()
         params: dict = {}
+        # (loops, kernel) -> result set for the current params: skips building the setup dict
+        # for every one of possibly millions of lines.
+        current: dict = {}
         for lineno, text in numbered_lines(lines, warnings):
             text = text.strip()
             found = match_measurement(text, lineno)
             if found is not None and found.kind == self.kind:
-                add_samples(groups.get(lineno, **measurement_setup(found, params)), found)
+                result_set = current.get((found.loops, found.kernel))
+                if result_set is None:
+                    result_set = groups.get(lineno, **measurement_setup(found, params))
+                    current[(found.loops, found.kernel)] = result_set
+                add_samples(result_set, found)
                 continue
             setup = self.setup_line(text, lineno)
             if setup is not None:
                 params = setup
+                current = {}
             elif found is not None or near_miss(text):
                 raise ParseError(f"expected a line like {self.example!r}", line=lineno)
             else:
