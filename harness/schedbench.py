@@ -660,8 +660,9 @@ def parse_params(items):
     return params
 
 
-def safe_name(text):
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "unknown"
+def safe_name(text, limit=80):
+    # Bounded so benchmark + host + stamp stays well inside a 255-character filename.
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:limit] or "unknown"
 
 
 def make_filename(benchmark, host, when):
@@ -1113,8 +1114,7 @@ def build_parser():
     build.add_argument("--out", default="schedbench-bin", metavar="DIR",
                        help="output directory (default ./schedbench-bin)")
     build.add_argument("--cflags", default=DEFAULT_CFLAGS, metavar="FLAGS",
-                       help="compiler flags, one string; write --cflags=-O0 when it starts "
-                       f"with a dash (default {DEFAULT_CFLAGS!r})")
+                       help=f"compiler flags as one string (default {DEFAULT_CFLAGS!r})")
     build.add_argument("--src", metavar="DIR", help="source directory (default: src/ next "
                        "to this script)")
     build.set_defaults(func=cmd_build, quiet=False)
@@ -1133,9 +1133,23 @@ def split_command(argv):
     return argv, []
 
 
+def glue_cflags(argv):
+    """argparse refuses option values starting with a dash, and compiler flags always do."""
+    glued, i = [], 0
+    while i < len(argv):
+        if argv[i] == "--cflags" and i + 1 < len(argv):
+            glued.append("--cflags=" + argv[i + 1])
+            i += 2
+        else:
+            glued.append(argv[i])
+            i += 1
+    return glued
+
+
 def main(argv=None):
     global QUIET
     own, command = split_command(list(sys.argv[1:] if argv is None else argv))
+    own = glue_cflags(own)
     args = build_parser().parse_args(own)
     QUIET = args.quiet
     try:

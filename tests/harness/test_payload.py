@@ -110,6 +110,12 @@ def test_bad_param(sb, capsys, oldbox, bad):
 def test_filename_is_safe(sb):
     name = sb.make_filename("perf bench/sched", "host.example.org", 0)
     assert name == "perf_bench_sched-host.example.org-19700101T000000Z.txt"
+    assert len(sb.make_filename("b" * 300, "h" * 300, 0)) < 200
+
+
+def test_cflags_may_start_with_a_dash(sb):
+    assert sb.glue_cflags(["build", "--cflags", "-O0 -g", "--out", "x"]) == [
+        "build", "--cflags=-O0 -g", "--out", "x"]
 
 
 def test_env_command_prints_json(sb, capsys, modernvm):
