@@ -135,3 +135,24 @@ def page(browser, live_server):
     page.js_errors = errors
     yield page
     context.close()
+
+
+@pytest.fixture(autouse=True)
+def _media_in_tmp(settings, tmp_path):
+    """Stored raw uploads go to a per-test folder, never into the developer's var/."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def api_user(django_user_model):
+    return django_user_model.objects.create_user("harness-user")
+
+
+@pytest.fixture
+def api_client(api_user):
+    from django.test import Client
+
+    from benchmarks.services.tokens import token_create
+
+    _, key = token_create(user=api_user, name="tests")
+    return Client(HTTP_AUTHORIZATION=f"Token {key}")

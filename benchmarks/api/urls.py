@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from benchmarks.api import views
+from benchmarks.api import ingest_views, views
 
 router = DefaultRouter()
 router.register("runs", views.RunViewSet, basename="api-run")
@@ -9,4 +9,8 @@ router.register("benchmarks", views.BenchmarkViewSet, basename="api-benchmark")
 router.register("machines", views.MachineViewSet, basename="api-machine")
 router.register("kernels", views.KernelViewSet, basename="api-kernel")
 
-urlpatterns = [path("me/", views.me, name="api-me"), *router.urls]
+urlpatterns = [
+    path("me/", views.me, name="api-me"),
+    path("uploads/", ingest_views.upload_create, name="api-upload"),
+    *router.urls,
+]

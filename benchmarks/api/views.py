@@ -1,9 +1,16 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, viewsets
-from rest_framework.decorators import api_view, permission_classes
+from rest_framework.decorators import action, api_view, permission_classes
+from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
 from benchmarks import selectors
+from benchmarks.api.ingest_views import (
+    RUN_BULK_SCHEMA,
+    RUN_CREATE_SCHEMA,
+    run_bulk_response,
+    run_create_response,
+)
 from benchmarks.api.serializers import (
     BenchmarkSerializer,
     KernelSerializer,
@@ -30,6 +37,16 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
     """Runs with every sample. Lists are in natural kernel order within each benchmark."""
 
     queryset = Run.objects.with_detail_relations()
+    parser_classes = [JSONParser]
+
+    @RUN_CREATE_SCHEMA
+    def create(self, request):
+        return run_create_response(request)
+
+    @RUN_BULK_SCHEMA
+    @action(detail=False, methods=["post"], parser_classes=[], url_path="bulk")
+    def bulk(self, request):
+        return run_bulk_response(request)
 
     def get_serializer_class(self):
         return RunListSerializer if self.action == "list" else RunDetailSerializer

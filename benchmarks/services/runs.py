@@ -1,6 +1,7 @@
 """Writing runs: one place that turns a description of a measurement into rows."""
 
 import math
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -17,11 +18,9 @@ from benchmarks.models import (
     Run,
     RunParam,
     RunSource,
-    Sample,
 )
 from benchmarks.services.catalog import CatalogError, metric_get_or_create
-
-SAMPLE_BATCH = 5000
+from benchmarks.services.samples import SampleWriter
 
 
 class RunError(ValueError):
@@ -54,18 +53,22 @@ def _check_mapping(name: str, value) -> dict:
     return dict(value)
 
 
-def _check_values(metric: str, values) -> list[float]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+def _check_values(metric: str, values) -> Sequence[float]:
+    if isinstance(values, array) and values.typecode == "d":
+        checked = values  # parser output: already floats
+    elif isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
         raise RunError(f"metrics.{metric} must be a list of numbers")
-    if not values:
+    else:
+        checked = array("d")
+        for position, value in enumerate(values):
+            if value.__class__ not in (int, float):
+                raise RunError(f"metrics.{metric}[{position}] is not a number: {value!r}")
+            checked.append(value)
+    if not checked:
         raise RunError(f"metrics.{metric} has no values")
-    checked = []
-    for position, value in enumerate(values):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise RunError(f"metrics.{metric}[{position}] is not a number: {value!r}")
-        if not math.isfinite(value):
-            raise RunError(f"metrics.{metric}[{position}] is not finite")
-        checked.append(float(value))
+    if not math.isfinite(math.fsum(checked)):
+        bad = next(i for i, v in enumerate(checked) if not math.isfinite(v))
+        raise RunError(f"metrics.{metric}[{bad}] is not finite")
     return checked
 
 
@@ -103,8 +106,13 @@ def run_create(
     tunables: Mapping | None = None,
     environment: Mapping | None = None,
     series: Mapping | None = None,
+    samples: SampleWriter | None = None,
 ) -> Run:
-    """Store one run with every sample, its summaries and monitor series, atomically."""
+    """Store one run with every sample, its summaries and monitor series, atomically.
+
+    Pass a shared `samples` writer to batch the samples of many runs (the caller flushes it
+    inside its own transaction); without one they are written before this returns.
+    """
     if provenance.source not in RunSource.values:
         raise RunError(f"unknown source {provenance.source!r}")
     if not metrics:
@@ -133,8 +141,13 @@ def run_create(
             RunParam(run=run, name=str(name)[:100], value=_param_index_value(value))
             for name, value in params.items()
         )
-        for name, metric_input in metrics.items():
-            _store_metric(run, name, metric_input, checked[name])
+        writer = samples or SampleWriter()
+        MetricSummary.objects.bulk_create(
+            _store_metric(run, name, metric_input, checked[name], writer)
+            for name, metric_input in metrics.items()
+        )
+        if samples is None:
+            writer.flush()
         MonitorSeries.objects.bulk_create(
             MonitorSeries(run=run, kind=kind[:32], columns=body["columns"], rows=body["rows"])
             for kind, body in series.items()
@@ -142,7 +155,9 @@ def run_create(
     return run
 
 
-def _store_metric(run: Run, name: str, metric_input: MetricInput, values: list[float]) -> None:
+def _store_metric(
+    run: Run, name: str, metric_input: MetricInput, values: Sequence[float], writer: SampleWriter
+) -> MetricSummary:
     try:
         metric = metric_get_or_create(
             benchmark=run.benchmark,
@@ -152,12 +167,9 @@ def _store_metric(run: Run, name: str, metric_input: MetricInput, values: list[f
         )
     except CatalogError as exc:
         raise RunError(str(exc)) from None
-    Sample.objects.bulk_create(
-        (Sample(run=run, metric=metric, index=i, value=v) for i, v in enumerate(values)),
-        batch_size=SAMPLE_BATCH,
-    )
+    writer.add(run_id=run.pk, metric_id=metric.pk, values=values)
     summary = stats.summarize(values)
-    MetricSummary.objects.create(
+    return MetricSummary(
         run=run,
         metric=metric,
         n=summary.n,

@@ -1,0 +1,178 @@
+"""Write endpoints: uploads, single runs, bulk runs. Parse, authorise, one service call, respond."""
+
+import json
+
+from django.core.exceptions import RequestDataTooBig
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import status
+from rest_framework.decorators import api_view, parser_classes, permission_classes
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+
+from benchmarks.api.uploads import (
+    UploadInvalid,
+    UploadTooLarge,
+    close_quietly,
+    max_bytes,
+    read_upload,
+)
+from benchmarks.models import RunSource
+from benchmarks.services.ingest import IngestError, upload_ingest
+from benchmarks.services.submissions import SubmissionError, run_submit, runs_bulk_submit
+
+PREVIEW_VALUES = 10_000
+
+
+def _error(message: str, code=status.HTTP_400_BAD_REQUEST, **extra) -> Response:
+    return Response({"error": message, **{k: v for k, v in extra.items() if v is not None}},
+                    status=code)
+
+
+def _run_body(request, preview: dict, run) -> dict:
+    metrics = {}
+    for name, metric in preview["metrics"].items():
+        values = metric["values"]
+        metrics[name] = {"unit": metric["unit"], "n": len(values),
+                         "values": list(values[:PREVIEW_VALUES])}
+        if len(values) > PREVIEW_VALUES:
+            metrics[name]["values_truncated"] = True
+    return {
+        "id": run.pk if run else None,
+        "url": request.build_absolute_uri(run.get_absolute_url()) if run else None,
+        "api_url": request.build_absolute_uri(f"/api/v1/runs/{run.pk}/") if run else None,
+        **{key: preview[key] for key in ("benchmark", "kernel", "machine", "policy", "params",
+                                         "tunables", "line")},
+        "series": sorted(preview["series"]),
+        "metrics": metrics,
+    }
+
+
+def _replayed_body(request, outcome) -> dict:
+    return {
+        "artifact": outcome.artifact.pk,
+        "format": outcome.format,
+        "runs": [{"id": run.pk, "url": request.build_absolute_uri(run.get_absolute_url())}
+                 for run in outcome.runs],
+        "warnings": [],
+        "replayed": True,
+    }
+
+
+def _read_form(request):
+    try:
+        return request.data, request.FILES
+    except RequestDataTooBig:
+        raise UploadTooLarge(f"the request is larger than {max_bytes() // 2**20} MB") from None
+
+
+@extend_schema(
+    request={"multipart/form-data": {"type": "object"}, "application/json": {"type": "object"}},
+    responses={201: {"type": "object"}, 200: {"type": "object"}, 400: {"type": "object"}},
+    description="Upload raw benchmark output (file or text). The raw bytes are kept, the best "
+    "parser (or `format`) turns them into runs. `dry_run` previews without writing.",
+)
+@api_view(["POST"])
+@permission_classes([IsAuthenticated])
+@parser_classes([MultiPartParser, FormParser, JSONParser])
+def upload_create(request):
+    try:
+        data, files = _read_form(request)
+        upload = read_upload(data, files)
+    except UploadTooLarge as exc:
+        return _error(str(exc), status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+    except UploadInvalid as exc:
+        return _error(str(exc))
+    try:
+        outcome = upload_ingest(
+            stream=upload.stream, filename=upload.filename, metadata=upload.metadata,
+            source=RunSource.UPLOAD if request.auth is None else RunSource.API,
+            submitter=request.user, format=upload.format, dry_run=upload.dry_run,
+            idempotency_key=upload.idempotency_key,
+        )
+    except IngestError as exc:
+        if exc.formats is None:
+            return _error(exc.message, line=exc.line)
+        return Response({"error": exc.message, "line": exc.line, "formats": exc.formats,
+                         "best_guess": exc.best_guess}, status=status.HTTP_400_BAD_REQUEST)
+    finally:
+        close_quietly(upload.stream)
+    if outcome.replayed:
+        return Response(_replayed_body(request, outcome), status=status.HTTP_200_OK)
+    runs = outcome.runs or [None] * len(outcome.previews)
+    body = {
+        "artifact": outcome.artifact.pk if outcome.artifact else None,
+        "format": outcome.format,
+        "parser_version": outcome.parser_version,
+        "dry_run": upload.dry_run,
+        "runs": [_run_body(request, p, run) for p, run in zip(outcome.previews, runs, strict=True)],
+        "warnings": outcome.warnings,
+    }
+    return Response(body, status=status.HTTP_200_OK if upload.dry_run else status.HTTP_201_CREATED)
+
+
+RUN_CREATE_SCHEMA = extend_schema(
+    request={"application/json": {"type": "object"}},
+    responses={201: {"type": "object"}, 200: {"type": "object"}},
+    examples=[OpenApiExample("threadtest", request_only=True, value={
+        "benchmark": "threadtest", "kernel": "2.6.24", "machine": "core2-laptop",
+        "params": {"loops": 1000000, "iterations": 500}, "metrics": {"time_ms": [10765, 10801]},
+        "idempotency_key": "b1946ac9",
+    })],
+)
+
+
+def run_create_response(request):
+    try:
+        run, created = run_submit(payload=request.data, submitter=request.user)
+    except SubmissionError as exc:
+        return _error(exc.message)
+    body = {"id": run.pk, "url": request.build_absolute_uri(run.get_absolute_url()),
+            "api_url": request.build_absolute_uri(f"/api/v1/runs/{run.pk}/")}
+    return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+def _ndjson_items(stream):
+    for number, raw in enumerate(stream, 1):
+        line = raw.decode("utf-8", errors="replace").strip() if isinstance(raw, bytes) else raw
+        if not line.strip():
+            continue
+        try:
+            yield f"line {number}", json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SubmissionError(f"not JSON: {exc.msg}", where=f"line {number}",
+                                  line=number) from None
+
+
+def _json_list_items(body: bytes):
+    try:
+        items = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SubmissionError(f"body is not JSON: {exc}") from None
+    if not isinstance(items, list):
+        raise SubmissionError("body must be a JSON list of runs (or NDJSON, one run per line)")
+    return ((f"item {index}", item) for index, item in enumerate(items))
+
+
+RUN_BULK_SCHEMA = extend_schema(
+    request={"application/json": {"type": "array"}, "application/x-ndjson": {"type": "string"}},
+    responses={201: {"type": "object"}},
+    description="Many runs at once, all or nothing: a JSON list, or NDJSON streamed line by line.",
+)
+
+
+def run_bulk_response(request):
+    raw = request._request
+    is_ndjson = request.content_type.split(";")[0].strip() in (
+        "application/x-ndjson", "application/jsonl", "application/json-seq")
+    try:
+        items = _ndjson_items(raw) if is_ndjson else _json_list_items(raw.body)
+        ids = runs_bulk_submit(payloads=items, submitter=request.user)
+    except RequestDataTooBig:
+        return _error(f"the request is larger than {max_bytes() // 2**20} MB",
+                      status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+    except SubmissionError as exc:
+        return _error(exc.message, line=exc.line)
+    if not ids:
+        return _error("no runs in the request")
+    return Response({"ids": ids}, status=status.HTTP_201_CREATED)

@@ -1,0 +1,162 @@
+"""Reading an upload request: the file (maybe compressed) or pasted text, and its metadata."""
+
+import bz2
+import contextlib
+import gzip
+import json
+import lzma
+import tempfile
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from benchmarks.services.ingest import UploadMetadata
+
+CHUNK = 1024 * 1024
+_DECOMPRESSORS = {
+    b"\x1f\x8b": lambda stream: gzip.GzipFile(fileobj=stream),
+    b"BZh": bz2.BZ2File,
+    b"\xfd7zXZ\x00": lzma.LZMAFile,
+}
+JSON_FIELDS = ("params", "tunables", "series", "environment")
+
+
+class UploadTooLarge(Exception):
+    pass
+
+
+class UploadInvalid(ValueError):
+    pass
+
+
+@dataclass
+class UploadRequest:
+    stream: object
+    filename: str
+    metadata: UploadMetadata
+    format: str | None
+    dry_run: bool
+    idempotency_key: str | None
+
+
+def max_bytes() -> int:
+    return settings.MAX_UPLOAD_MB * 1024 * 1024
+
+
+def _temporary_file():
+    # Returned open on purpose: the caller parses it, then closes it with close_quietly().
+    return tempfile.SpooledTemporaryFile(max_size=8 * CHUNK)  # noqa: SIM115
+
+
+def _spool(source, limit: int, what: str):
+    """Copy `source` into a temporary file, refusing more than `limit` bytes."""
+    spooled = _temporary_file()
+    total = 0
+    while chunk := source.read(CHUNK):
+        total += len(chunk)
+        if total > limit:
+            raise UploadTooLarge(f"{what} is larger than {settings.MAX_UPLOAD_MB} MB")
+        spooled.write(chunk)
+    spooled.seek(0)
+    return spooled
+
+
+def open_upload(uploaded) -> object:
+    """A binary stream of the upload's text, decompressing gzip, bzip2 or xz on the fly."""
+    if uploaded.size is not None and uploaded.size > max_bytes():
+        raise UploadTooLarge(f"the file is larger than {settings.MAX_UPLOAD_MB} MB")
+    stream = uploaded.open("rb")
+    magic = stream.read(6)
+    stream.seek(0)
+    for signature, opener in _DECOMPRESSORS.items():
+        if magic.startswith(signature):
+            try:
+                # A small archive can expand without bound: count what comes out, not what went in.
+                return _spool(opener(stream), max_bytes(), "the decompressed file")
+            except (OSError, EOFError, lzma.LZMAError) as exc:
+                raise UploadInvalid(f"the compressed file is damaged: {exc}") from None
+    return stream
+
+
+def _json_field(data, name):
+    value = data.get(name)
+    if value in (None, ""):
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            message = f"{name} is not valid JSON: {exc.msg} at column {exc.colno}"
+            raise UploadInvalid(message) from None
+    if not isinstance(value, dict):
+        raise UploadInvalid(f"{name} must be a JSON object")
+    return value
+
+
+def _machine_field(data):
+    value = data.get("machine")
+    if isinstance(value, str) and value.strip().startswith("{"):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise UploadInvalid(f"machine is not valid JSON: {exc.msg}") from None
+    if value not in (None, "") and not isinstance(value, (str, dict)):
+        raise UploadInvalid("machine must be a name or a JSON object")
+    return value or None
+
+
+def _text_field(data, name, limit=200):
+    value = data.get(name)
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str) or len(value) > limit:
+        raise UploadInvalid(f"{name} must be a string of at most {limit} characters")
+    return value.strip()
+
+
+def _flag(data, name) -> bool:
+    value = data.get(name)
+    if isinstance(value, bool):
+        return value
+    return str(value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def read_upload(data, files) -> UploadRequest:
+    """Parse an upload request (multipart form or JSON body); raises UploadInvalid/TooLarge."""
+    uploaded = files.get("file") if files else None
+    if uploaded is not None:
+        stream, filename = open_upload(uploaded), uploaded.name
+    else:
+        text = data.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise UploadInvalid("send a file in the 'file' field or text in the 'text' field")
+        encoded = text.encode("utf-8", "surrogatepass")
+        if len(encoded) > max_bytes():
+            raise UploadTooLarge(f"the text is larger than {settings.MAX_UPLOAD_MB} MB")
+        stream, filename = _temporary_file(), "pasted.txt"
+        stream.write(encoded)
+        stream.seek(0)
+    json_fields = {name: _json_field(data, name) for name in JSON_FIELDS}
+    metadata = UploadMetadata(
+        benchmark=_text_field(data, "benchmark"),
+        kernel=_text_field(data, "kernel"),
+        machine=_machine_field(data),
+        policy=_text_field(data, "policy", 100),
+        label=_text_field(data, "label") or "",
+        **json_fields,
+    )
+    return UploadRequest(
+        stream=stream,
+        filename=(_text_field(data, "filename", 255) or filename or "upload.txt"),
+        metadata=metadata,
+        format=_text_field(data, "format", 64),
+        dry_run=_flag(data, "dry_run"),
+        idempotency_key=_text_field(data, "idempotency_key", 100),
+    )
+
+
+def close_quietly(stream) -> None:
+    # Closing a temporary file must never mask the real answer.
+    with contextlib.suppress(Exception):
+        stream.close()
+

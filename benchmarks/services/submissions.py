@@ -1,0 +1,187 @@
+"""Runs submitted as JSON (REST `runs/` and `runs/bulk/`): validated, then written atomically."""
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
+
+from benchmarks.models import Run, RunSource
+from benchmarks.parsers.units import metric_info
+from benchmarks.services.catalog import (
+    CatalogError,
+    benchmark_get_or_create,
+    kernel_get_or_create,
+    machine_get_or_create,
+)
+from benchmarks.services.runs import MetricInput, Provenance, RunError, run_create
+from benchmarks.services.samples import SampleWriter
+
+RUN_FIELDS = {
+    "benchmark", "kernel", "machine", "policy", "label", "tunables", "params", "environment",
+    "metrics", "series", "idempotency_key",
+}
+UNKNOWN_MACHINE = "unknown machine"
+
+
+class SubmissionError(ValueError):
+    """A submitted run that cannot be stored. `where` is "item 3" or "line 3" in bulk input."""
+
+    def __init__(self, message: str, *, where: str | None = None, line: int | None = None):
+        super().__init__(f"{where}: {message}" if where else message)
+        self.message = str(self)
+        self.line = line
+
+
+@dataclass
+class CatalogCache:
+    """Bulk submissions name the same benchmark, kernel and machine over and over."""
+
+    benchmarks: dict = field(default_factory=dict)
+    kernels: dict = field(default_factory=dict)
+    machines: dict = field(default_factory=dict)
+
+    def benchmark(self, name):
+        if name not in self.benchmarks:
+            self.benchmarks[name] = benchmark_get_or_create(name=name)
+        return self.benchmarks[name]
+
+    def kernel(self, version):
+        if version not in self.kernels:
+            self.kernels[version] = kernel_get_or_create(version=version)
+        return self.kernels[version]
+
+    def machine(self, spec):
+        key = json.dumps(spec, sort_keys=True)
+        if key not in self.machines:
+            self.machines[key] = machine_get_or_create(spec=spec)
+        return self.machines[key]
+
+
+def _text(payload: Mapping, name: str, *, required: bool = False, limit: int = 200) -> str:
+    value = payload.get(name)
+    if value is None or value == "":
+        if required:
+            raise SubmissionError(f"{name} is required")
+        return ""
+    if not isinstance(value, str):
+        raise SubmissionError(f"{name} must be a string")
+    if len(value) > limit:
+        raise SubmissionError(f"{name} is longer than {limit} characters")
+    return value
+
+
+def _scalars(payload: Mapping, name: str) -> dict:
+    value = payload.get(name) or {}
+    if not isinstance(value, Mapping):
+        raise SubmissionError(f"{name} must be an object")
+    for key, item in value.items():
+        if not isinstance(item, (str, int, float, bool)) and item is not None:
+            raise SubmissionError(f"{name}.{key} must be a string, number, boolean or null")
+    return dict(value)
+
+
+def _metrics(payload: Mapping) -> dict[str, MetricInput]:
+    metrics = payload.get("metrics")
+    if not isinstance(metrics, Mapping) or not metrics:
+        raise SubmissionError("metrics must be an object like {\"time_ms\": [3332, 3401]}")
+    result = {}
+    for name, body in metrics.items():
+        unit, higher = metric_info(name)
+        if isinstance(body, Mapping):
+            given_unit = body.get("unit", unit)
+            if not isinstance(given_unit, str):
+                raise SubmissionError(f"metrics.{name}.unit must be a string")
+            unit, higher = given_unit, bool(body.get("higher_is_better", higher))
+            body = body.get("values")
+        result[name] = MetricInput(body, unit, higher)
+    return result
+
+
+def _machine(payload: Mapping):
+    machine = payload.get("machine") or UNKNOWN_MACHINE
+    if not isinstance(machine, (str, Mapping)):
+        raise SubmissionError("machine must be a name or an object")
+    return dict(machine) if isinstance(machine, Mapping) else machine
+
+
+def _existing(submitter, key: str) -> Run | None:
+    if not key or submitter is None:
+        return None
+    return Run.objects.filter(submitter=submitter, idempotency_key=key).first()
+
+
+def _create(payload, *, submitter, source, cache: CatalogCache, samples: SampleWriter) -> Run:
+    if not isinstance(payload, Mapping):
+        raise SubmissionError("a run must be a JSON object")
+    unknown = set(payload) - RUN_FIELDS
+    if unknown:
+        raise SubmissionError(f"unknown field(s) {sorted(unknown)}; known: {sorted(RUN_FIELDS)}")
+    try:
+        return run_create(
+            benchmark=cache.benchmark(_text(payload, "benchmark", required=True)),
+            kernel=cache.kernel(_text(payload, "kernel", required=True)),
+            machine=cache.machine(_machine(payload)),
+            metrics=_metrics(payload),
+            provenance=Provenance(
+                source=source,
+                submitter=submitter,
+                idempotency_key=_text(payload, "idempotency_key", limit=100) or None,
+            ),
+            policy=_text(payload, "policy", limit=100),
+            label=_text(payload, "label"),
+            params=_scalars(payload, "params"),
+            tunables=_scalars(payload, "tunables"),
+            environment=payload.get("environment") or {},
+            series=payload.get("series") or {},
+            samples=samples,
+        )
+    except (CatalogError, RunError) as exc:
+        raise SubmissionError(str(exc)) from None
+
+
+def run_submit(*, payload, submitter, source: str = RunSource.API) -> tuple[Run, bool]:
+    """One run. Returns (run, created); a repeated idempotency key returns the first run."""
+    key = payload.get("idempotency_key") if isinstance(payload, Mapping) else None
+    existing = _existing(submitter, key if isinstance(key, str) else "")
+    if existing:
+        return existing, False
+    try:
+        with transaction.atomic():
+            samples = SampleWriter()
+            run = _create(payload, submitter=submitter, source=source, cache=CatalogCache(),
+                          samples=samples)
+            samples.flush()
+            return run, True
+    except IntegrityError:
+        # Two requests with one idempotency key raced; the other one won.
+        existing = _existing(submitter, key)
+        if existing is None:
+            raise
+        return existing, False
+
+
+def runs_bulk_submit(
+    *, payloads: Iterable[tuple[str, object]], submitter, source: str = RunSource.API
+) -> list[int]:
+    """Many runs, all or nothing. `payloads` yields (where, payload), where = "item 3"/"line 3"."""
+    cache, samples, ids, seen_keys = CatalogCache(), SampleWriter(), [], {}
+    with transaction.atomic():
+        for where, payload in payloads:
+            key = payload.get("idempotency_key") if isinstance(payload, Mapping) else None
+            if isinstance(key, str) and key:
+                replay = seen_keys.get(key) or _existing(submitter, key)
+                if replay:
+                    ids.append(replay.pk)
+                    continue
+            try:
+                run = _create(payload, submitter=submitter, source=source, cache=cache,
+                              samples=samples)
+            except SubmissionError as exc:
+                line = int(where.split()[-1]) if where.startswith("line") else None
+                raise SubmissionError(exc.message, where=where, line=line) from None
+            if isinstance(key, str) and key:
+                seen_keys[key] = run
+            ids.append(run.pk)
+        samples.flush()
+    return ids
