@@ -1,0 +1,30 @@
+"""schedbench's scheduler simulator: a discrete-event model of how Linux schedulers (2.4 goodness,
+O(1), CFS, RSDL, EEVDF, SCHED_DEADLINE) run the benchmarks of the field notes.
+
+Public API (used by the portal): ``__version__``, ``catalog()``, ``validate(spec)``,
+``run(spec, trace=None, progress=None)``, ``render_text(result)`` and the exception types.
+Pure standard library; no Django import anywhere in this package.
+"""
+
+__version__ = "0.1.0"
+
+from .api import run, validate  # noqa: E402
+from .errors import (  # noqa: E402
+    EventBudgetExceeded,
+    InvalidValueError,
+    SimulatorError,
+    SpecError,
+    UnknownNameError,
+)
+from .profiles import catalog_kernels  # noqa: E402
+from .render import render_text  # noqa: E402
+from .workloads import catalog_workloads  # noqa: E402
+
+
+def catalog():
+    """Workloads (params, metrics) and kernel profiles (tunables): `list --format json`."""
+    return {"workloads": catalog_workloads(), "kernels": catalog_kernels()}
+
+
+__all__ = ["__version__", "catalog", "validate", "run", "render_text", "SimulatorError",
+           "SpecError", "UnknownNameError", "InvalidValueError", "EventBudgetExceeded"]

@@ -1,0 +1,194 @@
+"""Spec validation and the run driver behind the public API (simulator.validate / simulator.run)."""
+
+import time
+
+from .engine import Engine
+from .errors import InvalidValueError, SpecError, UnknownNameError
+from .globalq import EdfPolicy, GoodnessPolicy
+from .policies import CfsPolicy, O1Policy
+from .profiles import CFS_YIELD_MODE, PROFILES, tunable_specs
+from .results import assemble
+from .rsdl_eevdf import EevdfPolicy, RsdlPolicy
+from .topology import parse_topology, topology_for_cpus
+from .workloads import WORKLOADS
+
+SPEC_FIELDS = ("workload", "kernel", "params", "tunables", "cpus", "topology", "seed", "repeat",
+               "max_events")
+DEFAULT_CPUS = 2
+DEFAULT_MAX_EVENTS = 50_000_000
+MAX_REPEAT = 10_000
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _to_int(field, value):
+    if isinstance(value, bool):
+        raise InvalidValueError(field, f"{field} = {value!r} is not an integer")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    try:
+        return int(str(value).strip().replace("_", ""), 10)
+    except ValueError:
+        raise InvalidValueError(field, f"{field} = {value!r} is not an integer") from None
+
+
+def _to_float(field, value):
+    if isinstance(value, bool):
+        raise InvalidValueError(field, f"{field} = {value!r} is not a number")
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        raise InvalidValueError(field, f"{field} = {value!r} is not a number") from None
+    if result != result or result in (float("inf"), float("-inf")):
+        raise InvalidValueError(field, f"{field} = {value!r} is not a finite number")
+    return result
+
+
+def _to_bool(field, value):
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise InvalidValueError(field, f"{field} = {value!r} is not a boolean (use 0/1/true/false)")
+
+
+def coerce(field, spec, value):
+    """Convert ``value`` to the declared type of ``spec`` and check its range."""
+    kind = spec["type"]
+    if kind == "int":
+        result = _to_int(field, value)
+    elif kind == "float":
+        result = _to_float(field, value)
+    elif kind == "bool":
+        return _to_bool(field, value)
+    elif kind.startswith("choice:"):
+        choices = kind.split(":", 1)[1].split(",")
+        if str(value) not in choices:
+            raise InvalidValueError(field, f"{field} = {value!r} is invalid; valid values: "
+                                    f"{', '.join(choices)}")
+        return str(value)
+    else:
+        return value if isinstance(value, str) else str(value)
+    low, high = spec.get("min"), spec.get("max")
+    if low is not None and result < low:
+        raise InvalidValueError(field, f"{field} = {result} is below the minimum {low}")
+    if high is not None and result > high:
+        raise InvalidValueError(field, f"{field} = {result} is above the maximum {high}")
+    return result
+
+
+# Sanity ranges for tunables (the catalog's tunables carry no min/max of their own).
+TUNABLE_RANGES = {"HZ": (10, 10_000), "smt_speed": (0.05, 1.0), "noise_pct": (0.0, 50.0),
+                  "loop_ns": (0.001, 1e6), "busy_factor": (1, 100_000),
+                  "vmstat_interval_ms": (0.0, 1e7), "rr_interval": (1, 10_000),
+                  "priority_levels": (1, 20), "timeslice_ms": (1, 10_000),
+                  "timeslice_ticks": (1, 10_000)}
+
+
+def _normalise_mapping(field, given, specs, kind, ranges=None):
+    if given is None:
+        given = {}
+    if not isinstance(given, dict):
+        raise InvalidValueError(field, f"{field} must be an object of name: value")
+    out = {name: spec["default"] for name, spec in specs.items()}
+    for name, value in given.items():
+        if name not in specs:
+            raise UnknownNameError(f"{field}.{name}", kind, name, specs)
+        spec = dict(specs[name])
+        if ranges and name in ranges:
+            spec["min"], spec["max"] = ranges[name]
+        elif spec["type"] in ("int", "float") and "min" not in spec:
+            spec["min"] = 0
+        out[name] = coerce(f"{field}.{name}", spec, value)
+    return out
+
+
+def _topology(spec):
+    if spec.get("topology") not in (None, ""):
+        topo = parse_topology(spec["topology"])
+        if spec.get("cpus") not in (None, "") and _to_int("cpus", spec["cpus"]) != topo.ncpus:
+            raise InvalidValueError("cpus", f"cpus {spec['cpus']} disagrees with topology "
+                                    f"{spec['topology']} ({topo.ncpus} CPUs)")
+        return topo
+    return topology_for_cpus(spec.get("cpus") if spec.get("cpus") not in (None, "")
+                             else DEFAULT_CPUS)
+
+
+def _int_field(spec, name, default, low, high):
+    value = _to_int(name, spec.get(name, default) if spec.get(name) is not None else default)
+    if not low <= value <= high:
+        raise InvalidValueError(name, f"{name} = {value} is out of range {low}..{high}")
+    return value
+
+
+def validate(spec):
+    """The normalised spec (every default filled in) or a SpecError naming the bad field."""
+    if not isinstance(spec, dict):
+        raise SpecError("spec", "a run spec must be a JSON object")
+    for key in spec:
+        if key not in SPEC_FIELDS:
+            raise UnknownNameError(key, "spec field", key, SPEC_FIELDS)
+    workload = spec.get("workload")
+    if workload not in WORKLOADS:
+        raise UnknownNameError("workload", "workload", str(workload), WORKLOADS)
+    kernel = spec.get("kernel")
+    if kernel not in PROFILES:
+        raise UnknownNameError("kernel", "kernel", str(kernel), PROFILES)
+    topo = _topology(spec)
+    return {
+        "workload": workload,
+        "kernel": kernel,
+        "params": _normalise_mapping("params", spec.get("params"), WORKLOADS[workload].params,
+                                     "param"),
+        "tunables": _normalise_mapping("tunables", spec.get("tunables"), tunable_specs(kernel),
+                                       "tunable", TUNABLE_RANGES),
+        "cpus": topo.ncpus,
+        "topology": topo.label(),
+        "seed": _int_field(spec, "seed", 1, 0, 2**63 - 1),
+        "repeat": _int_field(spec, "repeat", 1, 1, MAX_REPEAT),
+        "max_events": _int_field(spec, "max_events", DEFAULT_MAX_EVENTS, 1, 10**12),
+    }
+
+
+def make_policy(norm, ncpus):
+    kernel, tun = norm["kernel"], norm["tunables"]
+    family = PROFILES[kernel]["family"]
+    workload = WORKLOADS[norm["workload"]]
+    if getattr(workload, "wants_deadline", False) and tun.get("sched_deadline"):
+        return EdfPolicy(kernel, tun, ncpus)
+    if family == "cfs":
+        return CfsPolicy(kernel, tun, ncpus, CFS_YIELD_MODE[kernel])
+    return {"goodness": GoodnessPolicy, "o1": O1Policy, "rsdl": RsdlPolicy,
+            "eevdf": EevdfPolicy}[family](kernel, tun, ncpus)
+
+
+def run_once(norm, topo, repeat_index, trace):
+    from .wl_common import Build
+
+    policy = make_policy(norm, topo.ncpus)
+    eng = Engine(topo, policy, norm["tunables"], norm["seed"] + repeat_index,
+                 norm["max_events"], trace)
+    workload = WORKLOADS[norm["workload"]]
+    build = Build(eng, norm["params"])
+    workload.build(build)
+    eng.run()
+    return eng, workload.collect(build)
+
+
+def run(spec, *, trace=None, progress=None):
+    norm = validate(spec)
+    topo = parse_topology(norm["topology"])
+    started = time.perf_counter()
+    runs = []
+    for r in range(norm["repeat"]):
+        if trace is not None:
+            trace.write(f"# repeat {r} seed {norm['seed'] + r}\n")
+        runs.append(run_once(norm, topo, r, trace))
+        if progress is not None:
+            progress(r + 1, norm["repeat"])
+    return assemble(norm, runs, time.perf_counter() - started)

@@ -1,0 +1,241 @@
+"""Load balancing and task placement for the per-CPU-runqueue families (O(1), CFS, RSDL, EEVDF).
+
+Periodic balancing runs from a CPU's tick when its domain's interval has passed (the interval is
+multiplied by busy_factor while the CPU is busy, doubles while the domain looks balanced and resets
+after a failed or successful move, as in 2.6's load_balance()).  Balance events are only scheduled
+while some runqueue has a second task, so an idle or evenly loaded machine costs no ticks.
+"""
+
+from .topology import build_domains
+
+NEWIDLE, WAKE_AFFINE, BALANCE_FORK, BALANCE_WAKE = "NEWIDLE", "WAKE_AFFINE", "FORK", "WAKE"
+
+
+def setup(eng):
+    if eng.policy.global_queue:
+        return
+    tun = eng.tun
+    flags = set()
+    if tun["newidle_balance"]:
+        flags.add(NEWIDLE)
+    if tun["wake_affine"]:
+        flags.add(WAKE_AFFINE)
+    if tun["balance_fork"]:
+        flags.add(BALANCE_FORK)
+    if tun["balance_wake"]:
+        flags.add(BALANCE_WAKE)
+    for cpu in eng.cpus:
+        cpu.domains = build_domains(eng.topo, cpu.id, lambda _name: flags, tun["busy_factor"])
+
+
+def _allowed(task, cpu_id):
+    return task.affinity is None or cpu_id in task.affinity
+
+
+def _idlest(eng, task, span, prefer):
+    """find_idlest_cpu(): fewest runnable tasks, the preferred CPU winning ties."""
+    best, best_key = None, None
+    for cid in span:
+        if not _allowed(task, cid):
+            continue
+        key = (eng.cpus[cid].rq.nr_running, cid != prefer, cid)
+        if best_key is None or key < best_key:
+            best, best_key = cid, key
+    return best
+
+
+def _first_allowed(task):
+    return min(task.affinity) if task.affinity else 0
+
+
+def select_fork_cpu(eng, task, parent_cpu):
+    if eng.policy.global_queue:
+        return parent_cpu if parent_cpu is not None else _first_allowed(task)
+    home = parent_cpu if parent_cpu is not None else 0
+    if eng.tun["balance_fork"]:
+        found = _idlest(eng, task, range(len(eng.cpus)), home)
+        if found is not None:
+            return found
+    return home if _allowed(task, home) else _first_allowed(task)
+
+
+def _llc_span(eng, cpu_id):
+    doms = eng.cpus[cpu_id].domains
+    for level in doms:
+        if level.name == "MC":
+            return level.span
+    return doms[0].span if doms else (cpu_id,)
+
+
+def _wake_affine(eng, task, waker, prev, sync):
+    """2.6 wake_affine(): move the wakee next to its waker when the waker's CPU is not busier."""
+    doms = eng.cpus[waker].domains
+    level = next((d for d in doms if prev in d.span), None)
+    if level is None:
+        return False
+    pct = 100 + (level.imbalance_pct - 100) // 2
+    this_load = eng.policy.load_of(eng.cpus[waker].rq)
+    if sync and eng.cpus[waker].curr is not None:
+        this_load -= eng.cpus[waker].curr.weight
+    prev_load = eng.policy.load_of(eng.cpus[prev].rq)
+    return 100 * (this_load + task.weight) <= pct * prev_load
+
+
+def select_wake_cpu(eng, task, waker_cpu, sync=False):
+    prev = task.cpu if task.cpu is not None else 0
+    if eng.policy.global_queue:
+        return prev
+    if task.affinity is not None and len(task.affinity) == 1:
+        return next(iter(task.affinity))
+    tun = eng.tun
+    if tun["balance_wake"]:
+        found = _idlest(eng, task, _llc_span(eng, prev), prev)
+        return prev if found is None else found
+    target = prev
+    if (tun["wake_affine"] and waker_cpu is not None and waker_cpu != prev
+            and _allowed(task, waker_cpu) and _wake_affine(eng, task, waker_cpu, prev, sync)):
+        target = waker_cpu
+        eng.trace(waker_cpu, "wake-affine", f"{task.name} pulled from cpu{prev}")
+    if tun.get("select_idle_sibling") and eng.cpus[target].curr is not None:
+        target = _idle_sibling(eng, task, target, prev)
+    return target if _allowed(task, target) else prev
+
+
+def _idle_sibling(eng, task, target, prev):
+    """select_idle_sibling(): an idle CPU sharing the target's cache, the previous CPU first."""
+    span = _llc_span(eng, target)
+    if prev in span and eng.cpus[prev].curr is None and eng.cpus[prev].rq.nr_running == 0:
+        return prev
+    for cid in span:
+        cpu = eng.cpus[cid]
+        if cpu.curr is None and cpu.rq.nr_running == 0 and _allowed(task, cid):
+            return cid
+    return target
+
+
+# ------------------------------------------------------------------------- periodic balancing
+def _interval_ns(eng, cpu, level):
+    ms = level.balance_interval_ms
+    if cpu.curr is not None:
+        ms *= level.busy_factor
+    return max(eng.tick_ns, eng.tick_after(int(ms * 1e6)))
+
+
+def _schedule_balance(eng, cpu, at=None):
+    if at is None:
+        due = min(lv.last_balance_ns + _interval_ns(eng, cpu, lv) for lv in cpu.domains)
+        at = eng.tick_after(max(due, eng.now + 1))
+    if cpu.bal_at is not None and cpu.bal_at <= at:
+        return
+    cpu.bal_at = at
+    cpu.bal_gen += 1
+    eng.push(at, 2, cpu, cpu.bal_gen)  # EV_BALANCE
+
+
+def became_overloaded(eng, busy_cpu):
+    """A runqueue got its second task: CPUs that could pull it need balance ticks again."""
+    if eng.policy.global_queue or not busy_cpu.domains:
+        return
+    kick = eng.tun["idle_balance_kick"]
+    for cid in busy_cpu.domains[-1].span:
+        cpu = eng.cpus[cid]
+        if cid == busy_cpu.id:
+            continue
+        if kick and cpu.curr is None and cpu.rq.nr_running == 0:
+            _schedule_balance(eng, cpu, eng.now)
+            eng.trace(cid, "kick", f"idle cpu kicked: cpu{busy_cpu.id} has queued work")
+        elif cpu.bal_at is None:
+            _schedule_balance(eng, cpu)
+
+
+def went_idle(eng, cpu):
+    if eng.overloaded > 0 and cpu.domains:
+        cpu.bal_at = None
+        _schedule_balance(eng, cpu)
+
+
+def periodic(eng, cpu):
+    cpu.bal_at = None
+    if eng.overloaded == 0 or not cpu.domains:
+        return
+    idle = cpu.curr is None and cpu.rq.nr_running == 0
+    for level in cpu.domains:
+        if eng.now >= level.last_balance_ns + _interval_ns(eng, cpu, level):
+            level.last_balance_ns = eng.now
+            if load_balance(eng, cpu, level, "idle" if idle else "busy"):
+                idle = False
+    if eng.overloaded > 0:
+        _schedule_balance(eng, cpu)
+
+
+def newidle(eng, cpu):
+    for level in cpu.domains:
+        if NEWIDLE in level.flags and load_balance(eng, cpu, level, "newidle"):
+            return True
+    return False
+
+
+def _busiest(eng, cpu, level):
+    best, best_load = None, -1
+    for cid in level.span:
+        if cid == cpu.id:
+            continue
+        rq = eng.cpus[cid].rq
+        if rq.nr_running < 2:
+            continue
+        load = eng.policy.load_of(rq)
+        if load > best_load:
+            best, best_load = eng.cpus[cid], load
+    return best, best_load
+
+
+def load_balance(eng, cpu, level, kind):
+    """Pull queued tasks from the busiest CPU of ``level`` to ``cpu``; True if something moved."""
+    eng.counters["balance_attempts"] += 1
+    busiest, max_load = _busiest(eng, cpu, level)
+    this_load = eng.policy.load_of(cpu.rq)
+    if busiest is None or 100 * max_load <= level.imbalance_pct * this_load:
+        level.nr_balance_failed = 0
+        if kind != "newidle":
+            level.balance_interval_ms = min(level.max_interval_ms, level.balance_interval_ms * 2)
+        return False
+    imbalance = (max_load - this_load) // 2
+    moved = _move_tasks(eng, busiest, cpu, level, imbalance)
+    if moved:
+        level.nr_balance_failed = 0
+        level.balance_interval_ms = level.min_interval_ms
+        eng.counters["balance_moved"] += moved
+        eng.check_preempt_after_pull(cpu)
+        return True
+    eng.counters["balance_failed"] += 1
+    if kind != "newidle":
+        level.nr_balance_failed += 1
+    level.balance_interval_ms = level.min_interval_ms
+    return False
+
+
+def _move_tasks(eng, src, dst, level, imbalance):
+    policy = eng.policy
+    now = eng.now
+    moved = moved_load = 0
+    for task in policy.queued_tasks(src.rq):
+        if moved and moved_load + task.weight // 2 > imbalance:
+            break
+        if not _allowed(task, dst.id):
+            continue
+        if policy.hot(task, now, level) and level.nr_balance_failed <= level.cache_nice_tries:
+            eng.counters["cache_hot_refusals"] += 1
+            if eng.trace_file is not None:
+                ago = (now - task.last_ran) / 1e6
+                eng.trace(dst.id, "refuse", f"migration of {task.name} from cpu{src.id} refused: "
+                          f"cache-hot {ago:.3f} ms ago (level {level.name}, "
+                          f"failed {level.nr_balance_failed} <= {level.cache_nice_tries})")
+            continue
+        eng.dequeue(src, task)
+        eng.enqueue(dst, task, "migrate")
+        eng.trace(dst.id, "pull", f"{task.name} from cpu{src.id} ({level.name})")
+        moved += 1
+        moved_load += task.weight
+        if moved_load >= imbalance:
+            break
+    return moved

@@ -1,0 +1,154 @@
+"""``python -m simulator list|run|sweep`` (the Simulator CLI contract in DESIGN.md)."""
+
+import argparse
+import itertools
+import json
+import sys
+
+from . import catalog, render_text, run
+from .errors import InvalidValueError, SimulatorError, UnknownNameError
+from .profiles import PROFILES, tunable_specs
+from .workloads import WORKLOADS
+
+
+class CliError(SimulatorError):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line on stderr, never a usage dump
+        raise CliError(message)
+
+
+def _pairs(items, option):
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise InvalidValueError(option, f"{option} {item!r} is not name=value")
+        name, value = item.split("=", 1)
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _add_run_options(sub):
+    sub.add_argument("--workload", required=True)
+    sub.add_argument("--kernel", required=True)
+    sub.add_argument("--param", action="append", metavar="K=V")
+    sub.add_argument("--set", action="append", metavar="TUNABLE=V", dest="tunables")
+    group = sub.add_mutually_exclusive_group()
+    group.add_argument("--cpus")
+    group.add_argument("--topology")
+    sub.add_argument("--seed", default="1")
+    sub.add_argument("--repeat", default="1")
+    sub.add_argument("--max-events", dest="max_events")
+    sub.add_argument("--trace", metavar="FILE")
+
+
+def build_parser():
+    parser = _Parser(prog="python -m simulator", description="schedbench scheduler simulator")
+    subs = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    lst = subs.add_parser("list", help="workloads, kernel profiles, params and tunables")
+    lst.add_argument("--format", choices=["text", "json"], default="text")
+    run_p = subs.add_parser("run", help="run one simulation")
+    _add_run_options(run_p)
+    run_p.add_argument("--format", choices=["text", "json"], default="text")
+    sweep = subs.add_parser("sweep", help="run a grid; one JSON line per point")
+    _add_run_options(sweep)
+    sweep.add_argument("--sweep", action="append", required=True, metavar="NAME=V1,V2,...")
+    sweep.add_argument("--format", choices=["json"], default="json")
+    return parser
+
+
+def _spec(args):
+    spec = {"workload": args.workload, "kernel": args.kernel,
+            "params": _pairs(args.param, "--param"), "tunables": _pairs(args.tunables, "--set"),
+            "seed": args.seed, "repeat": args.repeat}
+    if args.cpus is not None:
+        spec["cpus"] = args.cpus
+    if args.topology is not None:
+        spec["topology"] = args.topology
+    if args.max_events is not None:
+        spec["max_events"] = args.max_events
+    return spec
+
+
+def _list_text():
+    lines = ["workloads:"]
+    for name, w in WORKLOADS.items():
+        lines.append(f"  {name}: metrics {', '.join(w.metrics)}")
+        lines.extend(f"    --param {p}={s['default']!r}  ({s['type']}) {s['help']}"
+                     for p, s in w.params.items())
+    lines.append("kernels:")
+    for name, prof in PROFILES.items():
+        lines.append(f"  {name} [{prof['family']}]: {prof['description']}")
+        lines.extend(f"    --set {t}={s['default']!r}  ({s['type']}) {s['help']}"
+                     for t, s in tunable_specs(name).items())
+    return "\n".join(lines) + "\n"
+
+
+def _apply_point(spec, point):
+    """Put one sweep value in the right place: a param, a tunable, or the kernel/cpus field."""
+    spec = {**spec, "params": dict(spec["params"]), "tunables": dict(spec["tunables"])}
+    for name, value in point:
+        if name in ("kernel", "cpus", "topology", "seed"):
+            spec[name] = value
+        elif spec["workload"] in WORKLOADS and name in WORKLOADS[spec["workload"]].params:
+            spec["params"][name] = value
+        elif spec["kernel"] in PROFILES and name in tunable_specs(spec["kernel"]):
+            spec["tunables"][name] = value
+        else:
+            valid = list(WORKLOADS[spec["workload"]].params) if spec["workload"] in WORKLOADS \
+                else []
+            raise UnknownNameError("sweep", "sweep name", name,
+                                   valid + ["kernel", "cpus", "topology", "seed", "<tunable>"])
+    return spec
+
+
+def _sweep(args, out, trace):
+    axes = []
+    for item in args.sweep:
+        if "=" not in item:
+            raise InvalidValueError("sweep", f"--sweep {item!r} is not name=v1,v2,...")
+        name, values = item.split("=", 1)
+        axes.append([(name.strip(), v.strip()) for v in values.split(",") if v.strip()])
+    base = _spec(args)
+    for point in itertools.product(*axes):
+        result = run(_apply_point(base, point), trace=trace)
+        out.write(json.dumps(result, sort_keys=False) + "\n")
+        out.flush()
+
+
+def _run(args, out):
+    trace = open(args.trace, "w") if args.trace else None  # noqa: SIM115 - closed below
+    try:
+        if args.command == "sweep":
+            _sweep(args, out, trace)
+            return
+        result = run(_spec(args), trace=trace)
+        out.write(json.dumps(result, indent=2) + "\n" if args.format == "json"
+                  else render_text(result))
+    finally:
+        if trace is not None:
+            trace.close()
+
+
+def main(argv=None, out=None, err=None):
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command == "list":
+            out.write(json.dumps(catalog(), indent=2) + "\n" if args.format == "json"
+                      else _list_text())
+        else:
+            _run(args, out)
+    except SimulatorError as exc:
+        err.write(f"error: {' '.join(str(exc).split())}\n")
+        return 2
+    except OSError as exc:
+        err.write(f"error: {exc.strerror or exc}: {getattr(exc, 'filename', '')}\n")
+        return 2
+    except KeyboardInterrupt:
+        err.write("error: interrupted\n")
+        return 130
+    return 0

@@ -1,0 +1,494 @@
+"""The discrete-event engine: integer-nanosecond clock, a heap with lazy cancellation.
+
+Events are tuples ``(time, seq, kind, obj, gen)``.  Instead of removing a cancelled event from the
+heap, the owner bumps its generation counter and the stale event is dropped when popped, so
+cancelling is O(1) and the heap holds at most a few events per CPU and per sleeping task.
+
+A CPU has at most one pending segment event: the moment its running task finishes its current
+action, its slice expires at a tick, or a spinner would hand the CPU over -- whichever is first.
+Progress inside a segment is computed analytically from elapsed time and the CPU's speed, so a
+100 ms busy loop costs one event, not 25 ticks.  Ticks are only visited when something happens on
+them (slice expiry, a due balance pass).
+"""
+
+import heapq
+import random
+
+from . import balance
+from .errors import EventBudgetExceeded
+from .interp import step
+from .program import BLOCKED, DONE, QUEUED, RUNNING
+
+EV_SEG, EV_TIMER, EV_BALANCE, EV_SAMPLE, EV_STOP, EV_CALL = range(6)
+
+
+class Cpu:
+    __slots__ = ("id", "rq", "curr", "seg_start", "speed", "gen", "busy_ns", "sys_ns",
+                 "need_resched", "domains", "bal_at", "bal_gen", "siblings", "preempt_at",
+                 "idle_since")
+
+    def __init__(self, cpu_id, rq, siblings):
+        self.id = cpu_id
+        self.rq = rq
+        self.curr = None
+        self.seg_start = 0
+        self.speed = 1.0
+        self.gen = 0
+        self.busy_ns = 0
+        self.sys_ns = 0
+        self.need_resched = False
+        self.domains = []
+        self.bal_at = None
+        self.bal_gen = 0
+        self.siblings = siblings
+        self.preempt_at = None
+        self.idle_since = 0
+
+
+class Engine:
+    def __init__(self, topo, policy, tun, seed, max_events, trace=None):
+        self.topo = topo
+        self.policy = policy
+        self.tun = tun
+        self.rng = random.Random(seed)
+        self.max_events = max_events
+        self.trace_file = trace
+        self.now = 0
+        self.heap = []
+        self.seq = 0
+        self.tasks = []
+        self.alive = 0
+        self.stop_at = None
+        self.tick_ns = 1_000_000_000 // tun["HZ"]
+        self.noise = tun["noise_pct"] / 100.0
+        self.counters = dict(events=0, context_switches=0, migrations=0, wakeups=0,
+                             balance_attempts=0, balance_failed=0, balance_moved=0,
+                             cache_hot_refusals=0, preemptions=0, yields=0, forks=0,
+                             sched_decisions=0, sched_cost_ns=0, deadline_misses=0, jobs=0)
+        self.marks = {}
+        self.samples = []
+        self.overloaded = 0
+        self.pending_timers = 0
+        policy.attach(self)
+        self.cpus = [Cpu(c, policy.new_rq(c), topo.siblings(c)) for c in range(topo.ncpus)]
+        balance.setup(self)
+
+    # ----------------------------------------------------------------- event plumbing
+    def push(self, when, kind, obj, gen):
+        self.seq += 1
+        heapq.heappush(self.heap, (when, self.seq, kind, obj, gen))
+
+    def trace(self, cpu_id, what, detail=""):
+        if self.trace_file is not None:
+            self.trace_file.write(f"{self.now} cpu{cpu_id} {what} {detail}\n".rstrip() + "\n")
+
+    def tick_after(self, t):
+        """The first tick boundary at or after ``t`` (ticks are aligned across CPUs)."""
+        tick = self.tick_ns
+        return -(-t // tick) * tick
+
+    def jitter(self, ns):
+        if self.noise <= 0.0 or ns <= 0:
+            return ns
+        return max(1, int(ns * (1.0 + self.noise * (2.0 * self.rng.random() - 1.0))))
+
+    # ----------------------------------------------------------------- main loop
+    def run(self):
+        heap = self.heap
+        pop = heapq.heappop
+        counters = self.counters
+        budget = self.max_events
+        events = 0
+        cpus = self.cpus
+        if self.tun["vmstat_interval_ms"] > 0:
+            self.push(0, EV_SAMPLE, None, 0)
+        if self.stop_at is not None:
+            self.push(self.stop_at, EV_STOP, None, 0)
+        for cpu in cpus:
+            cpu.gen += 1
+            self.push(0, EV_SEG, cpu, cpu.gen)
+        while heap and self.alive > 0:
+            when, _seq, kind, obj, gen = pop(heap)
+            if kind == EV_SEG:
+                if gen != obj.gen:
+                    continue
+                self.now = when
+                self.on_segment_end(obj)
+            elif kind == EV_TIMER:
+                if gen != obj.timer_gen:
+                    continue
+                self.now = when
+                self.on_timer(obj)
+            elif kind == EV_BALANCE:
+                if gen != obj.bal_gen:
+                    continue
+                self.now = when
+                balance.periodic(self, obj)
+            elif kind == EV_SAMPLE:
+                self.now = when
+                self.sample()
+            elif kind == EV_CALL:
+                self.now = when
+                obj(self)
+            else:
+                self.now = when
+                break
+            events += 1
+            if events > budget:
+                counters["events"] = events
+                raise EventBudgetExceeded(budget, self.now)
+        counters["events"] = events
+        for cpu in cpus:
+            self.account(cpu)
+        return self.now
+
+    # ----------------------------------------------------------------- task lifecycle
+    def spawn(self, task, cpu_id=None):
+        """Make a task runnable at the start (or from a fork), on ``cpu_id`` or a chosen CPU."""
+        task.state = QUEUED
+        task.wait_start = self.now
+        self.tasks.append(task)
+        self.alive += 1
+        if cpu_id is None:
+            cpu_id = balance.select_fork_cpu(self, task, None)
+        self.enqueue(self.cpus[cpu_id], task, "fork")
+        return task
+
+    def enqueue(self, cpu, task, how):
+        if task.cpu is not None and task.cpu != cpu.id and not self.policy.global_queue:
+            self.counters["migrations"] += 1
+        task.cpu = cpu.id
+        rq = cpu.rq
+        before = rq.nr_running
+        self.policy.enqueue(rq, task, how, self.now)
+        rq.nr_running = before + 1
+        if before + 1 == 2:
+            self.overloaded += 1
+            balance.became_overloaded(self, cpu)
+
+    def dequeue(self, cpu, task):
+        """Take a queued (not running) task off ``cpu`` for migration."""
+        rq = cpu.rq
+        self.policy.dequeue(rq, task, self.now)
+        rq.nr_running -= 1
+        if rq.nr_running == 1:
+            self.overloaded -= 1
+
+    def _leave_cpu(self, cpu, task):
+        """The running task blocks or exits: it no longer counts on its runqueue."""
+        rq = cpu.rq
+        self.policy.curr_leaves(rq, task, self.now)
+        rq.nr_running -= 1
+        if rq.nr_running == 1:
+            self.overloaded -= 1
+        task.last_ran = self.now
+        task.last_cpu = cpu.id
+
+    def wake(self, task, waker_cpu, sync=False):
+        if task.state != BLOCKED:
+            return
+        self.counters["wakeups"] += 1
+        task.state = QUEUED
+        task.wait_start = self.now
+        cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
+        self.enqueue(cpu, task, "wakeup")
+        self.check_preempt(cpu, task)
+
+    def check_preempt(self, cpu, task):
+        policy = self.policy
+        if policy.global_queue:
+            target = policy.preempt_target(self, task)
+            if target is not None:
+                self.resched(target, "global queue: better task arrived")
+            return
+        curr = cpu.curr
+        if curr is None:
+            self.resched(cpu, "idle cpu has work")
+        elif policy.wakeup_preempts(cpu.rq, curr, task, self.now):
+            self.account(cpu)
+            self.resched(cpu, f"wakeup preemption: {task.name} preempts {curr.name}")
+
+    def resched(self, cpu, reason=""):
+        cpu.need_resched = True
+        cpu.gen += 1
+        self.push(self.now, EV_SEG, cpu, cpu.gen)
+        if self.trace_file is not None:
+            self.trace(cpu.id, "resched", reason)
+
+    def call_at(self, when, fn):
+        """Run ``fn(engine)`` at simulated time ``when`` (workload bookkeeping, e.g. warm-up)."""
+        self.push(when, EV_CALL, fn, 0)
+
+    def check_preempt_after_pull(self, cpu):
+        if cpu.curr is None:
+            self.resched(cpu, "pulled work")
+
+    def on_timer(self, task):
+        self.pending_timers -= 1
+        self.wake(task, None)
+
+    def fork(self, cpu, parent, child):
+        """Create ``child`` from the running ``parent``: placement, slice split, who runs first."""
+        self.counters["forks"] += 1
+        child.parent = parent
+        child.wait_start = self.now
+        self.tasks.append(child)
+        self.alive += 1
+        target = balance.select_fork_cpu(self, child, cpu.id)
+        self.account(cpu)
+        rq = self.cpus[target].rq
+        self.policy.task_fork(rq, parent, child, self.now, target == cpu.id)
+        child.cpu = target
+        self.enqueue(self.cpus[target], child, "fork")
+        if target == cpu.id and self.policy.child_runs_first(parent, child):
+            self.resched(cpu, f"child runs first: {child.name} preempts {parent.name}")
+        else:
+            self.check_preempt(self.cpus[target], child)
+
+    def job_done(self, task):
+        self.counters["jobs"] += 1
+        if self.now > task.deadline:
+            self.counters["deadline_misses"] += 1
+
+    # ----------------------------------------------------------------- CPU segments
+    def account(self, cpu):
+        """Charge the time since the segment started to the running task (analytic progress)."""
+        task = cpu.curr
+        now = self.now
+        start = cpu.seg_start
+        if task is None or now <= start:
+            return
+        elapsed = now - start
+        cpu.seg_start = now
+        cpu.busy_ns += elapsed
+        task.run_sum += elapsed
+        task.sum_exec += elapsed
+        if task.remaining > 0:
+            task.remaining -= int(elapsed * cpu.speed)
+        elif task.spin_yield:
+            self.counters["yields"] += elapsed // self.tun["yield_syscall_ns"]
+        self.policy.account(cpu.rq, task, elapsed, now)
+
+    def on_segment_end(self, cpu):
+        task = cpu.curr
+        if task is None:
+            cpu.need_resched = False
+            self.schedule(cpu)
+            return
+        self.account(cpu)
+        if cpu.need_resched:
+            self.schedule(cpu)
+        elif self.now < cpu.seg_start:
+            # still paying switch/refill overhead; the segment really starts later
+            self.plan(cpu)
+        else:
+            self.begin(cpu, task)
+
+    def preempt_due(self, cpu, task):
+        if cpu.preempt_at is None or self.now < cpu.preempt_at:
+            return False
+        if not self.policy.tick_preempt(cpu.rq, task, self.now):
+            return False
+        if self.trace_file is not None:
+            self.trace(cpu.id, "tick", f"slice expired for {task.name}")
+        self.counters["preemptions"] += 1
+        return True
+
+    def plan(self, cpu):
+        """Schedule the single pending event of a CPU: action end, slice expiry or handover."""
+        task = cpu.curr
+        cpu.gen += 1
+        start = cpu.seg_start
+        end = None
+        if task.spin_on is None:
+            speed = cpu.speed
+            end = start + (task.remaining if speed == 1.0 else int(-(-task.remaining // speed)))
+        elif task.spin_yield:
+            delay = self.policy.yield_handover_delay(cpu.rq, task, self.now)
+            if delay is not None:
+                end = start + delay
+        preempt_at = None
+        if cpu.rq.nr_running > 1 or self.policy.global_queue:
+            raw = self.policy.preempt_time(cpu.rq, task, start)
+            if raw is not None:
+                preempt_at = raw if self.policy.hrtick else self.tick_after(raw)
+                preempt_at = max(preempt_at, start)
+        cpu.preempt_at = preempt_at
+        if preempt_at is not None and (end is None or preempt_at < end):
+            end = preempt_at
+        if end is not None:
+            self.push(end, EV_SEG, cpu, cpu.gen)
+
+    # ----------------------------------------------------------------- scheduling
+    def schedule(self, cpu):
+        cpu.need_resched = False
+        prev = cpu.curr
+        rq = cpu.rq
+        policy = self.policy
+        now = self.now
+        if prev is not None and prev.state == RUNNING:
+            prev.state = QUEUED
+            prev.wait_start = now
+            prev.last_ran = now
+            prev.last_cpu = cpu.id
+            policy.put_prev(rq, prev, now)
+        nxt = policy.pick_next(rq, cpu, now)
+        if nxt is None and self.tun["newidle_balance"] and not policy.global_queue:
+            balance.newidle(self, cpu)
+            nxt = policy.pick_next(rq, cpu, now)
+        cost = policy.decision_cost(rq)
+        self.counters["sched_decisions"] += 1
+        self.counters["sched_cost_ns"] += cost
+        if nxt is None:
+            self.go_idle(cpu, prev)
+            return
+        if nxt is not prev:
+            self.counters["context_switches"] += 1
+            cost += self.tun["context_switch_ns"]
+            if prev is not None and prev.state == QUEUED and self.trace_file is not None:
+                self.trace(cpu.id, "switch", f"{prev.name} -> {nxt.name}")
+        self.switch_in(cpu, nxt, prev, cost)
+
+    def switch_in(self, cpu, nxt, prev, cost):
+        now = self.now
+        was_idle = prev is None or cpu.curr is None
+        nxt.state = RUNNING
+        nxt.wait_sum += now - nxt.wait_start
+        cost += self.refill_cost(nxt, cpu.id)
+        if self.policy.global_queue and nxt.last_cpu is not None and nxt.last_cpu != cpu.id:
+            self.counters["migrations"] += 1
+        nxt.cpu = cpu.id
+        nxt.never_ran = False
+        cpu.curr = nxt
+        cpu.sys_ns += cost
+        cpu.seg_start = now + cost
+        cpu.preempt_at = None
+        self.policy.on_pick(cpu.rq, nxt, now)
+        if was_idle:
+            self.sibling_changed(cpu)
+        # Continue through an event rather than recursing: a chain of tasks that block at once
+        # would otherwise nest one Python frame per task.
+        cpu.gen += 1
+        self.push(cpu.seg_start, EV_SEG, cpu, cpu.gen)
+
+    def refill_cost(self, task, cpu_id):
+        last = task.last_cpu
+        if last is None or last == cpu_id or task.never_ran:
+            return 0
+        if self.now - task.last_ran > self.tun["cache_warm_ms"] * 1e6:
+            return 0
+        factor = (0.0, 0.1, 1.0, 3.0)[self.topo.distance(last, cpu_id)]
+        return int(self.tun["cache_refill_us"] * 1000 * factor)
+
+    def go_idle(self, cpu, prev):
+        cpu.curr = None
+        cpu.preempt_at = None
+        cpu.gen += 1
+        cpu.idle_since = self.now
+        if prev is not None:
+            self.sibling_changed(cpu)
+        self.trace(cpu.id, "idle")
+        balance.went_idle(self, cpu)
+
+    def sibling_changed(self, cpu):
+        """SMT: a core's threads share its throughput, so a sibling's state sets our speed."""
+        if not cpu.siblings:
+            return
+        share = self.tun["smt_speed"]
+        busy = cpu.curr is not None
+        for sid in cpu.siblings:
+            sib = self.cpus[sid]
+            new_speed = share if busy else 1.0
+            if sib.curr is not None and sib.speed != new_speed:
+                self.account(sib)
+                sib.speed = new_speed
+                self.plan(sib)
+            else:
+                sib.speed = new_speed
+        cpu.speed = share if any(self.cpus[s].curr is not None for s in cpu.siblings) else 1.0
+
+    # ----------------------------------------------------------------- program execution
+    def begin(self, cpu, task):
+        """Continue the task's current action on ``cpu`` now that its segment has started."""
+        if cpu.need_resched:
+            self.schedule(cpu)
+        elif task.spin_on is not None:
+            if self.spin_ready(task):
+                self.advance(cpu, task)
+            elif task.spin_yield and self.policy.yield_hands_over(cpu.rq, task, self.now):
+                self.do_yield(cpu, task)
+            elif self.preempt_due(cpu, task):
+                self.schedule(cpu)
+            else:
+                self.plan(cpu)
+        elif task.remaining <= 0:
+            self.advance(cpu, task)
+        elif self.preempt_due(cpu, task):
+            self.schedule(cpu)
+        else:
+            self.plan(cpu)
+
+    def advance(self, cpu, task):
+        """Finish the current action and execute instantaneous actions up to the next running one."""
+        step(self, cpu, task)
+
+    def spin_ready(self, task):
+        obj = task.spin_on
+        if task.lock_mode is not None:
+            return obj.owner is None
+        return obj.value >= task.spin_target
+
+    def do_yield(self, cpu, task):
+        self.counters["yields"] += 1
+        self.account(cpu)
+        cpu.sys_ns += self.tun["yield_syscall_ns"]
+        cpu.seg_start = max(cpu.seg_start, self.now) + self.tun["yield_syscall_ns"]
+        self.policy.yield_task(cpu.rq, task, self.now)
+        self.trace(cpu.id, "yield", task.name)
+        self.schedule(cpu)
+
+    def block(self, cpu, task):
+        task.state = BLOCKED
+        self._leave_cpu(cpu, task)
+        self.schedule(cpu)
+
+    def exit(self, cpu, task):
+        task.state = DONE
+        self.alive -= 1
+        self._leave_cpu(cpu, task)
+        self.schedule(cpu)
+
+    def notify_spinners(self, obj):
+        """Something a spinner waits for changed: running spinners re-check now."""
+        for t in obj.spinners:
+            if t.state == RUNNING:
+                cpu = self.cpus[t.cpu]
+                cpu.gen += 1
+                self.push(self.now, EV_SEG, cpu, cpu.gen)
+
+    def sleep(self, cpu, task, until):
+        task.timer_gen += 1
+        self.pending_timers += 1
+        self.push(until, EV_TIMER, task, task.timer_gen)
+        self.block(cpu, task)
+
+    # ----------------------------------------------------------------- vmstat series
+    def sample(self):
+        interval = int(self.tun["vmstat_interval_ms"] * 1e6)
+        for cpu in self.cpus:
+            self.account(cpu)
+        busy = sum(c.busy_ns for c in self.cpus)
+        sys = sum(c.sys_ns for c in self.cpus)
+        running = sum(c.rq.nr_running for c in self.cpus) if not self.policy.global_queue else (
+            self.policy.nr_running_total(self))
+        self.samples.append((self.now, running, self.counters["context_switches"], busy, sys))
+        if self.alive > 0 and not self.stalled():
+            self.push(self.now + interval, EV_SAMPLE, None, 0)
+
+    def stalled(self):
+        """Every task blocked with no timer pending: nothing can ever happen again."""
+        if self.pending_timers > 0:
+            return False
+        return all(c.curr is None and not c.need_resched for c in self.cpus)
+
+

@@ -1,0 +1,186 @@
+"""Schedulers with one runqueue shared by all CPUs: Linux 2.4 (goodness) and global EDF."""
+
+from .policies import Policy, RunQueue
+
+
+class SharedRunQueue(RunQueue):
+    __slots__ = ()
+
+
+class GlobalPolicy(Policy):
+    global_queue = True
+
+    def __init__(self, kernel, tun, ncpus):
+        super().__init__(kernel, tun, ncpus)
+        self.shared = SharedRunQueue(-1)
+        self.shared.data = []
+
+    def new_rq(self, cpu_id):
+        return self.shared
+
+    def nr_running_total(self, eng):
+        return self.shared.nr_running
+
+    def enqueue(self, rq, task, how, now):
+        rq.load += task.weight
+        rq.data.append(task)
+
+    def dequeue(self, rq, task, now):
+        rq.data.remove(task)
+        rq.load -= task.weight
+
+    def put_prev(self, rq, task, now):
+        rq.data.append(task)
+
+    def on_pick(self, rq, task, now):
+        task.exec_start = now
+        task.prev_sum_exec = task.sum_exec
+
+    def curr_leaves(self, rq, task, now):
+        rq.load -= task.weight
+
+    def yield_task(self, rq, task, now):
+        task.yield_pending = True
+
+    def task_fork(self, rq, parent, child, now, same_cpu):
+        pass
+
+    def queued_tasks(self, rq):
+        return []
+
+    def hot(self, task, now, level):
+        return False
+
+    def idle_cpu_for(self, eng, task):
+        cpus = eng.cpus
+        if task.last_cpu is not None and cpus[task.last_cpu].curr is None:
+            return cpus[task.last_cpu]
+        for cpu in cpus:
+            if cpu.curr is None and not cpu.need_resched:
+                return cpu
+        return None
+
+
+class GoodnessPolicy(GlobalPolicy):
+    """Linux 2.4: schedule() computes goodness() for every runnable task and takes the best.
+
+    goodness = remaining counter ticks + (20 - nice) + PROC_CHANGE_PENALTY if the task last ran on
+    this CPU.  When every runnable task has used its counter, all tasks (sleepers too) get
+    counter = counter / 2 + NICE_TO_TICKS.  Cost of a decision: a + b * nr_running.
+    """
+
+    def __init__(self, kernel, tun, ncpus):
+        super().__init__(kernel, tun, ncpus)
+        self.tick = 1_000_000_000 // tun["HZ"]
+        self.refill = tun["timeslice_ticks"] * self.tick
+        self.per_task = tun["sched_cost_per_task_ns"]
+
+    def enqueue(self, rq, task, how, now):
+        if how == "fork" and task.quota == 0:
+            task.quota = self.refill
+        super().enqueue(rq, task, how, now)
+
+    def _goodness(self, task, cpu_id):
+        if task.quota <= 0:
+            return 0
+        bonus = self.tun["proc_change_penalty"] if task.last_cpu == cpu_id else 0
+        return task.quota // self.tick + 1 + (20 - task.nice) + bonus
+
+    def _recalculate(self):
+        for t in self.eng.tasks:
+            t.quota = t.quota // 2 + self.refill
+
+    def pick_next(self, rq, cpu, now):
+        data = rq.data
+        if not data:
+            return None
+        best, best_g = None, -1
+        for t in data:
+            if t.yield_pending:
+                g = -1 if len(data) > 1 else 0
+            else:
+                g = self._goodness(t, cpu.id)
+            if g > best_g:
+                best, best_g = t, g
+        if best_g == 0:
+            self._recalculate()
+            return self.pick_next(rq, cpu, now)
+        data.remove(best)
+        for t in data:
+            t.yield_pending = False
+        best.yield_pending = False
+        return best
+
+    def account(self, rq, task, elapsed, now):
+        task.quota -= elapsed
+        if task.quota <= 0 and not rq.data:
+            task.quota = self.refill
+
+    def preempt_time(self, rq, task, start):
+        return start + max(0, task.quota) if rq.data else None
+
+    def tick_preempt(self, rq, task, now):
+        return task.quota <= 0
+
+    def wakeup_preempts(self, rq, curr, task, now):
+        return False
+
+    def preempt_target(self, eng, task):
+        """reschedule_idle(): an idle CPU, else the CPU whose task has the worst goodness."""
+        idle = self.idle_cpu_for(eng, task)
+        if idle is not None:
+            return idle
+        worst, worst_gap = None, 0
+        for cpu in eng.cpus:
+            if cpu.curr is None or cpu.need_resched:
+                continue
+            gap = self._goodness(task, cpu.id) - self._goodness(cpu.curr, cpu.id)
+            if gap > worst_gap:
+                worst, worst_gap = cpu, gap
+        return worst
+
+    def yield_hands_over(self, rq, task, now):
+        return bool(rq.data)
+
+    def decision_cost(self, rq):
+        return self.sched_cost + self.per_task * rq.nr_running
+
+
+class EdfPolicy(GlobalPolicy):
+    """SCHED_DEADLINE as global EDF: the m earliest absolute deadlines run on the m CPUs."""
+
+    hrtick = True
+
+    def pick_next(self, rq, cpu, now):
+        data = rq.data
+        if not data:
+            return None
+        best = min(data, key=lambda t: (t.deadline, t.tid))
+        data.remove(best)
+        return best
+
+    def preempt_time(self, rq, task, start):
+        return None
+
+    def tick_preempt(self, rq, task, now):
+        return False
+
+    def wakeup_preempts(self, rq, curr, task, now):
+        return False
+
+    def preempt_target(self, eng, task):
+        idle = self.idle_cpu_for(eng, task)
+        if idle is not None:
+            return idle
+        latest, latest_key = None, (task.deadline, task.tid)
+        for cpu in eng.cpus:
+            curr = cpu.curr
+            if curr is None or cpu.need_resched:
+                continue
+            key = (curr.deadline, curr.tid)
+            if key > latest_key:
+                latest, latest_key = cpu, key
+        return latest
+
+    def yield_hands_over(self, rq, task, now):
+        return bool(rq.data)

@@ -1,0 +1,191 @@
+"""Executes a task's instantaneous actions until it reaches a running action, blocks or exits."""
+
+from .program import (ADD, BARRIER, EXIT, FORK, LOCK, LOOP, MARK, POST, RUN, SET, SLEEP, SPIN,
+                      TIMER, UNLOCK, WAIT, YIELD)
+
+
+def _finish_spin(task):
+    obj = task.spin_on
+    obj.spinners.remove(task)
+    if task.lock_mode is not None:
+        obj.owner = task
+        task.lock_mode = None
+    task.spin_on = None
+    task.spin_yield = False
+
+
+def step(eng, cpu, task):
+    """The current action is done; run the following ones.  Returns once the CPU has its next plan."""
+    if task.spin_on is not None:
+        _finish_spin(task)
+    task.remaining = 0
+    prog = task.prog
+    while True:
+        op = prog[task.pc]
+        code = op[0]
+        task.pc += 1
+        if code == RUN:
+            task.remaining = eng.jitter(op[1])
+            if task.remaining > 0:
+                eng.begin(cpu, task)
+                return
+        elif code == LOOP:
+            _loop(task, op)
+        elif code == SPIN:
+            counter = op[1]
+            if counter.value < op[2]:
+                _start_spin(eng, cpu, task, counter, op[2], op[3], None)
+                return
+        elif code == ADD:
+            op[1].value += op[2]
+            if op[1].spinners:
+                eng.notify_spinners(op[1])
+        elif code == SET:
+            op[1].value = op[2]
+        elif code in _BLOCKING:
+            if _BLOCKING[code](eng, cpu, task, op):
+                return
+        elif code == MARK:
+            op[1](eng, task)
+        else:
+            raise AssertionError(f"unknown op {code}")
+
+
+def _loop(task, op):
+    loops = task.loops
+    if loops is None:
+        loops = task.loops = {}
+    key = task.pc
+    left = loops.get(key, op[1]) - 1
+    if left > 0:
+        loops[key] = left
+        task.pc = op[2]
+    else:
+        loops.pop(key, None)
+
+
+def _start_spin(eng, cpu, task, obj, target, use_yield, lock_mode):
+    task.spin_on = obj
+    task.spin_target = target
+    task.spin_yield = use_yield
+    task.lock_mode = lock_mode
+    task.remaining = 0
+    obj.spinners.append(task)
+    eng.begin(cpu, task)
+
+
+def _charge(eng, cpu, task, ns):
+    """Continue running for ``ns`` of kernel work (syscall cost) before the next action."""
+    task.remaining = ns
+    eng.begin(cpu, task)
+    return True
+
+
+def _op_wait(eng, cpu, task, op):
+    sem = op[1]
+    if sem.count > 0:
+        sem.count -= 1
+        return False
+    sem.waiters.append(task)
+    eng.block(cpu, task)
+    return True
+
+
+def _op_post(eng, cpu, task, op):
+    sem = op[1]
+    woke = 0
+    for _ in range(op[2]):
+        if sem.waiters:
+            eng.wake(sem.waiters.pop(0), cpu.id, sync=True)
+            woke += 1
+        else:
+            sem.count += 1
+    if woke:
+        return _charge(eng, cpu, task, eng.tun["wakeup_ns"] * woke)
+    return False
+
+
+def _op_lock(eng, cpu, task, op):
+    mutex, mode = op[1], op[2]
+    if mutex.owner is None:
+        mutex.owner = task
+        return False
+    mutex.contended += 1
+    if mode == "yield":
+        _start_spin(eng, cpu, task, mutex, 0, True, "yield")
+    elif mode == "spin":
+        _start_spin(eng, cpu, task, mutex, 0, False, "spin")
+    else:
+        mutex.waiters.append(task)
+        eng.block(cpu, task)
+    return True
+
+
+def _op_unlock(eng, cpu, task, op):
+    mutex = op[1]
+    if mutex.waiters:
+        mutex.owner = mutex.waiters.pop(0)
+        eng.wake(mutex.owner, cpu.id)
+        return _charge(eng, cpu, task, eng.tun["wakeup_ns"])
+    mutex.owner = None
+    if mutex.spinners:
+        eng.notify_spinners(mutex)
+    return False
+
+
+def _op_sleep(eng, cpu, task, op):
+    eng.sleep(cpu, task, eng.now + eng.jitter(op[1]))
+    return True
+
+
+def _op_timer(eng, cpu, task, op):
+    """End of a periodic job: account it, then sleep until the next release."""
+    period = op[1]
+    eng.job_done(task)
+    task.release += period
+    task.deadline = task.release + period
+    if task.release <= eng.now:
+        return False
+    eng.sleep(cpu, task, task.release)
+    return True
+
+
+def _op_yield(eng, cpu, task, op):
+    eng.do_yield(cpu, task)
+    return True
+
+
+def _op_fork(eng, cpu, task, op):
+    child = op[1](eng, task)
+    eng.fork(cpu, task, child)
+    return False
+
+
+def _op_exit(eng, cpu, task, op):
+    if task.joinsem is not None:
+        sem = task.joinsem
+        if sem.waiters:
+            eng.wake(sem.waiters.pop(0), cpu.id)
+        else:
+            sem.count += 1
+    eng.exit(cpu, task)
+    return True
+
+
+def _op_barrier(eng, cpu, task, op):
+    bar = op[1]
+    bar.arrived += 1
+    if bar.arrived < bar.parties:
+        bar.waiters.append(task)
+        eng.block(cpu, task)
+        return True
+    bar.arrived = 0
+    waiters, bar.waiters = bar.waiters, []
+    for waiter in waiters:
+        eng.wake(waiter, cpu.id)
+    return False
+
+
+_BLOCKING = {WAIT: _op_wait, POST: _op_post, LOCK: _op_lock, UNLOCK: _op_unlock,
+             SLEEP: _op_sleep, TIMER: _op_timer, YIELD: _op_yield, FORK: _op_fork,
+             EXIT: _op_exit, BARRIER: _op_barrier}

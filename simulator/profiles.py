@@ -1,0 +1,159 @@
+"""Kernel profiles: which scheduler family a kernel uses and its tunables with defaults.
+
+Values come from the kernel sources of each version (see FIELD-NOTES.md's mechanism table and
+docs/simulator.md).  Nothing here is fitted to a benchmark result.  Latency-type CFS tunables are
+given unscaled, as the sysctl defaults in the source; the engine multiplies them by the
+kernel's own CPU-count factor (1 + log2 ncpus, capped at 8 CPUs from 2.6.32 on).
+"""
+
+MS = 1_000_000
+
+
+def _t(default, type_, help_):
+    return {"default": default, "type": type_, "help": help_}
+
+
+# Tunables every profile has: the machine model and the benchmark environment.
+COMMON_TUNABLES = {
+    "HZ": _t(250, "int", "timer tick rate; slices expire and periodic balancing runs on ticks"),
+    "context_switch_ns": _t(2000, "int", "cost of switching to another task (register + TLB)"),
+    "yield_syscall_ns": _t(400, "int", "cost of one sched_yield() call that does not switch"),
+    "fork_ns": _t(25000, "int", "cost of creating a thread (clone + setup), charged to the parent"),
+    "exit_ns": _t(10000, "int", "cost of a thread exiting, charged to the exiting thread"),
+    "wakeup_ns": _t(1500, "int", "cost of a futex/pipe wakeup, charged to the waker"),
+    "loop_ns": _t(3.0, "float", "calibration: nanoseconds per counting-loop iteration "
+                  "(unoptimised loop at ~1.5 GHz)"),
+    "smt_speed": _t(0.6, "float", "throughput of one SMT thread while its sibling is busy "
+                    "(1.0 = no sharing)"),
+    "cache_refill_us": _t(30.0, "float", "cache refill paid by a migrated task that ran recently; "
+                          "x0.1 to an SMT sibling, x1 within a socket, x3 across sockets"),
+    "cache_warm_ms": _t(10.0, "float", "a task whose last run ended longer ago than this has a "
+                        "cold cache anyway and pays no refill on migration"),
+    "busy_factor": _t(64, "int", "a busy CPU multiplies its balance interval by this"),
+    "balance_fork": _t(False, "bool", "SD_BALANCE_FORK on every level: place a new task on the "
+                       "idlest CPU instead of its parent's"),
+    "balance_wake": _t(False, "bool", "SD_BALANCE_WAKE: choose the idlest CPU of the domain at "
+                       "every wakeup"),
+    "wake_affine": _t(True, "bool", "SD_WAKE_AFFINE: pull a wakee to the waker's CPU when loads "
+                      "allow"),
+    "newidle_balance": _t(True, "bool", "SD_BALANCE_NEWIDLE: a CPU about to go idle pulls work"),
+    "idle_balance_kick": _t(False, "bool", "an idle CPU is kicked to balance as soon as another "
+                            "CPU of its domain gets a second runnable task (faster idle balancing)"),
+    "noise_pct": _t(1.0, "float", "random +-% jitter on every work amount, seeded (run-to-run "
+                    "variance)"),
+    "vmstat_interval_ms": _t(100.0, "float", "sampling interval of the vmstat-like series"),
+    "sched_cost_ns": _t(300, "int", "fixed cost of one schedule() decision"),
+}
+
+FAMILY_TUNABLES = {
+    "goodness": {
+        "HZ": _t(100, "int", "timer tick rate (2.4 default 100)"),
+        "timeslice_ticks": _t(6, "int", "NICE_TO_TICKS(0): counter refill at nice 0"),
+        "proc_change_penalty": _t(15, "int", "goodness() bonus for staying on the last CPU"),
+        "sched_cost_per_task_ns": _t(120, "int", "goodness() cost per runnable task scanned"),
+    },
+    "o1": {
+        "timeslice_ms": _t(100, "int", "timeslice at nice 0; a forked child gets half of the "
+                           "parent's remaining slice"),
+        "cache_hot_time_ns": _t(2_500_000, "int", "boot-time cache_hot_time: a task that ran "
+                                "more recently than this is not migrated by the balancer"),
+        "sched_child_runs_first": _t(True, "bool", "child runs first, only for fork without "
+                                     "CLONE_VM (threads never)"),
+    },
+    "cfs": {
+        "sched_latency_ns": _t(20 * MS, "int", "targeted preemption latency (unscaled)"),
+        "sched_min_granularity_ns": _t(4 * MS, "int", "minimal preemption granularity (unscaled)"),
+        "sched_wakeup_granularity_ns": _t(10 * MS, "int", "wakeup preemption granularity "
+                                          "(unscaled)"),
+        "sched_child_runs_first": _t(True, "bool", "forked child preempts its parent"),
+        "child_runs_first_threads": _t(True, "bool", "whether child_runs_first also applies to "
+                                       "threads (CLONE_VM); 2.6.23 skipped threads"),
+        "sched_compat_yield": _t(False, "bool", "1: sched_yield() queues the task after the "
+                                 "rightmost task"),
+        "sched_migration_cost_ns": _t(MS // 2, "int", "cache-hot veto: a task that ran within "
+                                      "this long is not migrated (0 disables)"),
+        "latency_cap_cpus": _t(0, "int", "cap on the CPU count in the latency scaling factor "
+                               "(0: no cap)"),
+        "select_idle_sibling": _t(False, "bool", "on wakeup pick an idle CPU sharing the "
+                                  "target's cache"),
+        "sched_cost_log_ns": _t(60, "int", "extra schedule() cost per log2(nr_running)"),
+    },
+    "rsdl": {
+        "rr_interval": _t(8, "int", "quota in ms each task gets at each priority level"),
+        "priority_levels": _t(20, "int", "levels a nice-0 task descends before expiring"),
+        "yield_expire": _t(True, "bool", "1: sched_yield() expires the task to the expired "
+                           "array; 0: requeue at the tail of its current level"),
+        "cache_hot_time_ns": _t(2_500_000, "int", "cache-hot veto for the balancer"),
+    },
+    "eevdf": {
+        "base_slice_ns": _t(750_000, "int", "sched_base_slice (unscaled)"),
+        "sched_migration_cost_ns": _t(MS // 2, "int", "cache-hot veto"),
+        "select_idle_sibling": _t(True, "bool", "on wakeup pick an idle CPU sharing the target's "
+                                  "cache"),
+        "sched_deadline": _t(True, "bool", "periodic tasks use SCHED_DEADLINE (global EDF)"),
+        "sched_cost_log_ns": _t(60, "int", "extra schedule() cost per log2(nr_running)"),
+    },
+}
+
+
+def _cfs(desc, **overrides):
+    return {"family": "cfs", "description": desc, "overrides": overrides}
+
+
+PROFILES = {
+    "2.4": {"family": "goodness", "description": "2.4 scheduler: one global runqueue, goodness() "
+            "scans every runnable task on each decision, counters recalculated when all run out",
+            "overrides": {"wake_affine": False, "newidle_balance": False}},
+    "2.6.22": {"family": "o1", "description": "O(1) scheduler: per-CPU active/expired arrays, "
+               "100 ms slices, fork splits the slice, hard yield, periodic + newidle balancing",
+               "overrides": {}},
+    "2.6.23": _cfs("CFS as first merged: latency 20 ms, granularity 2 ms, wakeup granularity "
+                   "1 ms, child_runs_first skipped for threads, yield requeues at own key, no "
+                   "cache-hot veto",
+                   sched_min_granularity_ns=2 * MS, sched_wakeup_granularity_ns=MS,
+                   child_runs_first_threads=False, sched_migration_cost_ns=0),
+    "2.6.24": _cfs("CFS 2.6.24: latency 20 ms, granularity 4 ms, wakeup granularity 10 ms, "
+                   "child runs first for threads, yield nearly a no-op, 0.5 ms cache-hot veto"),
+    "2.6.25": _cfs("CFS 2.6.25: as 2.6.24 plus faster idle balancing (an idle CPU is kicked as "
+                   "soon as another CPU has queued work)", idle_balance_kick=True),
+    "rsdl-0.31": {"family": "rsdl", "description": "RSDL 0.31: rr_interval quota per priority "
+                  "level, minor and major rotations; sched_yield() expires the task",
+                  "overrides": {}},
+    "rsdl-0.33": {"family": "rsdl", "description": "RSDL 0.33: as 0.31 but sched_yield() only "
+                  "requeues the task at the tail of its current level",
+                  "overrides": {"yield_expire": False}},
+    "3.3": _cfs("CFS 3.3: latency 6 ms, granularity 0.75 ms, wakeup granularity 1 ms, scaling "
+                "capped at 8 CPUs, select_idle_sibling, wake-affine, SD_BALANCE_WAKE off, "
+                "SD_BALANCE_FORK on all levels, skip-buddy yield, child_runs_first 0",
+                sched_latency_ns=6 * MS, sched_min_granularity_ns=750_000,
+                sched_wakeup_granularity_ns=MS, sched_child_runs_first=False,
+                latency_cap_cpus=8, select_idle_sibling=True, balance_fork=True),
+    "6.6-eevdf": {"family": "eevdf", "description": "EEVDF (6.6): earliest eligible virtual "
+                  "deadline first, base slice 0.75 ms, yield sets vruntime to the deadline, "
+                  "select_idle_sibling; SCHED_DEADLINE (global EDF) for periodic tasks",
+                  "overrides": {"balance_fork": True}},
+}
+
+# Yield semantics are a property of the code of each CFS version, toggled by sched_compat_yield.
+CFS_YIELD_MODE = {"2.6.23": "requeue", "2.6.24": "noop", "2.6.25": "noop", "3.3": "skip"}
+
+
+def tunable_specs(kernel):
+    """Tunable metadata (default, type, help) for one profile, overrides applied."""
+    profile = PROFILES[kernel]
+    specs = {name: dict(spec) for name, spec in COMMON_TUNABLES.items()}
+    for name, spec in FAMILY_TUNABLES[profile["family"]].items():
+        specs[name] = dict(spec)
+    for name, value in profile["overrides"].items():
+        specs[name]["default"] = value
+    if kernel == "3.3" or profile["family"] != "cfs":
+        specs.pop("sched_compat_yield", None)
+    return specs
+
+
+def catalog_kernels():
+    return {
+        name: {"description": p["description"], "family": p["family"],
+               "tunables": tunable_specs(name)}
+        for name, p in PROFILES.items()
+    }

@@ -1,0 +1,158 @@
+"""Wake-heavy server-like workloads: chatroom, pipeline, wake-pingpong and overcommit."""
+
+from .program import EXIT, LOCK, LOOP, POST, RUN, UNLOCK, WAIT, Mutex, Semaphore
+from .wl_common import MS, US, m, mark_time, p
+
+FOREVER = 10**15
+
+
+class Chatroom:
+    name = "chatroom"
+    description = ("Volanomark-like chat server: `rooms` x `clients`; each client waits for a "
+                   "message, thinks, takes its room's lock (spinning on sched_yield() like the JVM, "
+                   "or a futex), and passes a message on.  Prints `throughput: <f> msgs/s`.")
+    params = {
+        "rooms": p(10, "int", "chat rooms", 1, 10_000),
+        "clients": p(20, "int", "clients per room", 2, 10_000),
+        "messages": p(2000, "int", "messages each client sends", 1, 10**8),
+        "lock": p("yield", "choice:yield,futex", "room lock: spin on sched_yield() or futex"),
+        "think_us": p(20, "int", "CPU time to build and parse a message", 0, 10**9),
+        "cs_us": p(5, "int", "CPU time holding the room lock", 0, 10**9),
+    }
+    metrics = {"throughput_msgs_per_s": m("msgs/s", True)}
+
+    def build(self, b):
+        prm = b.params
+        clients = prm["clients"]
+        tokens = max(1, clients // 2)
+        for r in range(prm["rooms"]):
+            lock = Mutex(f"room{r}")
+            inbox = [Semaphore(f"r{r}c{i}", 1 if i < tokens else 0) for i in range(clients)]
+            for i in range(clients):
+                prog = [(WAIT, inbox[i]), (RUN, prm["think_us"] * US), (LOCK, lock, prm["lock"]),
+                        (RUN, prm["cs_us"] * US), (UNLOCK, lock), (POST, inbox[(i + 1) % clients], 1),
+                        (LOOP, prm["messages"], 0), mark_time("end"), (EXIT,)]
+                b.start(b.task(f"r{r}c{i}", prog, group=f"room{r}"), 0)
+
+    def collect(self, b):
+        prm = b.params
+        total = prm["rooms"] * prm["clients"] * prm["messages"]
+        wall = b.eng.marks.get("end", b.eng.now)
+        return {"throughput_msgs_per_s": total / (wall / 1e9) if wall else 0.0}
+
+
+class Pipeline:
+    name = "pipeline"
+    description = ("Shell pipeline of compressors (`bzip2 | bzip2 | ...`): each stage reads a "
+                   "block from a pipe, works on it, writes it to the next.  Prints `time <ms> ms` "
+                   "and `cpu utilization: <pct>%`.")
+    params = {
+        "stages": p(4, "int", "pipeline stages", 1, 1000),
+        "blocks": p(200, "int", "blocks pushed through", 1, 10**8),
+        "work_us": p(500, "int", "CPU time per block per stage", 0, 10**9),
+        "pipe_blocks": p(16, "int", "pipe buffer capacity in blocks", 1, 10**6),
+    }
+    metrics = {"time_ms": m("ms", False), "cpu_utilization": m("%", True)}
+
+    def build(self, b):
+        prm = b.params
+        n = prm["stages"]
+        data = [Semaphore(f"data{k}") for k in range(n + 1)]
+        space = [Semaphore(f"space{k}", prm["pipe_blocks"]) for k in range(n + 1)]
+        for k in range(n):
+            prog = []
+            if k > 0:
+                prog += [(WAIT, data[k]), (POST, space[k], 1)]
+            prog.append((RUN, prm["work_us"] * US))
+            if k < n - 1:
+                prog += [(WAIT, space[k + 1]), (POST, data[k + 1], 1)]
+            prog += [(LOOP, prm["blocks"], 0), mark_time("end"), (EXIT,)]
+            b.start(b.task(f"stage{k}", prog), 0)
+
+    def collect(self, b):
+        eng = b.eng
+        wall = eng.marks.get("end", eng.now)
+        busy = sum(c.busy_ns for c in eng.cpus)
+        util = 100.0 * busy / (wall * len(eng.cpus)) if wall else 0.0
+        return {"time_ms": wall / MS, "cpu_utilization": util}
+
+
+class WakePingpong:
+    name = "wake-pingpong"
+    description = ("tbench/sysbench-like request/response pairs: a client does `work_us`, wakes "
+                   "its server and sleeps until answered.  Prints `throughput: <f> ops/s` and "
+                   "`latency: <f> us` (mean runqueue wait per wakeup).")
+    params = {
+        "pairs": p(4, "int", "client/server pairs", 1, 100_000),
+        "work_us": p(10, "int", "CPU time per request on each side", 0, 10**9),
+        "roundtrips": p(5000, "int", "requests per pair", 1, 10**9),
+    }
+    metrics = {"throughput_ops_per_s": m("ops/s", True), "latency_us": m("us", False)}
+
+    def build(self, b):
+        prm = b.params
+        work = prm["work_us"] * US
+        for i in range(prm["pairs"]):
+            ask, answer = Semaphore(f"ask{i}"), Semaphore(f"answer{i}")
+            client = [(RUN, work), (POST, ask, 1), (WAIT, answer), (LOOP, prm["roundtrips"], 0),
+                      mark_time("end"), (EXIT,)]
+            server = [(WAIT, ask), (RUN, work), (POST, answer, 1), (LOOP, prm["roundtrips"], 0),
+                      (EXIT,)]
+            b.start(b.task(f"client{i}", client), 0)
+            b.start(b.task(f"server{i}", server), 0)
+
+    def collect(self, b):
+        eng = b.eng
+        wall = eng.marks.get("end", eng.now)
+        ops = b.params["pairs"] * b.params["roundtrips"]
+        wakeups = max(1, eng.counters["wakeups"])
+        waited = sum(t.wait_sum for t in eng.tasks)
+        return {"throughput_ops_per_s": ops / (wall / 1e9) if wall else 0.0,
+                "latency_us": waited / wakeups / US}
+
+
+class Overcommit:
+    name = "overcommit"
+    description = ("An overcommitted host: a guest VM's vCPUs are host tasks in a cgroup with "
+                   "cpu.shares beside cgroups of CPU hogs; the guest runs a wake-heavy ring of "
+                   "requests between its vCPUs.  Per-group schedstat wait_sum is the latency "
+                   "evidence.  Prints `throughput: <f> ops/s` and `wait_sum <group>: <ms> ms`.")
+    params = {
+        "vcpus": p(4, "int", "guest vCPUs", 1, 4096),
+        "hog_groups": p(2, "int", "cgroups of CPU hogs", 0, 1000),
+        "hogs": p(2, "int", "hog tasks per hog cgroup", 1, 4096),
+        "vm_shares": p(1024, "int", "cpu.shares of the VM cgroup", 2, 262_144),
+        "hog_shares": p(1024, "int", "cpu.shares of each hog cgroup", 2, 262_144),
+        "work_us": p(50, "int", "guest CPU time per request", 1, 10**9),
+        "duration_ms": p(1000, "int", "simulated time", 1, 10**8),
+    }
+    metrics = {"throughput_ops_per_s": m("ops/s", True), "vm_wait_sum_ms": m("ms", False)}
+
+    def build(self, b):
+        prm = b.params
+        n = prm["vcpus"]
+        inbox = [Semaphore(f"vcpu{i}", 1 if i < max(1, n // 2) else 0) for i in range(n)]
+        b.state["ops"] = 0
+
+        def count_op(eng, task):
+            b.state["ops"] += 1
+
+        from .program import MARK
+        for i in range(n):
+            prog = [(WAIT, inbox[i]), (RUN, prm["work_us"] * US), (MARK, count_op),
+                    (POST, inbox[(i + 1) % n], 1), (LOOP, FOREVER, 0)]
+            t = b.task(f"vcpu{i}", prog, group="vm")
+            t.weight = max(2, prm["vm_shares"] // n)  # a group's shares split over its tasks
+            b.start(t, 0)
+        for g in range(prm["hog_groups"]):
+            for h in range(prm["hogs"]):
+                t = b.task(f"hog{g}.{h}", [(RUN, FOREVER)], group=f"hogs{g}")
+                t.weight = max(2, prm["hog_shares"] // prm["hogs"])
+                b.start(t, 0)
+        b.eng.stop_at = prm["duration_ms"] * MS
+
+    def collect(self, b):
+        eng = b.eng
+        vm_wait = sum(t.wait_sum for t in eng.tasks if t.group == "vm")
+        return {"throughput_ops_per_s": b.state["ops"] / (b.params["duration_ms"] / 1000),
+                "vm_wait_sum_ms": vm_wait / MS}

@@ -1,0 +1,97 @@
+"""Thread create/join workloads: threadtest and its burn variant."""
+
+from .program import ADD, EXIT, FORK, LOOP, MARK, RUN, SET, SLEEP, SPIN, WAIT, Counter, Semaphore
+from .wl_common import MS, US, m, mark_time, p
+
+# ---------------------------------------------------------------------------------- threadtest
+class Threadtest:
+    name = "threadtest"
+    description = ("Thread create/join microbenchmark: per iteration the parent creates a thread, "
+                   "both run a counting loop of `loops` iterations, bump a shared counter and spin "
+                   "until both are done; the parent joins.  Prints `time <ms> ms`.")
+    params = {
+        "iterations": p(500, "int", "create/join iterations", 1, 1_000_000),
+        "loops": p(1_000_000, "int", "counting-loop iterations per thread", 0, 10**10),
+        "yield_in_spin": p(False, "bool", "call sched_yield() inside the spin loop"),
+        "head_start_us": p(0, "int", "parent sleeps this long after creating the child "
+                           "(usleep head start)", 0, 10**9),
+        "pin": p(False, "bool", "pin the parent to CPU 0 and the child to CPU 1"),
+    }
+    metrics = {"time_ms": m("ms", False)}
+
+    def build(self, b):
+        prm, tun = b.params, b.tun
+        done = Counter("done")
+        join = Semaphore("join")
+        work = int(prm["loops"] * tun["loop_ns"])
+        ncpus = len(b.eng.cpus)
+        pinned = prm["pin"] and ncpus > 1
+        child_prog = [(RUN, work), (ADD, done, 1), (SPIN, done, 2, prm["yield_in_spin"]),
+                      (RUN, tun["exit_ns"]), (EXIT,)]
+
+        def make_child(eng, parent):
+            child = b.task("child", child_prog, affinity={1} if pinned else None)
+            child.joinsem = join
+            return child
+
+        body = [(RUN, tun["fork_ns"]), (FORK, make_child)]
+        if prm["head_start_us"]:
+            body.append((SLEEP, prm["head_start_us"] * US))
+        body += [(RUN, work), (ADD, done, 1), (SPIN, done, 2, prm["yield_in_spin"]),
+                 (WAIT, join), (SET, done, 0), (LOOP, prm["iterations"], 0)]
+        prog = [*body, mark_time("end"), (EXIT,)]
+        b.start(b.task("parent", prog, affinity={0} if pinned else None), 0)
+
+    def collect(self, b):
+        return {"time_ms": b.eng.marks.get("end", b.eng.now) / MS}
+
+
+class ThreadtestBurn:
+    name = "threadtest-burn"
+    description = ("Burn variant: per iteration parent and child each burn `burn_us` of CPU time "
+                   "then spin until both are done.  Prints `time: <us> (us)  work: <us>  wait: "
+                   "<us>  idx: <f>`; idx = work / wall time (2.0 = perfect overlap on 2 CPUs).")
+    params = {
+        "iterations": p(100, "int", "create/join iterations", 1, 1_000_000),
+        "burn_us": p(10_000, "int", "CPU time each thread burns per iteration", 1, 10**9),
+        "yield_in_spin": p(False, "bool", "call sched_yield() inside the spin loop"),
+    }
+    metrics = {"time_us": m("us", False), "work_us": m("us", None), "wait_us": m("us", False),
+               "idx": m("ratio", True)}
+
+    def build(self, b):
+        prm, tun = b.params, b.tun
+        done = Counter("done")
+        join = Semaphore("join")
+        burn = prm["burn_us"] * US
+        b.state["wait"] = 0
+        b.state["work"] = 0
+
+        def spin_start(eng, task):
+            task.data = eng.now
+
+        def spin_end(eng, task):
+            b.state["wait"] += eng.now - task.data
+
+        def count_work(eng, task):
+            b.state["work"] += burn
+
+        spin = [(MARK, spin_start), (SPIN, done, 2, prm["yield_in_spin"]), (MARK, spin_end)]
+        child_prog = [(RUN, burn), (MARK, count_work), (ADD, done, 1), *spin,
+                      (RUN, tun["exit_ns"]), (EXIT,)]
+
+        def make_child(eng, parent):
+            child = b.task("child", child_prog)
+            child.joinsem = join
+            return child
+
+        prog = [(RUN, tun["fork_ns"]), (FORK, make_child), (RUN, burn), (MARK, count_work),
+                (ADD, done, 1), *spin, (WAIT, join), (SET, done, 0),
+                (LOOP, prm["iterations"], 0), mark_time("end"), (EXIT,)]
+        b.start(b.task("parent", prog), 0)
+
+    def collect(self, b):
+        wall = b.eng.marks.get("end", b.eng.now)
+        work = b.state["work"]
+        return {"time_us": wall / US, "work_us": work / US, "wait_us": b.state["wait"] / US,
+                "idx": work / wall if wall else 0.0}
