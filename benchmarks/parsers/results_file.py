@@ -47,9 +47,14 @@ def kernel_heading(text: str) -> str | None:
 
 
 def command_of(text: str) -> str | None:
-    """The command typed at a shell prompt line, or None if the line is not one."""
+    """The command typed at a shell prompt line (or pasted without its prompt), else None."""
     match = PROMPT_RE.fullmatch(text) or BARE_PROMPT_RE.fullmatch(text)
-    return match.group("cmd").strip() if match else None
+    if match:
+        return match.group("cmd").strip()
+    if ECHO_TUNABLE_RE.fullmatch(text) or SYSCTL_TUNABLE_RE.fullmatch(text) or \
+            text.startswith("./"):
+        return text
+    return None
 
 
 def tunable_of(command: str) -> tuple[str, object] | None:

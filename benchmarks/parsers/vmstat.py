@@ -33,6 +33,9 @@ HEADING_LINES = 3
 STANDARD_COLUMNS = ["r", "b", "swpd", "free", "buff", "cache", "si", "so", "bi", "bo",
                     "in", "cs", "us", "sy", "id", "wa", "st"]
 BANNER_RE = re.compile(r"(?:-*\s*time\s*-*\s+)?procs\s+-{2,}.*", re.I)
+
+TIMESTAMP_RE = re.compile(r"\s+\d{4}-\d\d-\d\d\s+\d\d:\d\d:\d\d\s*$")
+TIMEZONE_RE = re.compile(r"[A-Z]{2,5}")
 TIME_COLUMN_RE = re.compile(r"time\s*\(\s*(?:sec|s)\s*\)|time", re.I)
 # Columns worth charting on their own: vmstat column -> (metric, unit, higher_is_better).
 COLUMN_METRICS = {
@@ -47,13 +50,20 @@ def header_columns(text: str) -> list[str] | None:
     text = TIME_COLUMN_RE.sub(" time_s ", text, count=1) if text.lower().startswith("time") \
         else text
     tokens = text.split()
+    if tokens and TIMEZONE_RE.fullmatch(tokens[-1]):  # `vmstat -t`: timestamp stripped too
+        tokens = tokens[:-1]
     if {"r", "b"} <= set(tokens) and ({"cs", "swpd"} & set(tokens)):
         return tokens
     return None
 
 
+def without_timestamp(text: str) -> str:
+    """A `vmstat -t` row minus its trailing date and time (kept out of the numeric series)."""
+    return TIMESTAMP_RE.sub("", text)
+
+
 def is_row(text: str) -> bool:
-    tokens = text.split()
+    tokens = without_timestamp(text).split()
     return 10 <= len(tokens) <= 20 and all(is_number(token) for token in tokens)
 
 
@@ -107,7 +117,7 @@ class VmstatParser(Parser):
         heading: list[tuple[int, str]] = []
         block: _Block | None = None
         for lineno, text in numbered_lines(lines, warnings):
-            text = text.strip()
+            text = without_timestamp(text.strip())
             if BANNER_RE.fullmatch(text):
                 continue
             columns = header_columns(text)

@@ -152,3 +152,17 @@ def test_param_table_errors(text, line):
     with pytest.raises(ParseError) as caught:
         PARSERS["param-table"].parse(text.splitlines())
     assert caught.value.line == line
+
+
+def test_vmstat_t_timestamps_are_dropped():
+    text = (
+        "procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu----- "
+        "-----timestamp-----\n"
+        " r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st"
+        "                 UTC\n"
+        " 1  0      0 7000 100 2000    0    0     3    10  120  230  2  1 97  0  0"
+        " 2026-11-30 05:15:00\n")
+    (only,) = PARSERS["vmstat"].parse(text.splitlines()).results
+    assert only.series["vmstat"]["columns"][-1] == "st"
+    assert only.series["vmstat"]["rows"] == [[1, 0, 0, 7000, 100, 2000, 0, 0, 3, 10, 120, 230,
+                                              2, 1, 97, 0, 0]]

@@ -113,3 +113,11 @@ def test_line_endings_and_whitespace_do_not_matter():
 def test_bytes_lines_are_decoded():
     result = PARSERS["time-ms"].parse([b"time 7 ms\n", b"time 8 ms\r\n"])
     assert list(result.results[0].metrics["time_ms"]) == [7, 8]
+
+
+def test_results_file_commands_pasted_without_prompt():
+    text = ("echo 0 > /proc/sys/kernel/sched_compat_yield\n./threadtest -y\n"
+            "2.6.24\ntime 5 ms\n")
+    (only,) = PARSERS["results-file"].parse(text.splitlines()).results
+    assert only.tunables == {"sched_compat_yield": 0}
+    assert only.labels == {"program": "./threadtest -y"} and only.kernel == "2.6.24"
