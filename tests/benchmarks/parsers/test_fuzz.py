@@ -14,7 +14,8 @@ from .helpers import FIXTURES
 # PARSER_FUZZ_EXAMPLES=5000 for a long hunt; the default keeps the suite fast.
 EXAMPLES = int(os.environ.get("PARSER_FUZZ_EXAMPLES", "120"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                       HealthCheck.function_scoped_fixture])
 
 # Every line of every fixture: the realistic vocabulary the fuzzer recombines.
 FRAGMENTS = sorted({
