@@ -123,6 +123,8 @@ def run_result(run, line: int, what: str) -> ResultSet:
     _add_metrics(result, run.get("metrics"), f"{what}.metrics", line)
     for name, series in (_dict_or_empty(run.get("series"), f"{what}.series", line)).items():
         result.series[name] = _series(series, f"{what}.series.{name}", line)
+    if not result.metrics and not result.series:
+        raise ParseError(f"{what} has no metric values and no series", line=line)
     return result
 
 

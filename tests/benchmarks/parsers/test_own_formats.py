@@ -137,7 +137,8 @@ def test_json_list_of_runs_and_single_run():
     ({"runs": [{"metrics": {"t_ms": [1]}, "params": []}]}, "must be an object"),
     ({"runs": [{"metrics": {"t_ms": [1]},
                 "series": {"vmstat": {"columns": ["r"], "rows": [[1, 2]]}}}]}, "a row has 2"),
-    ({"runs": [{"metrics": {}}]}, "no .* results found"),
+    ({"runs": [{"metrics": {}}]}, "no metric values"),
+    ({"runs": []}, "no .* results found"),
     ({"runs": [{"metrics": {"t_ms": [10 ** 400]}}]}, "must be a number"),
 ])
 def test_json_wrong_types(document, message):
