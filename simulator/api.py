@@ -87,7 +87,8 @@ TUNABLE_RANGES = {"HZ": (10, 10_000), "smt_speed": (0.05, 1.0), "noise_pct": (0.
                   "loop_ns": (0.001, 1e6), "busy_factor": (1, 100_000),
                   "vmstat_interval_ms": (0.0, 1e7), "rr_interval": (1, 10_000),
                   "priority_levels": (1, 20), "timeslice_ms": (1, 10_000),
-                  "timeslice_ticks": (1, 10_000)}
+                  "timeslice_ticks": (1, 10_000), "busy_idx": (0, 4), "idle_idx": (0, 4),
+                  "newidle_idx": (0, 4)}
 
 
 def _normalise_mapping(field, given, specs, kind, ranges=None):

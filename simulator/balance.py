@@ -121,7 +121,9 @@ def _interval_ns(eng, cpu, level):
     return max(eng.tick_ns, eng.tick_after(int(ms * 1e6)))
 
 
-def _schedule_balance(eng, cpu, at=None):
+def _schedule_balance(eng, cpu, at=None, kick=False):
+    if kick:
+        cpu.kicked = True
     if at is None:
         due = min(lv.last_balance_ns + _interval_ns(eng, cpu, lv) for lv in cpu.domains)
         at = eng.tick_after(max(due, eng.now + 1))
@@ -142,7 +144,7 @@ def became_overloaded(eng, busy_cpu):
         if cid == busy_cpu.id:
             continue
         if kick and cpu.curr is None and cpu.rq.nr_running == 0:
-            _schedule_balance(eng, cpu, eng.now)
+            _schedule_balance(eng, cpu, eng.now, kick=True)
             eng.trace(cid, "kick", f"idle cpu kicked: cpu{busy_cpu.id} has queued work")
         elif cpu.bal_at is None:
             _schedule_balance(eng, cpu)
@@ -156,11 +158,12 @@ def went_idle(eng, cpu):
 
 def periodic(eng, cpu):
     cpu.bal_at = None
+    kicked, cpu.kicked = cpu.kicked, False
     if eng.overloaded == 0 or not cpu.domains:
         return
     idle = cpu.curr is None and cpu.rq.nr_running == 0
     for level in cpu.domains:
-        if eng.now >= level.last_balance_ns + _interval_ns(eng, cpu, level):
+        if (kicked and idle) or eng.now >= level.last_balance_ns + _interval_ns(eng, cpu, level):
             level.last_balance_ns = eng.now
             if load_balance(eng, cpu, level, "idle" if idle else "busy"):
                 idle = False
@@ -175,31 +178,84 @@ def newidle(eng, cpu):
     return False
 
 
-def _busiest(eng, cpu, level):
-    best, best_load = None, -1
-    for cid in level.span:
+# ------------------------------------------------------------------------- cpu_load history
+# The balancer does not look at instantaneous loads: each CPU keeps cpu_load[0..4], updated every
+# tick as cpu_load[i] = (cpu_load[i] * (2^i - 1) + load) / 2^i.  A busy CPU's load is
+# underestimated (source_load = min(history, now)) and an idle CPU's overestimated (target_load =
+# max(history, now)) for a few ticks after a change, which is why a fresh imbalance is not fixed at
+# the very next tick.  The history is brought up to date analytically when the load changes.
+LOAD_IDX_TUNABLE = {"busy": "busy_idx", "idle": "idle_idx", "newidle": "newidle_idx"}
+
+
+def load_changed(eng, cpu):
+    """Call after the runqueue load of ``cpu`` changed (the old load held until now)."""
+    _sync_history(eng, cpu)
+    cpu.load_now = eng.policy.load_of(cpu.rq)
+
+
+def _sync_history(eng, cpu):
+    tick = eng.now // eng.tick_ns
+    ticks = tick - cpu.load_tick
+    if ticks <= 0:
+        return
+    cpu.load_tick = tick
+    cur = cpu.load_now
+    hist = cpu.load_hist
+    hist[0] = cur
+    for i in range(1, len(hist)):
+        keep = ((1 << i) - 1) / (1 << i)
+        hist[i] = cur + (hist[i] - cur) * keep ** min(ticks, 10_000)
+
+
+def _loads(eng, cpu_ids, idx):
+    out = {}
+    for cid in cpu_ids:
+        c = eng.cpus[cid]
+        _sync_history(eng, c)
+        out[cid] = (c.load_hist[idx] if idx else c.load_now, c.load_now)
+    return out
+
+
+def _find_imbalance(eng, cpu, level, kind):
+    """Simplified find_busiest_group(): (busiest cpu, load to move) or (None, 0)."""
+    idx = 0 if level.name == "SMT" else eng.tun[LOAD_IDX_TUNABLE[kind]]
+    loads = _loads(eng, level.span, idx)
+    this_load = max(loads[cpu.id])  # target_load
+    total = this_load
+    busiest, max_load = None, -1.0
+    for cid, (hist, now) in loads.items():
         if cid == cpu.id:
             continue
-        rq = eng.cpus[cid].rq
-        if rq.nr_running < 2:
-            continue
-        load = eng.policy.load_of(rq)
-        if load > best_load:
-            best, best_load = eng.cpus[cid], load
-    return best, best_load
+        source = min(hist, now)
+        total += source
+        if eng.cpus[cid].rq.nr_running >= 2 and source > max_load:
+            busiest, max_load = eng.cpus[cid], source
+    if busiest is None:
+        return None, 0
+    avg = total / len(level.span)
+    if eng.trace_file is not None:
+        eng.trace(cpu.id, "loads", f"{level.name} {kind} this {this_load:.0f} busiest "
+                  f"cpu{busiest.id} {max_load:.0f} avg {avg:.0f}")
+    if max_load <= avg or this_load >= avg or 100 * max_load <= level.imbalance_pct * this_load:
+        return None, 0
+    imbalance = min(max_load - avg, avg - this_load)
+    per_task = busiest.load_now / max(1, busiest.rq.nr_running)
+    if imbalance < per_task / 2:
+        return None, 0
+    return busiest, imbalance
 
 
 def load_balance(eng, cpu, level, kind):
     """Pull queued tasks from the busiest CPU of ``level`` to ``cpu``; True if something moved."""
     eng.counters["balance_attempts"] += 1
-    busiest, max_load = _busiest(eng, cpu, level)
-    this_load = eng.policy.load_of(cpu.rq)
-    if busiest is None or 100 * max_load <= level.imbalance_pct * this_load:
+    busiest, imbalance = _find_imbalance(eng, cpu, level, kind)
+    if busiest is None:
         level.nr_balance_failed = 0
         if kind != "newidle":
             level.balance_interval_ms = min(level.max_interval_ms, level.balance_interval_ms * 2)
+        if eng.trace_file is not None:
+            eng.trace(cpu.id, "balance", f"{level.name} {kind}: balanced")
         return False
-    imbalance = (max_load - this_load) // 2
     moved = _move_tasks(eng, busiest, cpu, level, imbalance)
     if moved:
         level.nr_balance_failed = 0
@@ -218,13 +274,16 @@ def _move_tasks(eng, src, dst, level, imbalance):
     policy = eng.policy
     now = eng.now
     moved = moved_load = 0
+    retry_at = None
     for task in policy.queued_tasks(src.rq):
-        if moved and moved_load + task.weight // 2 > imbalance:
-            break
+        if task.weight / 2 > imbalance - moved_load:
+            continue
         if not _allowed(task, dst.id):
             continue
         if policy.hot(task, now, level) and level.nr_balance_failed <= level.cache_nice_tries:
             eng.counters["cache_hot_refusals"] += 1
+            cold_at = policy.cold_at(task, level)
+            retry_at = cold_at if retry_at is None else min(retry_at, cold_at)
             if eng.trace_file is not None:
                 ago = (now - task.last_ran) / 1e6
                 eng.trace(dst.id, "refuse", f"migration of {task.name} from cpu{src.id} refused: "
@@ -238,4 +297,7 @@ def _move_tasks(eng, src, dst, level, imbalance):
         moved_load += task.weight
         if moved_load >= imbalance:
             break
+    if not moved and retry_at is not None and eng.tun["idle_balance_kick"] and dst.curr is None:
+        # faster idle balancing: retry when the refused task's cache-hot window ends
+        _schedule_balance(eng, dst, max(retry_at, eng.now + 1), kick=True)
     return moved

@@ -25,7 +25,7 @@ EV_SEG, EV_TIMER, EV_BALANCE, EV_SAMPLE, EV_STOP, EV_CALL = range(6)
 class Cpu:
     __slots__ = ("id", "rq", "curr", "seg_start", "speed", "gen", "busy_ns", "sys_ns",
                  "need_resched", "domains", "bal_at", "bal_gen", "siblings", "preempt_at",
-                 "idle_since")
+                 "idle_since", "load_hist", "load_now", "load_tick", "kicked")
 
     def __init__(self, cpu_id, rq, siblings):
         self.id = cpu_id
@@ -43,6 +43,10 @@ class Cpu:
         self.siblings = siblings
         self.preempt_at = None
         self.idle_since = 0
+        self.load_hist = [0.0] * 5
+        self.load_now = 0
+        self.load_tick = 0
+        self.kicked = False
 
 
 class Engine:
@@ -69,6 +73,7 @@ class Engine:
         self.samples = []
         self.overloaded = 0
         self.pending_timers = 0
+        self.track_load = not policy.global_queue
         policy.attach(self)
         self.cpus = [Cpu(c, policy.new_rq(c), topo.siblings(c)) for c in range(topo.ncpus)]
         balance.setup(self)
@@ -162,6 +167,8 @@ class Engine:
         before = rq.nr_running
         self.policy.enqueue(rq, task, how, self.now)
         rq.nr_running = before + 1
+        if self.track_load:
+            balance.load_changed(self, cpu)
         if before + 1 == 2:
             self.overloaded += 1
             balance.became_overloaded(self, cpu)
@@ -171,6 +178,8 @@ class Engine:
         rq = cpu.rq
         self.policy.dequeue(rq, task, self.now)
         rq.nr_running -= 1
+        if self.track_load:
+            balance.load_changed(self, cpu)
         if rq.nr_running == 1:
             self.overloaded -= 1
 
@@ -179,6 +188,8 @@ class Engine:
         rq = cpu.rq
         self.policy.curr_leaves(rq, task, self.now)
         rq.nr_running -= 1
+        if self.track_load:
+            balance.load_changed(self, cpu)
         if rq.nr_running == 1:
             self.overloaded -= 1
         task.last_ran = self.now

@@ -78,6 +78,13 @@ class Policy:
     def load_of(self, rq):
         return rq.load
 
+    def cold_at(self, task, level):
+        """When a refused cache-hot task stops being hot (for the faster idle balancing)."""
+        return task.last_ran + self.hot_cost()
+
+    def hot_cost(self):
+        return self.tun.get("cache_hot_time_ns", self.tun.get("sched_migration_cost_ns", 0))
+
     def task_hot(self, task, now, cost_ns):
         if cost_ns <= 0 or task.never_ran:
             return False
@@ -225,6 +232,9 @@ class CfsPolicy(Policy):
 
     def hot(self, task, now, level):
         return self.task_hot(task, now, self.migration_cost)
+
+    def hot_cost(self):
+        return self.migration_cost
 
 
 # ---------------------------------------------------------------------------------------- O(1)

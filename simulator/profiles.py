@@ -43,6 +43,10 @@ COMMON_TUNABLES = {
                     "variance)"),
     "vmstat_interval_ms": _t(100.0, "float", "sampling interval of the vmstat-like series"),
     "sched_cost_ns": _t(300, "int", "fixed cost of one schedule() decision"),
+    "busy_idx": _t(2, "int", "cpu_load[] history index a busy CPU balances with (0 = "
+                   "instantaneous load; higher = slower-moving average)"),
+    "idle_idx": _t(1, "int", "cpu_load[] history index for periodic balancing of an idle CPU"),
+    "newidle_idx": _t(2, "int", "cpu_load[] history index for balancing when going idle"),
 }
 
 FAMILY_TUNABLES = {
@@ -114,8 +118,10 @@ PROFILES = {
                    child_runs_first_threads=False, sched_migration_cost_ns=0),
     "2.6.24": _cfs("CFS 2.6.24: latency 20 ms, granularity 4 ms, wakeup granularity 10 ms, "
                    "child runs first for threads, yield nearly a no-op, 0.5 ms cache-hot veto"),
-    "2.6.25": _cfs("CFS 2.6.25: as 2.6.24 plus faster idle balancing (an idle CPU is kicked as "
-                   "soon as another CPU has queued work)", idle_balance_kick=True),
+    "2.6.25": _cfs("CFS 2.6.25: as 2.6.24 plus faster idle balancing (modelled: an idle CPU is "
+                   "kicked as soon as another CPU has queued work, balances on instantaneous "
+                   "load, and retries when a cache-hot task cools down)",
+                   idle_balance_kick=True, idle_idx=0),
     "rsdl-0.31": {"family": "rsdl", "description": "RSDL 0.31: rr_interval quota per priority "
                   "level, minor and major rotations; sched_yield() expires the task",
                   "overrides": {}},
