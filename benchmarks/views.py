@@ -12,7 +12,7 @@ from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from benchmarks import charts, selectors
+from benchmarks import charts, parsers, selectors
 from benchmarks.models import ApiToken, Run, Sample
 from benchmarks.services.tokens import token_create, token_revoke
 
@@ -77,6 +77,16 @@ def run_detail(request, pk: int):
     }
     return render(request, "benchmarks/run_detail.html", context)
 
+
+
+@login_required
+def upload_page(request):
+    context = {
+        "formats": parsers.formats(),
+        "machines": selectors.machines_with_counts(),
+        "max_mb": settings.MAX_UPLOAD_MB,
+    }
+    return render(request, "benchmarks/upload.html", context)
 
 
 def machine_list(request):

@@ -10,6 +10,7 @@ urlpatterns = [
     path("runs/", views.run_list, name="run-list"),
     path("runs/<int:pk>/", views.run_detail, name="run-detail"),
     path("machines/", views.machine_list, name="machine-list"),
+    path("upload/", views.upload_page, name="upload"),
     path("harness/schedbench.py", views.harness_download, name="harness-download"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from .units import metric_info
 
 HEAD_SIZE = 64 * 1024
+BOM = "\ufeff"
 MAX_WARNINGS = 200
 
 
@@ -180,6 +181,8 @@ def clean_line(raw, lineno: int) -> str:
         raise ParseError(f"expected text lines, got {type(raw).__name__}", line=lineno)
     if "\x00" in raw:
         raise ParseError("binary data (NUL byte) in input", line=lineno)
+    if lineno == 1:
+        raw = raw.lstrip(BOM)  # editors on Windows (and Excel's CSV export) start with one
     return raw.rstrip("\r\n")
 
 
@@ -196,7 +199,7 @@ def numbered_lines(lines: Iterable, warnings: Warnings | None = None,
         raise ParseError("input is not an iterable of lines") from exc
     for lineno, raw in enumerate(iterator, 1):
         # Hot loop (millions of lines): the common str case avoids clean_line's checks.
-        if raw.__class__ is not str or "\x00" in raw:
+        if raw.__class__ is not str or "\x00" in raw or lineno == 1:
             raw = clean_line(raw, lineno)
         text = raw.rstrip()
         if not text:
@@ -217,7 +220,7 @@ def head_lines(head: str, limit: int = 2000) -> list[str]:
     """
     if not isinstance(head, str) or "\x00" in head:
         return []
-    pieces = head.split("\n")
+    pieces = head.lstrip(BOM).split("\n")
     if len(head) >= HEAD_SIZE and not head.endswith("\n"):
         pieces = pieces[:-1]
     result = []

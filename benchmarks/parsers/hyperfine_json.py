@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Iterable
 
-from .base import ParseError, Parser, ParseResult, ResultSet, Warnings, maybe_number
+from .base import BOM, ParseError, Parser, ParseResult, ResultSet, Warnings, maybe_number
 from .jsondoc import expect, read_document
 
 
@@ -21,7 +21,7 @@ class HyperfineJsonParser(Parser):
     description = "hyperfine JSON export"
 
     def detect(self, head: str) -> float:
-        text = head.lstrip()
+        text = head.lstrip(BOM + " \t\r\n")
         if not text.startswith("{") or '"results"' not in text:
             return 0.0
         return 0.97 if '"command"' in text and re.search(r'"(times|mean)"', text) else 0.5

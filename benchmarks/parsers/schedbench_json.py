@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from .base import ParseError, Parser, ParseResult, ResultSet, Warnings, clean_line, is_quoted
+from .base import BOM, ParseError, Parser, ParseResult, ResultSet, Warnings, clean_line, is_quoted
 from .jsondoc import expect, loads, scalar_dict
 
 FORMAT_NAME = "schedbench-v1"
@@ -28,7 +28,7 @@ class SchedbenchJsonParser(Parser):
     description = "schedbench JSON"
 
     def detect(self, head: str) -> float:
-        text = head.lstrip()
+        text = head.lstrip(BOM + " \t\r\n")
         if not text.startswith(("{", "[")):
             return 0.0
         if f'"{FORMAT_NAME}"' in text:

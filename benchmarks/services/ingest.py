@@ -48,6 +48,8 @@ class UploadMetadata:
     tunables: dict = field(default_factory=dict)
     series: dict = field(default_factory=dict)
     environment: dict = field(default_factory=dict)
+    # Corrections from the preview: kernel as found in the input -> kernel to store.
+    kernel_map: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -97,7 +99,7 @@ def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> d
         raise IngestError(
             "benchmark: the input does not name one; give it with the upload", line=result.line
         )
-    kernel = result.kernel or meta.kernel
+    kernel = meta.kernel_map.get(result.kernel or "", result.kernel) or meta.kernel
     if not kernel:
         raise IngestError(
             "kernel: the input does not name one; give it with the upload", line=result.line

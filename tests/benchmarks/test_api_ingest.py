@@ -2,7 +2,6 @@
 
 import gzip
 import hashlib
-import io
 import json
 from pathlib import Path
 
@@ -150,7 +149,8 @@ def test_session_writes_need_csrf(api_user):
 
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(api_user)
-    response = browser.post("/api/v1/uploads/", {"text": "time 5 ms", "kernel": "1", "benchmark": "x"})
+    form = {"text": "time 5 ms", "kernel": "1", "benchmark": "x"}
+    response = browser.post("/api/v1/uploads/", form)
     assert response.status_code == 403 and "CSRF" in response.json()["error"]
 
 
@@ -247,7 +247,15 @@ def test_bulk_bad_bodies(api_client, body):
 
 
 def test_ndjson_body_is_read_as_a_stream(api_client):
-    lines = io.StringIO("".join(json.dumps({**RUN, "kernel": f"2.6.{i}"}) + "\n" for i in range(50)))
-    response = api_client.post("/api/v1/runs/bulk/", lines.getvalue(),
+    lines = "".join(json.dumps({**RUN, "kernel": f"2.6.{i}"}) + "\n" for i in range(50))
+    response = api_client.post("/api/v1/runs/bulk/", lines,
                                content_type="application/x-ndjson")
     assert response.status_code == 201 and len(response.json()["ids"]) == 50
+
+
+def test_kernel_corrections_from_the_preview_are_applied(api_client):
+    text = "2.6.24\ntime 10 ms\n\n2.6.25\ntime 9 ms\n"
+    response = upload(api_client, text.encode(), benchmark="threadtest",
+                      kernel_map=json.dumps({"2.6.25": "2.6.25-rc1"}))
+    assert response.status_code == 201, response.content
+    assert sorted(r["kernel"] for r in response.json()["runs"]) == ["2.6.24", "2.6.25-rc1"]

@@ -145,3 +145,10 @@ def test_parse_error_attributes():
     error = ParseError("bad", line=3)
     assert (error.message, error.line, str(error)) == ("bad", 3, "line 3: bad")
     assert ParseError("bad").line is None and str(ParseError("bad")) == "bad"
+
+
+@pytest.mark.parametrize("fixture", ["reference_threadtest_p4ht.csv", "schedbench.json",
+                                     "hyperfine.json", "time_ms.txt"])
+def test_byte_order_mark_is_ignored(fixture):
+    text = fixture_text(fixture)
+    assert parse_text("\ufeff" + text) == parse_text(text)
