@@ -24,6 +24,7 @@ EXPECTED_FORMAT = {
     "loops_time.txt": "loops-time",
     "kernel_time.txt": "kernel-time",
     "results_file.txt": "results-file",
+    "results_mail.txt": "results-file",
     "burn.txt": "burn",
     "sweep.txt": "sweep",
     "vmstat.txt": "vmstat",

@@ -121,3 +121,14 @@ def test_results_file_commands_pasted_without_prompt():
     (only,) = PARSERS["results-file"].parse(text.splitlines()).results
     assert only.tunables == {"sched_compat_yield": 0}
     assert only.labels == {"program": "./threadtest -y"} and only.kernel == "2.6.24"
+
+
+def test_results_in_a_mail_reply_ignore_quotes_prose_and_signature():
+    result = parse_fixture("results-file", "results_mail.txt")
+    assert summary(result) == [
+        (15, "2.6.23.15-smp", {}, {"time_ms": [254, 254, 293]}),
+        (21, "2.6.23.15-smp", {}, {"time_ms": [212, 230]}),
+    ]
+    assert result.results[1].tunables == {"sched_compat_yield": 1}
+    assert [w for w in result.warnings if "quoted" in w] == [
+        f"line {n}: skipped quoted line" for n in range(2, 8)]
