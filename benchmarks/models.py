@@ -108,6 +108,10 @@ class Artifact(models.Model):
     content_type = models.CharField(max_length=100, blank=True)
     parser_name = models.CharField(max_length=64, blank=True)
     parser_version = models.PositiveIntegerField(null=True, blank=True)
+    # What the uploader said about the input, so `reparse` can re-derive the same runs.
+    metadata = models.JSONField(default=dict, blank=True)
+    forced_format = models.CharField(max_length=64, blank=True)
+    source = models.CharField(max_length=16, default="upload")
     uploader = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

@@ -62,7 +62,9 @@ def choose(head: str, format: str | None = None) -> Parser:
     """The forced parser, or the best detected one; UnknownFormat when there is none."""
     if format:
         if format not in PARSERS:
-            raise UnknownFormat(f"unknown format {format!r}", formats=formats())
+            ranked = detect(head)
+            raise UnknownFormat(f"unknown format {format!r}", formats=formats(),
+                                best_guess=ranked[0][0] if ranked else None)
         return PARSERS[format]
     if not isinstance(head, str) or not head.strip():
         raise ParseError("empty input")

@@ -39,6 +39,12 @@ BARE_PROMPT_RE = re.compile(r"[#$]\s*(?P<cmd>(?:\./|echo\s|sysctl\s|uname\b).*)"
 ECHO_TUNABLE_RE = re.compile(
     r"echo\s+['\"]?(?P<value>[^'\"\s>]+)['\"]?\s*>\s*/proc/sys/kernel/(?P<name>[\w.]+)")
 SYSCTL_TUNABLE_RE = re.compile(r"sysctl\s+(?:-w\s+)?kernel\.(?P<name>\w+)\s*=\s*(?P<value>\S+)")
+CHRT_RE = re.compile(r"chrt\s+(?:-\w\s+)*?-(?:-)?([fr bidoe]|fifo|rr|batch|idle|other|deadline)\b")
+CHRT_POLICIES = {
+    "f": "SCHED_FIFO", "fifo": "SCHED_FIFO", "r": "SCHED_RR", "rr": "SCHED_RR",
+    "b": "SCHED_BATCH", "batch": "SCHED_BATCH", "i": "SCHED_IDLE", "idle": "SCHED_IDLE",
+    "o": "SCHED_OTHER", "other": "SCHED_OTHER", "d": "SCHED_DEADLINE", "deadline": "SCHED_DEADLINE",
+}
 
 
 def kernel_heading(text: str) -> str | None:
@@ -93,7 +99,7 @@ class ResultsFileParser(Parser):
     def parse(self, lines: Iterable[str]) -> ParseResult:
         warnings = Warnings()
         groups = ResultGroups()
-        state = {"kernel": None, "tunables": {}, "labels": {}, "params": {}}
+        state = {"kernel": None, "tunables": {}, "labels": {}, "params": {}, "policy": None}
         for lineno, text in numbered_lines(lines, warnings):
             self._feed(text.strip(), lineno, state, groups, warnings)
         return self.result(groups.results(), warnings)
@@ -104,7 +110,7 @@ class ResultsFileParser(Parser):
             setup = measurement_setup(found, state["params"])
             setup["kernel"] = found.kernel or state["kernel"]
             result_set = groups.get(lineno, **setup, tunables=state["tunables"],
-                                    labels=state["labels"])
+                                    labels=state["labels"], policy=state["policy"])
             add_samples(result_set, found)
             return
         kernel = kernel_heading(text)
@@ -131,3 +137,12 @@ class ResultsFileParser(Parser):
             state["tunables"] = {**state["tunables"], tunable[0]: tunable[1]}
         elif command and not command.startswith(("uname", "cd ", "cat ", "ls")):
             state["labels"] = {"program": command}
+            state["policy"] = policy_of(command)
+
+
+def policy_of(command: str) -> str | None:
+    """The scheduling policy a `chrt` prefix asks for (`chrt -f 50 ./prog` -> SCHED_FIFO)."""
+    match = CHRT_RE.match(command)
+    if not match:
+        return None
+    return CHRT_POLICIES.get(match.group(1), "SCHED_RR")  # chrt's default is SCHED_RR

@@ -4,7 +4,7 @@ All or nothing: any error leaves no artifact row, no run and no sample behind.
 """
 
 import io
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import BinaryIO
 
 from django.db import transaction
@@ -119,7 +119,7 @@ def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> d
             name: {
                 "unit": result.units.get(name, ""),
                 "higher_is_better": result.higher_is_better.get(name, False),
-                "values": list(values),
+                "values": values,  # array('d'): compact even for millions of samples
             }
             for name, values in result.metrics.items()
         },
@@ -188,16 +188,42 @@ def upload_ingest(
         with transaction.atomic():
             artifact = artifact_store(stream=stream, filename=filename, uploader=submitter)
             stored_name = artifact.file.name
-            artifact.parser_name, artifact.parser_version = parsed.format, parsed.version
+            artifact.metadata, artifact.forced_format = asdict(metadata), format or ""
+            artifact.source = source
             artifact.idempotency_key = idempotency_key if submitter is not None else None
-            artifact.save(update_fields=["parser_name", "parser_version", "idempotency_key"])
-            provenance = Provenance(
-                source=source, artifact=artifact, parser_name=parsed.format,
-                parser_version=parsed.version, submitter=submitter,
-            )
-            outcome.runs = [_create_run(preview, provenance) for preview in previews]
+            outcome.runs = _derive_runs(artifact, parsed, previews)
             outcome.artifact = artifact
     except Exception:
         artifact_file_discard_if_orphaned(stored_name)
         raise
     return outcome
+
+
+def _derive_runs(artifact: Artifact, parsed, previews: list[dict]) -> list[Run]:
+    artifact.parser_name, artifact.parser_version = parsed.format, parsed.version
+    artifact.save()
+    provenance = Provenance(
+        source=artifact.source, artifact=artifact, parser_name=parsed.format,
+        parser_version=parsed.version, submitter=artifact.uploader,
+    )
+    return [_create_run(preview, provenance) for preview in previews]
+
+
+def artifact_needs_reparse(artifact: Artifact) -> bool:
+    parser = parsers.PARSERS.get(artifact.parser_name)
+    return parser is None or (artifact.parser_version or 0) < parser.version
+
+
+def artifact_reparse(*, artifact: Artifact) -> tuple[list[int], list[Run]]:
+    """Re-derive an artifact's runs with today's parsers: old runs go, new ones come, atomically.
+
+    Returns (ids of the runs removed, runs created). A parse error leaves everything as it was.
+    """
+    metadata = UploadMetadata(**artifact.metadata) if artifact.metadata else UploadMetadata()
+    with artifact.file.open("rb") as stream:
+        parsed = parse_stream(stream, format=artifact.forced_format or None)
+    previews = [_resolve(r, metadata, len(parsed.results) == 1) for r in parsed.results]
+    with transaction.atomic():
+        old_ids = list(artifact.runs.values_list("id", flat=True))
+        artifact.runs.all().delete()
+        return old_ids, _derive_runs(artifact, parsed, previews)

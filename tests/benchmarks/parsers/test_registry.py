@@ -93,7 +93,7 @@ def test_forced_format_wins_over_detection():
 def test_unknown_forced_format_lists_formats():
     with pytest.raises(UnknownFormat) as caught:
         parse_text("time 5 ms", format="excel")
-    assert caught.value.formats == formats() and caught.value.best_guess is None
+    assert caught.value.formats == formats() and caught.value.best_guess == "time-ms"
     assert isinstance(caught.value, ParseError)
 
 
