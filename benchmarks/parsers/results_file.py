@@ -39,7 +39,6 @@ BARE_PROMPT_RE = re.compile(r"[#$]\s*(?P<cmd>(?:\./|echo\s|sysctl\s|uname\b).*)"
 ECHO_TUNABLE_RE = re.compile(
     r"echo\s+['\"]?(?P<value>[^'\"\s>]+)['\"]?\s*>\s*/proc/sys/kernel/(?P<name>[\w.]+)")
 SYSCTL_TUNABLE_RE = re.compile(r"sysctl\s+(?:-w\s+)?kernel\.(?P<name>\w+)\s*=\s*(?P<value>\S+)")
-CHRT_RE = re.compile(r"chrt\s+(?:-\w\s+)*?-(?:-)?([fr bidoe]|fifo|rr|batch|idle|other|deadline)\b")
 CHRT_POLICIES = {
     "f": "SCHED_FIFO", "fifo": "SCHED_FIFO", "r": "SCHED_RR", "rr": "SCHED_RR",
     "b": "SCHED_BATCH", "batch": "SCHED_BATCH", "i": "SCHED_IDLE", "idle": "SCHED_IDLE",
@@ -142,7 +141,12 @@ class ResultsFileParser(Parser):
 
 def policy_of(command: str) -> str | None:
     """The scheduling policy a `chrt` prefix asks for (`chrt -f 50 ./prog` -> SCHED_FIFO)."""
-    match = CHRT_RE.match(command)
-    if not match:
+    words = command.split()
+    if not words or words[0] != "chrt":
         return None
-    return CHRT_POLICIES.get(match.group(1), "SCHED_RR")  # chrt's default is SCHED_RR
+    for word in words[1:]:
+        if not word.startswith("-"):
+            break  # the priority: options are over
+        if word.lstrip("-") in CHRT_POLICIES:
+            return CHRT_POLICIES[word.lstrip("-")]
+    return "SCHED_RR"  # chrt's default policy

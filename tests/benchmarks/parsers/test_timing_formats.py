@@ -132,3 +132,15 @@ def test_results_in_a_mail_reply_ignore_quotes_prose_and_signature():
     assert result.results[1].tunables == {"sched_compat_yield": 1}
     assert [w for w in result.warnings if "quoted" in w] == [
         f"line {n}: skipped quoted line" for n in range(2, 8)]
+
+
+@pytest.mark.parametrize(("command", "policy"), [
+    ("chrt -f 50 ./threadtest", "SCHED_FIFO"),
+    ("chrt --batch 0 ./threadtest", "SCHED_BATCH"),
+    ("chrt 10 ./threadtest", "SCHED_RR"),
+    ("./threadtest", None),
+])
+def test_results_file_policy_from_chrt(command, policy):
+    text = f"box:~ # {command}\n2.6.24\ntime 5 ms\n"
+    (only,) = PARSERS["results-file"].parse(text.splitlines()).results
+    assert only.policy == policy and only.labels == {"program": command}
