@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from benchmarks import charts, parsers, selectors
+from benchmarks.envdiff import environment_diff
 from benchmarks.models import ApiToken, Run, Sample
 from benchmarks.services.tokens import token_create, token_revoke
 
@@ -87,6 +88,31 @@ def upload_page(request):
         "max_mb": settings.MAX_UPLOAD_MB,
     }
     return render(request, "benchmarks/upload.html", context)
+
+
+def run_diff_pick(request, pk: int):
+    other = request.GET.get("other", "").strip().lstrip("#")
+    if not other.isdigit():
+        messages.error(request, "Give the number of the run to compare with, e.g. 42.")
+        return redirect("run-detail", pk=pk)
+    return redirect("run-diff", pk=pk, other=int(other))
+
+
+def run_diff(request, pk: int, other: int):
+    runs = Run.objects.select_related("benchmark", "kernel", "machine").in_bulk([pk, other])
+    if pk not in runs or other not in runs:
+        raise Http404("no such run")
+    pair = [runs[pk], runs[other]]
+    rows = environment_diff(pair)
+    show_all = request.GET.get("all") == "1"
+    context = {
+        "runs": pair,
+        "rows": rows if show_all else [row for row in rows if row.differs],
+        "differing": sum(row.differs for row in rows),
+        "total": len(rows),
+        "show_all": show_all,
+    }
+    return render(request, "benchmarks/run_diff.html", context)
 
 
 def machine_list(request):
