@@ -40,6 +40,8 @@ UNIT_IN_PARENS_RE = re.compile(r"(.*?)\s*\(\s*([^)]*)\)\s*")
 
 def split_header(text: str) -> list[str] | None:
     names = [name for name in re.split(r"\s{2,}|\t", text.strip()) if name]
+    if len(names) == 1:  # "nr_running usec": single-spaced, so only one word per column
+        names = text.split()
     if len(names) == 2 and not any(is_number(name) for name in names):
         return names
     return None

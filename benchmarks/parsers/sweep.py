@@ -34,7 +34,7 @@ from .timing import COUNT
 
 HEADING_RE = re.compile(rf"(?:loops?\s+(?:to|of|=)?\s*)?({COUNT})\s*(?:loops?)?\s*:", re.I)
 ROW_RE = re.compile(rf"(?!time\b)(\S+?):?\s+(?:time\s*[:=]?\s*)?({NUMBER})\s*ms\.?", re.I)
-HOLE_RE = re.compile(r"<(.*)>")
+HOLE_RE = re.compile(r"<([^<>]*)>")
 MALFORMED_ROW_RE = re.compile(r"\S+\s+time\b", re.I)
 LOOP_WORD_RE = re.compile(r"loops?\s+(?:to|of|=)", re.I)
 
@@ -50,7 +50,7 @@ class SweepParser(Parser):
         if not headings:
             return 0.0
         share = fraction(lines, lambda t: bool(
-            HEADING_RE.fullmatch(t) or ROW_RE.fullmatch(t) or HOLE_RE.fullmatch(t)))
+            HEADING_RE.fullmatch(t) or ROW_RE.fullmatch(t) or HOLE_RE.search(t)))
         rows = sum(1 for text in lines if ROW_RE.fullmatch(text))
         if not rows:
             return 0.0
@@ -67,7 +67,7 @@ class SweepParser(Parser):
             if heading:
                 loops = parse_count(heading.group(1), line=lineno)
                 continue
-            hole = HOLE_RE.fullmatch(text)
+            hole = HOLE_RE.search(text)  # "<missed 2.6.24 here>", alone or after a kernel
             if hole:
                 warnings.add(lineno, f"hole: {hole.group(1).strip()}")
                 continue

@@ -166,3 +166,16 @@ def test_vmstat_t_timestamps_are_dropped():
     assert only.series["vmstat"]["columns"][-1] == "st"
     assert only.series["vmstat"]["rows"] == [[1, 0, 0, 7000, 100, 2000, 0, 0, 3, 10, 120, 230,
                                               2, 1, 97, 0, 0]]
+
+
+def test_sweep_hole_after_a_kernel_name():
+    text = "Loop to 10k:\n2.6.22\ttime 5 ms\n2.6.24\t<missed it>\n"
+    result = PARSERS["sweep"].parse(text.splitlines())
+    assert [r.kernel for r in result.results] == ["2.6.22"]
+    assert result.warnings == ["line 3: hole: missed it"]
+
+
+def test_param_table_single_spaced_header():
+    result = PARSERS["param-table"].parse(["nr_running usec", "4 0.5"])
+    assert summary(result) == [(2, None, {"nr_running": 4}, {"schedule_us": [0.5]})]
+    assert result.results[0].benchmark == "runqueue-cost"
