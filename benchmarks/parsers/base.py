@@ -166,6 +166,7 @@ class Parser:
 # --------------------------------------------------------------------------- line handling
 
 QUOTED_RE = re.compile(r"^\s*>")
+_LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 
 
 def is_quoted(text: str) -> bool:
@@ -220,8 +221,9 @@ def head_lines(head: str, limit: int = 2000) -> list[str]:
     """
     if not isinstance(head, str) or "\x00" in head:
         return []
-    pieces = head.lstrip(BOM).split("\n")
-    if len(head) >= HEAD_SIZE and not head.endswith("\n"):
+    # Split like the parsers' line iterators (newline=""): \n, \r\n and a lone \r all end a line.
+    pieces = _LINE_BREAK_RE.split(head.lstrip(BOM))
+    if len(head) >= HEAD_SIZE and not head.endswith(("\n", "\r")):
         pieces = pieces[:-1]
     result = []
     for piece in pieces:

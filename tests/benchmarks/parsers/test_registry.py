@@ -153,3 +153,9 @@ def test_parse_error_attributes():
 def test_byte_order_mark_is_ignored(fixture):
     text = fixture_text(fixture)
     assert parse_text("\ufeff" + text) == parse_text(text)
+
+
+def test_old_mac_line_endings():
+    result = parse_text("2.6.22\rtime 5 ms\rtime 6 ms\r")
+    assert result.format == "results-file"
+    assert list(result.results[0].metrics["time_ms"]) == [5, 6] and result.results[0].line == 2
