@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-import plotly
+from importlib.util import find_spec
 
 from portal.envconfig import (
     database_from_url,
@@ -104,7 +104,7 @@ STATIC_ROOT = DATA_DIR / "staticfiles"
 # Plotly.js is served from the copy inside the pinned plotly package: same version, never a CDN.
 STATICFILES_DIRS = [
     BASE_DIR / "static",
-    ("plotly", Path(plotly.__file__).resolve().parent / "package_data"),
+    ("plotly", Path(find_spec("plotly").origin).resolve().parent / "package_data"),
 ]
 MEDIA_ROOT = DATA_DIR / "media"
 MEDIA_URL = "/media/"

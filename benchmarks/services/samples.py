@@ -5,7 +5,8 @@ model instances entirely and go in as rows.
 """
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import islice
 
 from django.db import connection
 
@@ -37,24 +38,23 @@ class SampleWriter:
             self._insert()
         self._pending, self._pending_rows = [], 0
 
-    def _copy(self) -> None:
-        buffer = io.StringIO()
-        write = buffer.write
+    def _rows(self) -> Iterator[tuple[int, int, int, float]]:
         for run_id, metric_id, values in self._pending:
-            prefix = f"{run_id}\t{metric_id}\t"
             for index, value in enumerate(values):
-                write(f"{prefix}{index}\t{value!r}\n")
-        buffer.seek(0)
-        table = Sample._meta.db_table
+                yield run_id, metric_id, index, value
+
+    def _copy(self) -> None:
+        # One COPY per chunk keeps the text buffer small however many samples a run has.
+        sql = f"COPY {Sample._meta.db_table} (run_id, metric_id, index, value) FROM STDIN"
+        rows = self._rows()
         with connection.cursor() as cursor:
-            cursor.copy_expert(
-                f"COPY {table} (run_id, metric_id, index, value) FROM STDIN", buffer
-            )
+            while chunk := list(islice(rows, COPY_BUFFER_ROWS)):
+                buffer = io.StringIO("".join(f"{r}\t{m}\t{i}\t{v!r}\n" for r, m, i, v in chunk))
+                cursor.copy_expert(sql, buffer)
 
     def _insert(self) -> None:
-        rows = (
-            Sample(run_id=run_id, metric_id=metric_id, index=index, value=value)
-            for run_id, metric_id, values in self._pending
-            for index, value in enumerate(values)
-        )
-        Sample.objects.bulk_create(rows, batch_size=BATCH)
+        rows = self._rows()
+        while chunk := list(islice(rows, BATCH)):
+            Sample.objects.bulk_create(
+                [Sample(run_id=r, metric_id=m, index=i, value=v) for r, m, i, v in chunk]
+            )
