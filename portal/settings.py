@@ -1,8 +1,7 @@
 """schedbench settings. The environment is read once, here, through portal.envconfig."""
 
-from pathlib import Path
-
 from importlib.util import find_spec
+from pathlib import Path
 
 from portal.envconfig import (
     database_from_url,

@@ -240,9 +240,22 @@ def _find_imbalance(eng, cpu, level, kind):
         return None, 0
     imbalance = min(max_load - avg, avg - this_load)
     per_task = busiest.load_now / max(1, busiest.rq.nr_running)
-    if imbalance < per_task / 2:
+    if imbalance < per_task and not _small_imbalance_moves(cpu, max_load, this_load, per_task):
         return None, 0
-    return busiest, imbalance
+    return busiest, max(imbalance, per_task)
+
+
+def _small_imbalance_moves(cpu, max_load, this_load, per_task):
+    """fix_small_imbalance(): move one task if that raises the total throughput estimate."""
+    nr_here = cpu.rq.nr_running
+    this_per_task = this_load / nr_here if nr_here else 1024.0
+    imbn = 1 if nr_here and per_task > this_per_task else 2
+    if max_load - this_load >= per_task * imbn:
+        return True
+    pwr_now = min(per_task, max_load) + min(this_per_task, this_load)
+    pwr_move = min(per_task, max_load - per_task) if max_load > per_task else 0.0
+    pwr_move += min(this_per_task, this_load + per_task)
+    return pwr_move > pwr_now
 
 
 def load_balance(eng, cpu, level, kind):

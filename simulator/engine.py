@@ -154,8 +154,8 @@ class Engine:
         task.wait_start = self.now
         self.tasks.append(task)
         self.alive += 1
-        if cpu_id is None:
-            cpu_id = balance.select_fork_cpu(self, task, None)
+        if cpu_id is None:  # created by the benchmark's main process running on CPU 0
+            cpu_id = balance.select_fork_cpu(self, task, 0)
         self.enqueue(self.cpus[cpu_id], task, "fork")
         return task
 
@@ -169,9 +169,21 @@ class Engine:
         rq.nr_running = before + 1
         if self.track_load:
             balance.load_changed(self, cpu)
+        self._replan_for_queued(cpu, task)
         if before + 1 == 2:
             self.overloaded += 1
             balance.became_overloaded(self, cpu)
+
+    def _replan_for_queued(self, cpu, task):
+        """A task now waits: running tasks need their slice-expiry event (ticks were skipped)."""
+        if self.policy.global_queue:
+            for c in self.cpus:
+                if c.curr is not None and c.preempt_at is None and c.curr.state == RUNNING:
+                    self.account(c)
+                    self.plan(c)
+        elif cpu.curr is not None and cpu.curr is not task and cpu.curr.state == RUNNING:
+            self.account(cpu)
+            self.plan(cpu)
 
     def dequeue(self, cpu, task):
         """Take a queued (not running) task off ``cpu`` for migration."""
@@ -258,7 +270,7 @@ class Engine:
 
     def job_done(self, task):
         self.counters["jobs"] += 1
-        if self.now > task.deadline:
+        if self.now > task.job_deadline:
             self.counters["deadline_misses"] += 1
 
     # ----------------------------------------------------------------- CPU segments

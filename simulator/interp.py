@@ -143,7 +143,8 @@ def _op_timer(eng, cpu, task, op):
     period = op[1]
     eng.job_done(task)
     task.release += period
-    task.deadline = task.release + period
+    task.job_deadline = task.release + period
+    task.deadline = task.job_deadline  # SCHED_DEADLINE orders by it
     if task.release <= eng.now:
         return False
     eng.sleep(cpu, task, task.release)

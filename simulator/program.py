@@ -69,7 +69,7 @@ class Task:
         "deadline", "slice_left", "prio", "level", "quota", "expired", "wait_start", "wait_sum",
         "run_sum", "timer_gen", "key", "affinity", "spin_on", "spin_yield", "spin_target",
         "parent", "joinsem", "data", "never_ran", "period", "release", "lock_mode",
-        "yield_pending", "skip", "cpu_hist",
+        "yield_pending", "skip", "cpu_hist", "job_deadline",
     )
 
     def __init__(self, tid, name, prog, group="default", nice=0, affinity=None):
@@ -115,6 +115,7 @@ class Task:
         self.yield_pending = False
         self.skip = False
         self.cpu_hist = None
+        self.job_deadline = 0
 
     def __repr__(self):
         return f"<Task {self.tid} {self.name}>"

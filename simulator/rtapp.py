@@ -143,7 +143,7 @@ class Rtapp:
             b.eng.stop_at = duration
         for name, prog in programs.items():
             for i in range(counts[name]):
-                b.start(self._make(b, doc, name, prog, i), 0)
+                b.start(self._make(b, doc, name, prog, i))
 
     def _make(self, b, doc, name, prog, index):
         spec = doc["tasks"][name]
@@ -154,7 +154,7 @@ class Rtapp:
         for op in prog:
             if op[0] == TIMER:
                 t.period = op[1]
-                t.deadline = op[1]
+                t.deadline = t.job_deadline = op[1]
                 break
         return t
 

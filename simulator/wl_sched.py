@@ -23,7 +23,7 @@ class YieldLoop:
     def build(self, b):
         never = Counter("never")
         for i in range(b.params["tasks"]):
-            b.start(b.task(f"yielder{i}", [(SPIN, never, 1, True)]), 0)
+            b.start(b.task(f"yielder{i}", [(SPIN, never, 1, True)]))
         warm = b.params["warmup_ms"] * MS
         b.eng.stop_at = warm + b.params["duration_ms"] * MS
 
@@ -56,7 +56,7 @@ class RunqueueCost:
 
     def build(self, b):
         for i in range(b.params["tasks"]):
-            b.start(b.task(f"loop{i}", [(RUN, FOREVER)], affinity={0}), 0)
+            b.start(b.task(f"loop{i}", [(RUN, FOREVER)], affinity={0}))
         b.eng.stop_at = b.params["duration_ms"] * MS
 
     def collect(self, b):
@@ -107,9 +107,9 @@ class Periodic:
             t = b.task(f"rt{i}", [(RUN, wcet), (TIMER, period), (LOOP, FOREVER, 0)])
             t.period = period
             t.release = 0
-            t.deadline = period
+            t.deadline = t.job_deadline = period
             b.state["tasks"].append(t)
-            b.start(t, 0)
+            b.start(t)
         b.eng.stop_at = b.params["duration_ms"] * MS
 
     def collect(self, b):
@@ -119,7 +119,7 @@ class Periodic:
         missed = eng.counters["deadline_misses"]
         for t in b.state["tasks"]:
             # the job in progress at the end: missed if its deadline has passed unfinished
-            if t.release < end and t.deadline <= end and t.state != 2:
+            if t.release < end and t.job_deadline <= end and t.state != 2:
                 missed += 1
         return {"jobs": jobs, "deadline_misses": missed,
                 "preemptions": eng.counters["preemptions"],

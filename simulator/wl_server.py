@@ -32,7 +32,7 @@ class Chatroom:
                 prog = [(WAIT, inbox[i]), (RUN, prm["think_us"] * US), (LOCK, lock, prm["lock"]),
                         (RUN, prm["cs_us"] * US), (UNLOCK, lock), (POST, inbox[(i + 1) % clients], 1),
                         (LOOP, prm["messages"], 0), mark_time("end"), (EXIT,)]
-                b.start(b.task(f"r{r}c{i}", prog, group=f"room{r}"), 0)
+                b.start(b.task(f"r{r}c{i}", prog, group=f"room{r}"))
 
     def collect(self, b):
         prm = b.params
@@ -67,7 +67,7 @@ class Pipeline:
             if k < n - 1:
                 prog += [(WAIT, space[k + 1]), (POST, data[k + 1], 1)]
             prog += [(LOOP, prm["blocks"], 0), mark_time("end"), (EXIT,)]
-            b.start(b.task(f"stage{k}", prog), 0)
+            b.start(b.task(f"stage{k}", prog))
 
     def collect(self, b):
         eng = b.eng
@@ -98,8 +98,8 @@ class WakePingpong:
                       mark_time("end"), (EXIT,)]
             server = [(WAIT, ask), (RUN, work), (POST, answer, 1), (LOOP, prm["roundtrips"], 0),
                       (EXIT,)]
-            b.start(b.task(f"client{i}", client), 0)
-            b.start(b.task(f"server{i}", server), 0)
+            b.start(b.task(f"client{i}", client))
+            b.start(b.task(f"server{i}", server))
 
     def collect(self, b):
         eng = b.eng
@@ -143,12 +143,12 @@ class Overcommit:
                     (POST, inbox[(i + 1) % n], 1), (LOOP, FOREVER, 0)]
             t = b.task(f"vcpu{i}", prog, group="vm")
             t.weight = max(2, prm["vm_shares"] // n)  # a group's shares split over its tasks
-            b.start(t, 0)
+            b.start(t)
         for g in range(prm["hog_groups"]):
             for h in range(prm["hogs"]):
                 t = b.task(f"hog{g}.{h}", [(RUN, FOREVER)], group=f"hogs{g}")
                 t.weight = max(2, prm["hog_shares"] // prm["hogs"])
-                b.start(t, 0)
+                b.start(t)
         b.eng.stop_at = prm["duration_ms"] * MS
 
     def collect(self, b):

@@ -40,7 +40,7 @@ class Threadtest:
         body += [(RUN, work), (ADD, done, 1), (SPIN, done, 2, prm["yield_in_spin"]),
                  (WAIT, join), (SET, done, 0), (LOOP, prm["iterations"], 0)]
         prog = [*body, mark_time("end"), (EXIT,)]
-        b.start(b.task("parent", prog, affinity={0} if pinned else None), 0)
+        b.start(b.task("parent", prog, affinity={0} if pinned else None))
 
     def collect(self, b):
         return {"time_ms": b.eng.marks.get("end", b.eng.now) / MS}
@@ -88,7 +88,7 @@ class ThreadtestBurn:
         prog = [(RUN, tun["fork_ns"]), (FORK, make_child), (RUN, burn), (MARK, count_work),
                 (ADD, done, 1), *spin, (WAIT, join), (SET, done, 0),
                 (LOOP, prm["iterations"], 0), mark_time("end"), (EXIT,)]
-        b.start(b.task("parent", prog), 0)
+        b.start(b.task("parent", prog))
 
     def collect(self, b):
         wall = b.eng.marks.get("end", b.eng.now)
