@@ -24,6 +24,7 @@ from collections.abc import Iterable
 
 from .base import (
     NUMBER,
+    ParseError,
     Parser,
     ParseResult,
     ResultGroups,
@@ -101,6 +102,8 @@ class PerfBenchParser(Parser):
             run.samples.append(("op_us", parse_number(match.group(1), line=lineno)))
         elif match := OPS_RE.fullmatch(text):
             run.samples.append(("ops_per_s", parse_number(match.group(1), line=lineno)))
+        elif text.lower().startswith("total time"):
+            raise ParseError("malformed 'Total time: N [sec]' line", line=lineno)
 
     @staticmethod
     def _flush(run: _Run | None, groups: ResultGroups) -> None:

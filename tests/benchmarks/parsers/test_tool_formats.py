@@ -135,3 +135,10 @@ def test_hyperfine_syntax_error_line():
     with pytest.raises(ParseError) as caught:
         PARSERS["hyperfine-json"].parse(['{"results": [', '  {"command": "x",,}', "]}"])
     assert caught.value.line == 2
+
+
+def test_perf_malformed_total_time():
+    lines = ["# Running 'sched/messaging' benchmark:", "", "     Total time: soon [sec]"]
+    with pytest.raises(ParseError) as caught:
+        PARSERS["perf-bench-sched"].parse(lines)
+    assert caught.value.line == 3
