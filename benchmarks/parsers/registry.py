@@ -12,6 +12,7 @@ from .hackbench import HackbenchParser
 from .hyperfine_json import HyperfineJsonParser
 from .kernel_time import KernelTimeParser
 from .loops_time import LoopsTimeParser
+from .metric_lines import MetricLinesParser
 from .normalized import NormalizedParser
 from .param_table import ParamTableParser
 from .perf_bench import PerfBenchParser
@@ -33,7 +34,7 @@ PARSERS: dict[str, Parser] = {
         TimeMsParser(), LoopsTimeParser(), KernelTimeParser(), ResultsFileParser(), BurnParser(),
         SweepParser(), VmstatParser(), NormalizedParser(), ParamTableParser(), PerfBenchParser(),
         HackbenchParser(), SchbenchParser(), SysbenchParser(), HyperfineJsonParser(),
-        SchedbenchCsvParser(), SchedbenchJsonParser(),
+        SchedbenchCsvParser(), SchedbenchJsonParser(), MetricLinesParser(),
     )
 }
 

@@ -22,6 +22,7 @@ from .helpers import FIXTURES, fixture_lines, fixture_text
 EXPECTED_FORMAT = {
     "time_ms.txt": "time-ms",
     "loops_time.txt": "loops-time",
+    "metric_lines.txt": "metric-lines",
     "kernel_time.txt": "kernel-time",
     "results_file.txt": "results-file",
     "results_mail.txt": "results-file",

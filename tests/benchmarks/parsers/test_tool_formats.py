@@ -4,7 +4,7 @@ import pytest
 
 from benchmarks.parsers import PARSERS, ParseError
 
-from .helpers import parse_fixture
+from .helpers import parse_fixture, summary
 
 
 def test_perf_messaging_repeats_share_a_result_set():
@@ -142,3 +142,22 @@ def test_perf_malformed_total_time():
     with pytest.raises(ParseError) as caught:
         PARSERS["perf-bench-sched"].parse(lines)
     assert caught.value.line == 3
+
+
+def test_metric_lines_as_the_simulator_prints_them():
+    result = parse_fixture("metric-lines", "metric_lines.txt")
+    repeats = result.results[0]
+    assert summary(result) == [
+        (1, None, {}, {"throughput_ops_per_s": [70590.798, 70591.746],
+                       "latency_us": [15.97, 15.97]}),
+        (9, None, {"loops": 10000}, {"time_ms": [12.5]}),
+    ]
+    assert repeats.units == {"throughput_ops_per_s": "1/s", "latency_us": "us"}
+    assert repeats.higher_is_better == {"throughput_ops_per_s": True, "latency_us": False}
+    assert result.warnings == ["line 7: ignored unrecognised line", "line 8: skipped quoted line"]
+
+
+def test_metric_lines_reject_infinite_values():
+    with pytest.raises(ParseError) as caught:
+        PARSERS["metric-lines"].parse(["time_ms: 5", "time_ms: 1e999"])
+    assert caught.value.line == 2
