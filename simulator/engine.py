@@ -325,7 +325,8 @@ class Engine:
         end = None
         if task.spin_on is None:
             speed = cpu.speed
-            end = start + (task.remaining if speed == 1.0 else int(-(-task.remaining // speed)))
+            left = max(0, task.remaining)
+            end = start + (left if speed == 1.0 else int(-(-left // speed)))
         elif task.spin_yield:
             delay = self.policy.yield_handover_delay(cpu.rq, task, self.now)
             if delay is not None:
