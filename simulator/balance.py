@@ -33,12 +33,13 @@ def _allowed(task, cpu_id):
 
 
 def _idlest(eng, task, span, prefer):
-    """find_idlest_cpu(): fewest runnable tasks, the preferred CPU winning ties."""
+    """find_idlest_cpu(): the least weighted load, the preferred CPU winning ties."""
     best, best_key = None, None
+    load_of = eng.policy.load_of
     for cid in span:
         if not _allowed(task, cid):
             continue
-        key = (eng.cpus[cid].rq.nr_running, cid != prefer, cid)
+        key = (load_of(eng.cpus[cid].rq), cid != prefer, cid)
         if best_key is None or key < best_key:
             best, best_key = cid, key
     return best

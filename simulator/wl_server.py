@@ -120,7 +120,7 @@ class Overcommit:
     params = {
         "vcpus": p(4, "int", "guest vCPUs", 1, 4096),
         "hog_groups": p(2, "int", "cgroups of CPU hogs", 0, 1000),
-        "hogs": p(2, "int", "hog tasks per hog cgroup", 1, 4096),
+        "hogs": p(3, "int", "hog tasks per hog cgroup", 1, 4096),
         "vm_shares": p(1024, "int", "cpu.shares of the VM cgroup", 2, 262_144),
         "hog_shares": p(1024, "int", "cpu.shares of each hog cgroup", 2, 262_144),
         "work_us": p(50, "int", "guest CPU time per request", 1, 10**9),
