@@ -2,7 +2,7 @@
 
 import math
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -13,6 +13,7 @@ from benchmarks.models import (
     Benchmark,
     Kernel,
     Machine,
+    Metric,
     MetricSummary,
     MonitorSeries,
     Run,
@@ -93,7 +94,19 @@ def _param_index_value(value) -> str:
     return str(value)[:200]
 
 
-def run_create(
+@dataclass
+class PreparedRun:
+    """A validated run, not yet saved: what `runs_store` writes in a few bulk statements."""
+
+    run: Run
+    metrics: list[tuple[Metric, Sequence[float], stats.Summary]]
+    series: dict
+
+
+MetricResolver = Callable[..., Metric]
+
+
+def run_prepare(
     *,
     benchmark: Benchmark,
     machine: Machine,
@@ -106,69 +119,85 @@ def run_create(
     tunables: Mapping | None = None,
     environment: Mapping | None = None,
     series: Mapping | None = None,
-    samples: SampleWriter | None = None,
-) -> Run:
-    """Store one run with every sample, its summaries and monitor series, atomically.
-
-    Pass a shared `samples` writer to batch the samples of many runs (the caller flushes it
-    inside its own transaction); without one they are written before this returns.
-    """
+    metric_resolver: MetricResolver = metric_get_or_create,
+) -> PreparedRun:
+    """Validate everything and compute summaries; raises RunError naming the bad field."""
     if provenance.source not in RunSource.values:
         raise RunError(f"unknown source {provenance.source!r}")
     if not metrics:
         raise RunError("a run needs at least one metric with values")
     checked = {name: _check_values(name, m.values) for name, m in metrics.items()}
-    params, tunables = _check_mapping("params", params), _check_mapping("tunables", tunables)
-    environment, series = _check_mapping("environment", environment), _check_series(series)
+    run = Run(
+        benchmark=benchmark,
+        machine=machine,
+        kernel=kernel,
+        policy=(policy or "")[:100],
+        label=(label or "")[:200],
+        params=_check_mapping("params", params),
+        tunables=_check_mapping("tunables", tunables),
+        environment=_check_mapping("environment", environment),
+        source=provenance.source,
+        artifact=provenance.artifact,
+        parser_name=provenance.parser_name,
+        parser_version=provenance.parser_version,
+        submitter=provenance.submitter,
+        idempotency_key=provenance.idempotency_key,
+    )
+    resolved = []
+    for name, metric_input in metrics.items():
+        try:
+            metric = metric_resolver(
+                benchmark=benchmark, name=name, unit=metric_input.unit,
+                higher_is_better=metric_input.higher_is_better,
+            )
+        except CatalogError as exc:
+            raise RunError(str(exc)) from None
+        resolved.append((metric, checked[name], stats.summarize(checked[name])))
+    return PreparedRun(run=run, metrics=resolved, series=_check_series(series))
+
+
+def runs_store(prepared: list[PreparedRun], *, samples: SampleWriter | None = None) -> list[Run]:
+    """Write prepared runs with a handful of statements whatever their number, atomically.
+
+    Pass a shared `samples` writer to batch samples across calls (the caller flushes it in its
+    own transaction); without one they are written before this returns.
+    """
     with transaction.atomic():
-        run = Run.objects.create(
-            benchmark=benchmark,
-            machine=machine,
-            kernel=kernel,
-            policy=(policy or "")[:100],
-            label=(label or "")[:200],
-            params=params,
-            tunables=tunables,
-            environment=environment,
-            source=provenance.source,
-            artifact=provenance.artifact,
-            parser_name=provenance.parser_name,
-            parser_version=provenance.parser_version,
-            submitter=provenance.submitter,
-            idempotency_key=provenance.idempotency_key,
-        )
+        runs = Run.objects.bulk_create([item.run for item in prepared])
         RunParam.objects.bulk_create(
             RunParam(run=run, name=str(name)[:100], value=_param_index_value(value))
-            for name, value in params.items()
+            for run in runs
+            for name, value in run.params.items()
+        )
+        MetricSummary.objects.bulk_create(
+            _summary_row(item.run, metric, summary)
+            for item in prepared
+            for metric, _, summary in item.metrics
+        )
+        MonitorSeries.objects.bulk_create(
+            MonitorSeries(run=item.run, kind=kind[:32], columns=body["columns"],
+                          rows=body["rows"])
+            for item in prepared
+            for kind, body in item.series.items()
         )
         writer = samples or SampleWriter()
-        MetricSummary.objects.bulk_create(
-            _store_metric(run, name, metric_input, checked[name], writer)
-            for name, metric_input in metrics.items()
-        )
+        for item in prepared:
+            for metric, values, _ in item.metrics:
+                writer.add(run_id=item.run.pk, metric_id=metric.pk, values=values)
         if samples is None:
             writer.flush()
-        MonitorSeries.objects.bulk_create(
-            MonitorSeries(run=run, kind=kind[:32], columns=body["columns"], rows=body["rows"])
-            for kind, body in series.items()
-        )
-    return run
+    return runs
 
 
-def _store_metric(
-    run: Run, name: str, metric_input: MetricInput, values: Sequence[float], writer: SampleWriter
-) -> MetricSummary:
-    try:
-        metric = metric_get_or_create(
-            benchmark=run.benchmark,
-            name=name,
-            unit=metric_input.unit,
-            higher_is_better=metric_input.higher_is_better,
-        )
-    except CatalogError as exc:
-        raise RunError(str(exc)) from None
-    writer.add(run_id=run.pk, metric_id=metric.pk, values=values)
-    summary = stats.summarize(values)
+def run_create(**description) -> Run:
+    """Store one run with every sample, its summaries and monitor series, atomically.
+
+    Takes the keyword arguments of `run_prepare`.
+    """
+    return runs_store([run_prepare(**description)])[0]
+
+
+def _summary_row(run: Run, metric: Metric, summary: stats.Summary) -> MetricSummary:
     return MetricSummary(
         run=run,
         metric=metric,

@@ -13,7 +13,7 @@ from django.db import connection
 from benchmarks.models import Sample
 
 BATCH = 5000
-COPY_BUFFER_ROWS = 200_000
+COPY_BUFFER_ROWS = 50_000
 
 
 class SampleWriter:
@@ -49,7 +49,8 @@ class SampleWriter:
         rows = self._rows()
         with connection.cursor() as cursor:
             while chunk := list(islice(rows, COPY_BUFFER_ROWS)):
-                buffer = io.StringIO("".join(f"{r}\t{m}\t{i}\t{v!r}\n" for r, m, i, v in chunk))
+                text = "".join(f"{r}\t{m}\t{i}\t{v!r}\n" for r, m, i, v in chunk)
+                buffer = io.BytesIO(text.encode("ascii"))
                 cursor.copy_expert(sql, buffer)
 
     def _insert(self) -> None:

@@ -13,8 +13,16 @@ from benchmarks.services.catalog import (
     benchmark_get_or_create,
     kernel_get_or_create,
     machine_get_or_create,
+    metric_get_or_create,
 )
-from benchmarks.services.runs import MetricInput, Provenance, RunError, run_create
+from benchmarks.services.runs import (
+    MetricInput,
+    PreparedRun,
+    Provenance,
+    RunError,
+    run_prepare,
+    runs_store,
+)
 from benchmarks.services.samples import SampleWriter
 
 RUN_FIELDS = {
@@ -40,6 +48,7 @@ class CatalogCache:
     benchmarks: dict = field(default_factory=dict)
     kernels: dict = field(default_factory=dict)
     machines: dict = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)
 
     def benchmark(self, name):
         if name not in self.benchmarks:
@@ -50,6 +59,14 @@ class CatalogCache:
         if version not in self.kernels:
             self.kernels[version] = kernel_get_or_create(version=version)
         return self.kernels[version]
+
+    def metric(self, *, benchmark, name, unit, higher_is_better):
+        key = (benchmark.pk, name)
+        if key not in self.metrics:
+            self.metrics[key] = metric_get_or_create(
+                benchmark=benchmark, name=name, unit=unit, higher_is_better=higher_is_better
+            )
+        return self.metrics[key]
 
     def machine(self, spec):
         key = json.dumps(spec, sort_keys=True)
@@ -105,20 +122,25 @@ def _machine(payload: Mapping):
     return dict(machine) if isinstance(machine, Mapping) else machine
 
 
+def _idempotency_key(payload) -> str:
+    key = payload.get("idempotency_key") if isinstance(payload, Mapping) else None
+    return key if isinstance(key, str) else ""
+
+
 def _existing(submitter, key: str) -> Run | None:
     if not key or submitter is None:
         return None
     return Run.objects.filter(submitter=submitter, idempotency_key=key).first()
 
 
-def _create(payload, *, submitter, source, cache: CatalogCache, samples: SampleWriter) -> Run:
+def _prepare(payload, *, submitter, source, cache: CatalogCache) -> PreparedRun:
     if not isinstance(payload, Mapping):
         raise SubmissionError("a run must be a JSON object")
     unknown = set(payload) - RUN_FIELDS
     if unknown:
         raise SubmissionError(f"unknown field(s) {sorted(unknown)}; known: {sorted(RUN_FIELDS)}")
     try:
-        return run_create(
+        return run_prepare(
             benchmark=cache.benchmark(_text(payload, "benchmark", required=True)),
             kernel=cache.kernel(_text(payload, "kernel", required=True)),
             machine=cache.machine(_machine(payload)),
@@ -134,7 +156,7 @@ def _create(payload, *, submitter, source, cache: CatalogCache, samples: SampleW
             tunables=_scalars(payload, "tunables"),
             environment=payload.get("environment") or {},
             series=payload.get("series") or {},
-            samples=samples,
+            metric_resolver=cache.metric,
         )
     except (CatalogError, RunError) as exc:
         raise SubmissionError(str(exc)) from None
@@ -142,17 +164,14 @@ def _create(payload, *, submitter, source, cache: CatalogCache, samples: SampleW
 
 def run_submit(*, payload, submitter, source: str = RunSource.API) -> tuple[Run, bool]:
     """One run. Returns (run, created); a repeated idempotency key returns the first run."""
-    key = payload.get("idempotency_key") if isinstance(payload, Mapping) else None
-    existing = _existing(submitter, key if isinstance(key, str) else "")
+    key = _idempotency_key(payload)
+    existing = _existing(submitter, key)
     if existing:
         return existing, False
     try:
         with transaction.atomic():
-            samples = SampleWriter()
-            run = _create(payload, submitter=submitter, source=source, cache=CatalogCache(),
-                          samples=samples)
-            samples.flush()
-            return run, True
+            prepared = _prepare(payload, submitter=submitter, source=source, cache=CatalogCache())
+            return runs_store([prepared])[0], True
     except IntegrityError:
         # Two requests with one idempotency key raced; the other one won.
         existing = _existing(submitter, key)
@@ -161,27 +180,37 @@ def run_submit(*, payload, submitter, source: str = RunSource.API) -> tuple[Run,
         return existing, False
 
 
+# Runs are written in batches so a long NDJSON stream never holds everything in memory.
+STORE_BATCH_RUNS = 500
+
+
 def runs_bulk_submit(
     *, payloads: Iterable[tuple[str, object]], submitter, source: str = RunSource.API
 ) -> list[int]:
     """Many runs, all or nothing. `payloads` yields (where, payload), where = "item 3"/"line 3"."""
-    cache, samples, ids, seen_keys = CatalogCache(), SampleWriter(), [], {}
+    cache, samples = CatalogCache(), SampleWriter()
+    order: list[PreparedRun | Run] = []  # one entry per payload, in input order
+    by_key: dict[str, PreparedRun | Run] = {}
+    pending: list[PreparedRun] = []
     with transaction.atomic():
         for where, payload in payloads:
-            key = payload.get("idempotency_key") if isinstance(payload, Mapping) else None
-            if isinstance(key, str) and key:
-                replay = seen_keys.get(key) or _existing(submitter, key)
-                if replay:
-                    ids.append(replay.pk)
-                    continue
+            key = _idempotency_key(payload)
+            replay = (by_key.get(key) or _existing(submitter, key)) if key else None
+            if replay:
+                order.append(replay)
+                continue
             try:
-                run = _create(payload, submitter=submitter, source=source, cache=cache,
-                              samples=samples)
+                prepared = _prepare(payload, submitter=submitter, source=source, cache=cache)
             except SubmissionError as exc:
                 line = int(where.split()[-1]) if where.startswith("line") else None
                 raise SubmissionError(exc.message, where=where, line=line) from None
-            if isinstance(key, str) and key:
-                seen_keys[key] = run
-            ids.append(run.pk)
+            if key:
+                by_key[key] = prepared
+            order.append(prepared)
+            pending.append(prepared)
+            if len(pending) >= STORE_BATCH_RUNS:
+                runs_store(pending, samples=samples)
+                pending = []
+        runs_store(pending, samples=samples)
         samples.flush()
-    return ids
+    return [entry.run.pk if isinstance(entry, PreparedRun) else entry.pk for entry in order]
