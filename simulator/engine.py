@@ -145,6 +145,10 @@ class Engine:
         counters["events"] = events
         for cpu in cpus:
             self.account(cpu)
+        if self.samples and self.samples[-1][0] < self.now:
+            self.alive, alive = 0, self.alive  # final partial interval, no next sample
+            self.sample()
+            self.alive = alive
         return self.now
 
     # ----------------------------------------------------------------- task lifecycle
@@ -327,10 +331,14 @@ class Engine:
             speed = cpu.speed
             left = max(0, task.remaining)
             end = start + (left if speed == 1.0 else int(-(-left // speed)))
+        elif self.spin_ready(task):
+            end = start  # a notify may have been superseded by this replan: re-check at once
         elif task.spin_yield:
             delay = self.policy.yield_handover_delay(cpu.rq, task, self.now)
             if delay is not None:
                 end = start + delay
+        if cpu.need_resched:
+            end = self.now
         preempt_at = None
         if cpu.rq.nr_running > 1 or self.policy.global_queue:
             raw = self.policy.preempt_time(cpu.rq, task, start)
@@ -511,7 +519,7 @@ class Engine:
 
     def stalled(self):
         """Every task blocked with no timer pending: nothing can ever happen again."""
-        if self.pending_timers > 0:
+        if self.pending_timers > 0 or any(c.rq.nr_running for c in self.cpus):
             return False
         return all(c.curr is None and not c.need_resched for c in self.cpus)
 
