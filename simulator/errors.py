@@ -20,7 +20,7 @@ class SpecError(SimulatorError):
 
 
 class UnknownNameError(SpecError):
-    """A workload, kernel, param or tunable name that does not exist; the message lists valid ones."""
+    """An unknown workload, kernel, param or tunable name; the message lists the valid ones."""
 
     def __init__(self, field, kind, name, valid):
         valid_list = ", ".join(sorted(valid))
@@ -38,6 +38,7 @@ class EventBudgetExceeded(SimulatorError):
     def __init__(self, max_events, sim_time_ns):
         super().__init__(
             f"event budget exceeded: more than {max_events} events after "
-            f"{sim_time_ns / 1e6:.3f} ms of simulated time; raise --max-events or reduce the workload"
+            f"{sim_time_ns / 1e6:.3f} ms of simulated time; "
+            "raise --max-events or reduce the workload"
         )
         self.max_events = max_events

@@ -96,10 +96,7 @@ class GoodnessPolicy(GlobalPolicy):
             return None
         best, best_g = None, -1
         for t in data:
-            if t.yield_pending:
-                g = -1 if len(data) > 1 else 0
-            else:
-                g = self._goodness(t, cpu.id)
+            g = (-1 if len(data) > 1 else 0) if t.yield_pending else self._goodness(t, cpu.id)
             if g > best_g:
                 best, best_g = t, g
         if best_g == 0:

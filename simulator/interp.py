@@ -1,7 +1,23 @@
 """Executes a task's instantaneous actions until it reaches a running action, blocks or exits."""
 
-from .program import (ADD, BARRIER, EXIT, FORK, LOCK, LOOP, MARK, POST, RUN, SET, SLEEP, SPIN,
-                      TIMER, UNLOCK, WAIT, YIELD)
+from .program import (
+    ADD,
+    BARRIER,
+    EXIT,
+    FORK,
+    LOCK,
+    LOOP,
+    MARK,
+    POST,
+    RUN,
+    SET,
+    SLEEP,
+    SPIN,
+    TIMER,
+    UNLOCK,
+    WAIT,
+    YIELD,
+)
 
 
 def _finish_spin(task):
@@ -15,7 +31,7 @@ def _finish_spin(task):
 
 
 def step(eng, cpu, task):
-    """The current action is done; run the following ones.  Returns once the CPU has its next plan."""
+    """The current action is done; run the following ones until the CPU has its next plan."""
     if task.spin_on is not None:
         _finish_spin(task)
     task.remaining = 0

@@ -137,7 +137,8 @@ class CfsPolicy(Policy):
         elif how == "migrate":
             task.vruntime += rq.min_vruntime
         else:  # wakeup: vruntime was stored relative to the old queue when it slept
-            task.vruntime = max(task.vruntime + rq.min_vruntime, rq.min_vruntime - self.sleeper_credit)
+            task.vruntime = max(task.vruntime + rq.min_vruntime,
+                                rq.min_vruntime - self.sleeper_credit)
         rq.load += task.weight
         self._insert(rq, task)
 

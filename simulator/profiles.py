@@ -38,7 +38,8 @@ COMMON_TUNABLES = {
                       "allow"),
     "newidle_balance": _t(True, "bool", "SD_BALANCE_NEWIDLE: a CPU about to go idle pulls work"),
     "idle_balance_kick": _t(False, "bool", "an idle CPU is kicked to balance as soon as another "
-                            "CPU of its domain gets a second runnable task (faster idle balancing)"),
+                            "CPU of its domain gets a second runnable task, and again when a "
+                            "refused cache-hot task cools down (faster idle balancing)"),
     "noise_pct": _t(1.0, "float", "random +-% jitter on every work amount, seeded (run-to-run "
                     "variance)"),
     "vmstat_interval_ms": _t(100.0, "float", "sampling interval of the vmstat-like series"),

@@ -12,8 +12,20 @@ import json
 import re
 
 from .errors import InvalidValueError
-from .program import (BARRIER, EXIT, FORK, LOCK, LOOP, RUN, SLEEP, TIMER, UNLOCK, YIELD, Barrier,
-                      Mutex)
+from .program import (
+    BARRIER,
+    EXIT,
+    FORK,
+    LOCK,
+    LOOP,
+    RUN,
+    SLEEP,
+    TIMER,
+    UNLOCK,
+    YIELD,
+    Barrier,
+    Mutex,
+)
 from .wl_common import MS, US, m, mark_time, p
 
 FOREVER = 10**15

@@ -97,12 +97,12 @@ class DomainLevel:
 
 # Defaults from the 2.6.22-2.6.24 topology.h initialisers (see docs/simulator.md).
 LEVEL_DEFAULTS = {
-    "SMT": dict(min_interval_ms=1, max_interval_ms=2, busy_factor=64, imbalance_pct=110,
-                cache_nice_tries=0),
-    "MC": dict(min_interval_ms=1, max_interval_ms=4, busy_factor=64, imbalance_pct=125,
-               cache_nice_tries=1),
-    "CPU": dict(min_interval_ms=1, max_interval_ms=4, busy_factor=64, imbalance_pct=125,
-                cache_nice_tries=1),
+    "SMT": {"min_interval_ms": 1, "max_interval_ms": 2, "busy_factor": 64, "imbalance_pct": 110,
+                "cache_nice_tries": 0},
+    "MC": {"min_interval_ms": 1, "max_interval_ms": 4, "busy_factor": 64, "imbalance_pct": 125,
+               "cache_nice_tries": 1},
+    "CPU": {"min_interval_ms": 1, "max_interval_ms": 4, "busy_factor": 64, "imbalance_pct": 125,
+                "cache_nice_tries": 1},
 }
 
 

@@ -1,4 +1,6 @@
-"""Shared helpers for workloads: each builds task programs for one benchmark and turns a finished run into metrics.
+"""Shared helpers for workloads.
+
+A workload builds task programs for one benchmark and turns a finished run into metrics.
 
 Work amounts are CPU time at full speed; ``loops`` are converted with the ``loop_ns`` calibration.
 Every task a workload starts at time 0 is created by the benchmark's main process, so it is placed

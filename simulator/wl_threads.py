@@ -3,6 +3,7 @@
 from .program import ADD, EXIT, FORK, LOOP, MARK, RUN, SET, SLEEP, SPIN, WAIT, Counter, Semaphore
 from .wl_common import MS, US, m, mark_time, p
 
+
 # ---------------------------------------------------------------------------------- threadtest
 class Threadtest:
     name = "threadtest"

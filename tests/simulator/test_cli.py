@@ -79,6 +79,7 @@ def test_bad_input_is_one_line_on_stderr(args, needle):
 
 def test_trace_file_is_written(tmp_path):
     trace = tmp_path / "trace.txt"
-    assert main(["run", "--workload", "threadtest", "--kernel", "2.6.24", "--param",
-                 "iterations=2", "--trace", str(trace)], out=open(tmp_path / "o", "w")) == 0
+    with open(tmp_path / "out.txt", "w") as out:
+        assert main(["run", "--workload", "threadtest", "--kernel", "2.6.24", "--param",
+                     "iterations=2", "--trace", str(trace)], out=out) == 0
     assert "child runs first" in trace.read_text()
