@@ -65,10 +65,10 @@ class Engine:
         self.stop_at = None
         self.tick_ns = 1_000_000_000 // tun["HZ"]
         self.noise = tun["noise_pct"] / 100.0
-        self.counters = {"events": 0, "context_switches": 0, "migrations": 0, "wakeups": 0,
-                             "balance_attempts": 0, "balance_failed": 0, "balance_moved": 0,
-                             "cache_hot_refusals": 0, "preemptions": 0, "yields": 0, "forks": 0,
-                             "sched_decisions": 0, "sched_cost_ns": 0, "deadline_misses": 0, "jobs": 0}
+        self.counters = dict.fromkeys(
+            ("events", "context_switches", "migrations", "wakeups", "balance_attempts",
+             "balance_failed", "balance_moved", "cache_hot_refusals", "preemptions", "yields",
+             "forks", "sched_decisions", "sched_cost_ns", "deadline_misses", "jobs"), 0)
         self.marks = {}
         self.samples = []
         self.overloaded = 0
