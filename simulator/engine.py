@@ -25,7 +25,7 @@ EV_SEG, EV_TIMER, EV_BALANCE, EV_SAMPLE, EV_STOP, EV_CALL = range(6)
 class Cpu:
     __slots__ = ("id", "rq", "curr", "seg_start", "speed", "gen", "busy_ns", "sys_ns",
                  "need_resched", "domains", "bal_at", "bal_gen", "siblings", "preempt_at",
-                 "idle_since", "load_hist", "load_now", "load_tick", "kicked")
+                 "idle_since", "load_hist", "load_now", "load_tick", "kicked", "preempt_valid")
 
     def __init__(self, cpu_id, rq, siblings):
         self.id = cpu_id
@@ -47,6 +47,7 @@ class Cpu:
         self.load_now = 0
         self.load_tick = 0
         self.kicked = False
+        self.preempt_valid = False
 
 
 class Engine:
@@ -183,16 +184,20 @@ class Engine:
         if self.policy.global_queue:
             for c in self.cpus:
                 if c.curr is not None and c.preempt_at is None and c.curr.state == RUNNING:
+                    c.preempt_valid = False
                     self.account(c)
                     self.plan(c)
-        elif cpu.curr is not None and cpu.curr is not task and cpu.curr.state == RUNNING:
-            self.account(cpu)
-            self.plan(cpu)
+        else:
+            cpu.preempt_valid = False
+            if cpu.curr is not None and cpu.curr is not task and cpu.curr.state == RUNNING:
+                self.account(cpu)
+                self.plan(cpu)
 
     def dequeue(self, cpu, task):
         """Take a queued (not running) task off ``cpu`` for migration."""
         rq = cpu.rq
         self.policy.dequeue(rq, task, self.now)
+        cpu.preempt_valid = False
         rq.nr_running -= 1
         if self.track_load:
             balance.load_changed(self, cpu)
@@ -203,6 +208,7 @@ class Engine:
         """The running task blocks or exits: it no longer counts on its runqueue."""
         rq = cpu.rq
         self.policy.curr_leaves(rq, task, self.now)
+        cpu.preempt_valid = False
         rq.nr_running -= 1
         if self.track_load:
             balance.load_changed(self, cpu)
@@ -315,6 +321,7 @@ class Engine:
         if cpu.preempt_at is None or self.now < cpu.preempt_at:
             return False
         if not self.policy.tick_preempt(cpu.rq, task, self.now):
+            cpu.preempt_valid = False
             return False
         if self.trace_file is not None:
             self.trace(cpu.id, "tick", f"slice expired for {task.name}")
@@ -339,17 +346,28 @@ class Engine:
                 end = start + delay
         if cpu.need_resched:
             end = self.now
-        preempt_at = None
-        if cpu.rq.nr_running > 1 or self.policy.global_queue:
-            raw = self.policy.preempt_time(cpu.rq, task, start)
-            if raw is not None:
-                preempt_at = raw if self.policy.hrtick else self.tick_after(raw)
-                preempt_at = max(preempt_at, start)
-        cpu.preempt_at = preempt_at
+        if cpu.preempt_valid:
+            # the slice-expiry instant is absolute: it only moves when the runqueue changes
+            preempt_at = cpu.preempt_at
+        else:
+            preempt_at = self.slice_expiry(cpu, task, start)
         if preempt_at is not None and (end is None or preempt_at < end):
             end = preempt_at
         if end is not None:
             self.push(end, EV_SEG, cpu, cpu.gen)
+
+    def slice_expiry(self, cpu, task, start):
+        preempt_at = None
+        policy = self.policy
+        if cpu.rq.nr_running > 1 or policy.global_queue:
+            raw = policy.preempt_time(cpu.rq, task, start)
+            if raw is not None:
+                preempt_at = raw if policy.hrtick else self.tick_after(raw)
+                preempt_at = max(preempt_at, start)
+        cpu.preempt_at = preempt_at
+        cpu.preempt_valid = True
+        return preempt_at
+
 
     # ----------------------------------------------------------------- scheduling
     def schedule(self, cpu):
@@ -395,6 +413,7 @@ class Engine:
         cpu.sys_ns += cost
         cpu.seg_start = now + cost
         cpu.preempt_at = None
+        cpu.preempt_valid = False
         self.policy.on_pick(cpu.rq, nxt, now)
         if was_idle:
             self.sibling_changed(cpu)
@@ -415,6 +434,7 @@ class Engine:
     def go_idle(self, cpu, prev):
         cpu.curr = None
         cpu.preempt_at = None
+        cpu.preempt_valid = False
         cpu.gen += 1
         cpu.idle_since = self.now
         if prev is not None:
