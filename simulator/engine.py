@@ -56,6 +56,7 @@ class Engine:
         self.policy = policy
         self.tun = tun
         self.rng = random.Random(seed)
+        self._random = self.rng.random
         self.max_events = max_events
         self.trace_file = trace
         self.now = 0
@@ -74,6 +75,7 @@ class Engine:
         self.samples = []
         self.overloaded = 0
         self.pending_timers = 0
+        self.depth = 0
         self.track_load = not policy.global_queue
         policy.attach(self)
         self.cpus = [Cpu(c, policy.new_rq(c), topo.siblings(c)) for c in range(topo.ncpus)]
@@ -96,7 +98,7 @@ class Engine:
     def jitter(self, ns):
         if self.noise <= 0.0 or ns <= 0:
             return ns
-        return max(1, int(ns * (1.0 + self.noise * (2.0 * self.rng.random() - 1.0))))
+        return max(1, int(ns * (1.0 + self.noise * (2.0 * self._random() - 1.0))))
 
     # ----------------------------------------------------------------- main loop
     def run(self):
@@ -417,10 +419,15 @@ class Engine:
         self.policy.on_pick(cpu.rq, nxt, now)
         if was_idle:
             self.sibling_changed(cpu)
-        # Continue through an event rather than recursing: a chain of tasks that block at once
-        # would otherwise nest one Python frame per task.
-        cpu.gen += 1
-        self.push(cpu.seg_start, EV_SEG, cpu, cpu.gen)
+        if cpu.seg_start == now and self.depth < 32:
+            self.depth += 1
+            self.begin(cpu, nxt)
+            self.depth -= 1
+        else:
+            # Continue through an event rather than recursing without bound: a chain of tasks
+            # that block at once would otherwise nest one Python frame per task.
+            cpu.gen += 1
+            self.push(cpu.seg_start, EV_SEG, cpu, cpu.gen)
 
     def refill_cost(self, task, cpu_id):
         last = task.last_cpu

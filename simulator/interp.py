@@ -36,14 +36,18 @@ def step(eng, cpu, task):
         _finish_spin(task)
     task.remaining = 0
     prog = task.prog
+    jitter = eng.jitter
     while True:
         op = prog[task.pc]
         code = op[0]
         task.pc += 1
         if code == RUN:
-            task.remaining = eng.jitter(op[1])
-            if task.remaining > 0:
-                eng.begin(cpu, task)
+            task.remaining = ns = jitter(op[1])
+            if ns > 0:
+                if cpu.need_resched or cpu.preempt_at is not None:
+                    eng.begin(cpu, task)
+                else:  # common case: nothing can preempt, just plan the segment's end
+                    eng.plan(cpu)
                 return
         elif code == LOOP:
             _loop(task, op)

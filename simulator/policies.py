@@ -132,6 +132,7 @@ class CfsPolicy(Policy):
             rq.min_vruntime = v
 
     def enqueue(self, rq, task, how, now):
+        self._update_min(rq)
         if how == "fork":
             pass  # placed by task_fork
         elif how == "migrate":
@@ -143,15 +144,18 @@ class CfsPolicy(Policy):
         self._insert(rq, task)
 
     def dequeue(self, rq, task, now):
+        self._update_min(rq)
         self._remove(rq, task)
         rq.load -= task.weight
         task.vruntime -= rq.min_vruntime
 
     def curr_leaves(self, rq, task, now):
+        self._update_min(rq)
         super().curr_leaves(rq, task, now)
         task.vruntime -= rq.min_vruntime
 
     def put_prev(self, rq, task, now):
+        self._update_min(rq)
         rq.curr = None
         if task.yield_pending:
             task.yield_pending = False
@@ -175,8 +179,9 @@ class CfsPolicy(Policy):
         return task
 
     def account(self, rq, task, elapsed, now):
+        # min_vruntime is brought up to date lazily where it is used: between those points only
+        # the running task's vruntime grows, so the lazy value equals the eager one.
         task.vruntime += elapsed * NICE_0 // task.weight if task.weight != NICE_0 else elapsed
-        self._update_min(rq)
 
     def ideal_slice(self, rq, task):
         nr = rq.nr_running
@@ -196,6 +201,7 @@ class CfsPolicy(Policy):
         return curr.vruntime - task.vruntime > self.wakeup_gran
 
     def task_fork(self, rq, parent, child, now, same_cpu):
+        self._update_min(rq)
         vslice = self.ideal_slice(rq, child)
         base = parent.vruntime if same_cpu else rq.min_vruntime
         child.vruntime = max(base, rq.min_vruntime + vslice)  # START_DEBIT

@@ -115,7 +115,8 @@ class Periodic:
     def collect(self, b):
         eng = b.eng
         end = b.params["duration_ms"] * MS
-        jobs = sum(-(-end // t.period) for t in b.state["tasks"])
+        # releases in [0, duration], the end instant included (as SimSo counts them)
+        jobs = sum(end // t.period + 1 for t in b.state["tasks"])
         missed = eng.counters["deadline_misses"]
         for t in b.state["tasks"]:
             # the job in progress at the end: missed if its deadline has passed unfinished

@@ -142,7 +142,7 @@ def test_global_edf_meets_deadlines_that_round_robin_misses():
     spec = {"workload": "periodic", "cpus": 4, "params": {"duration_ms": 1000}}
     edf = simulator.run({**spec, "kernel": "6.6-eevdf"})["metrics"]
     o1 = simulator.run({**spec, "kernel": "2.6.22"})["metrics"]
-    expected_jobs = sum(-(-1000 // int(p.split(":")[0]))
+    expected_jobs = sum(1000 // int(p.split(":")[0]) + 1
                         for p in simulator.validate({**spec, "kernel": "6.6-eevdf"})
                         ["params"]["tasks"].split(";"))
     assert edf["jobs"][0] == expected_jobs == o1["jobs"][0]

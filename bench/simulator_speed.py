@@ -1,0 +1,134 @@
+"""Simulator speed: events/s on the chatroom case, RSS of a 10M-event run, SimSo side by side.
+
+Run from the repository root:  .venv/bin/python bench/simulator_speed.py [--quick]
+
+SimSo is never a dependency of the project: install it into a throwaway virtualenv, e.g.
+    python3.11 -m venv /tmp/simso-venv
+    /tmp/simso-venv/bin/pip install simso==0.8.5 SimPy==2.3.1
+and point SIMSO_PYTHON at that interpreter (default /tmp/simso-venv/bin/python).
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import resource
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import simulator  # noqa: E402
+
+SIMSO_PYTHON = os.environ.get("SIMSO_PYTHON", "/tmp/simso-venv/bin/python")
+# 8 periodic tasks (period_ms:wcet_ms), implicit deadlines, on 4 CPUs: utilisation 2.64
+EDF_TASKS = "10:3;20:5;40:8;50:10;25:6;100:20;80:16;200:30;"[:-1] + ";16:8;30:9"
+EDF_TASKS = ";".join(EDF_TASKS.split(";")[:6] + ["16:8", "30:9"])
+ZERO_OVERHEAD = {"context_switch_ns": 0, "sched_cost_ns": 0, "sched_cost_log_ns": 0,
+                 "noise_pct": 0, "vmstat_interval_ms": 0}
+
+
+def chatroom_rate(kernel, messages):
+    spec = {"workload": "chatroom", "kernel": kernel, "cpus": 8,
+            "params": {"rooms": 10, "clients": 20, "messages": messages},
+            "max_events": 10**9}
+    result = simulator.run(spec)
+    events = result["counters"]["events"]
+    return events, result["wall_seconds"], events / result["wall_seconds"]
+
+
+def rss_child(messages):
+    """Run a big chatroom in a child process; report its event count and peak RSS."""
+    code = ("import json,resource,simulator;"
+            f"r=simulator.run({{'workload':'chatroom','kernel':'2.6.24','cpus':8,"
+            f"'params':{{'rooms':10,'clients':20,'messages':{messages}}},"
+            "'max_events':10**9,'tunables':{'vmstat_interval_ms':0}});"
+            "print(json.dumps([r['counters']['events'],r['wall_seconds'],"
+            "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out)
+
+
+SIMSO_SCRIPT = r"""
+import json, sys, time, io, contextlib
+from simso.core import Model
+from simso.configuration import Configuration
+tasks, cpus, seconds = json.loads(sys.argv[1])
+c = Configuration()
+c.duration = int(seconds * 1000 * c.cycles_per_ms)
+for i, (period, wcet) in enumerate(tasks):
+    c.add_task(name="T%d" % i, identifier=i + 1, period=period, activation_date=0,
+               wcet=wcet, deadline=period)
+for i in range(cpus):
+    c.add_processor(name="CPU%d" % i, identifier=i + 1)
+c.scheduler_info.clas = "simso.schedulers.EDF"
+c.check_all()
+model = Model(c)
+start = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    model.run_model()
+wall = time.perf_counter() - start
+jobs = sum(len(t.jobs) for t in model.results.tasks.values())
+missed = sum(1 for t in model.results.tasks.values() for j in t.jobs if j.exceeded_deadline)
+print(json.dumps({"jobs": jobs, "deadline_misses": missed, "wall_seconds": wall}))
+"""
+
+
+def run_simso(tasks, cpus, seconds):
+    if not os.path.exists(SIMSO_PYTHON):
+        return None, f"SimSo interpreter {SIMSO_PYTHON} not found (set SIMSO_PYTHON)"
+    arg = json.dumps([[[float(p), float(w)] for p, w in tasks], cpus, seconds])
+    proc = subprocess.run([SIMSO_PYTHON, "-c", SIMSO_SCRIPT, arg], capture_output=True,
+                          text=True, timeout=3600)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return None, f"SimSo failed to run: {last}"
+    return json.loads(proc.stdout.strip().splitlines()[-1]), None
+
+
+def edf_side_by_side(seconds):
+    tasks = [tuple(float(x) for x in t.split(":")) for t in EDF_TASKS.split(";")]
+    ours = simulator.run({"workload": "periodic", "kernel": "6.6-eevdf", "cpus": 4,
+                          "params": {"tasks": EDF_TASKS, "duration_ms": int(seconds * 1000)},
+                          "tunables": ZERO_OVERHEAD, "max_events": 10**9})
+    mine = {"jobs": ours["metrics"]["jobs"][0],
+            "deadline_misses": ours["metrics"]["deadline_misses"][0],
+            "wall_seconds": ours["wall_seconds"]}
+    theirs, problem = run_simso(tasks, 4, seconds)
+    return mine, theirs, problem
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller runs (smoke test)")
+    args = parser.parse_args()
+    messages = 200 if args.quick else 2000
+    print(f"simulator {simulator.__version__}, Python {sys.version.split()[0]}")
+    for kernel in ("2.6.24", "2.6.22", "3.3"):
+        events, wall, rate = chatroom_rate(kernel, messages)
+        print(f"chatroom 10 rooms x 20 clients x {messages} messages, 8 CPUs, {kernel}: "
+              f"{events} events in {wall:.2f} s = {rate:,.0f} events/s")
+    big = 2000 if args.quick else 25000
+    events, wall, rss_kb = rss_child(big)
+    print(f"memory: chatroom x {big} messages: {events} events in {wall:.1f} s, "
+          f"peak RSS {rss_kb / 1024:.1f} MB (tracing off)")
+    seconds = 10 if args.quick else 100
+    mine, theirs, problem = edf_side_by_side(seconds)
+    print(f"global EDF, 8 periodic tasks on 4 CPUs, {seconds} s simulated ({EDF_TASKS}):")
+    print(f"  schedbench simulator: {mine['jobs']} jobs, {mine['deadline_misses']} deadline "
+          f"misses, {mine['wall_seconds']:.3f} s")
+    if theirs is None:
+        print(f"  SimSo 0.8.5: NOT RUN - {problem}")
+        return
+    print(f"  SimSo 0.8.5:          {theirs['jobs']} jobs, {theirs['deadline_misses']} deadline "
+          f"misses, {theirs['wall_seconds']:.3f} s")
+    same = (mine["jobs"], mine["deadline_misses"]) == (theirs["jobs"], theirs["deadline_misses"])
+    print(f"  same jobs and misses: {'yes' if same else 'NO'}; speed-up "
+          f"{theirs['wall_seconds'] / max(mine['wall_seconds'], 1e-9):.1f}x")
+
+
+if __name__ == "__main__":
+    main()
