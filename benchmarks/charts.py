@@ -13,8 +13,12 @@ _BASE_LAYOUT = {
 }
 
 
-def _axis(title: str, **extra) -> dict:
+def axis(title: str, **extra) -> dict:
     return {"title": {"text": title}, "gridcolor": "#e6e8ee", "zeroline": False, **extra}
+
+
+def base_layout(title: str) -> dict:
+    return {**_BASE_LAYOUT, "title": {"text": title}}
 
 
 def samples_figure(title: str, metrics: list[tuple[str, str, list[float]]]) -> dict:
@@ -25,7 +29,7 @@ def samples_figure(title: str, metrics: list[tuple[str, str, list[float]]]) -> d
     """
     data, layout = [], {**_BASE_LAYOUT, "title": {"text": title}, "showlegend": True}
     longest = max(len(values) for _, _, values in metrics)
-    layout["xaxis"] = _axis("repeat", dtick=1 if longest <= 30 else None)
+    layout["xaxis"] = axis("repeat", dtick=1 if longest <= 30 else None)
     for position, (name, unit, values) in enumerate(metrics[:4]):
         axis_suffix = "" if position == 0 else str(position + 1)
         color = PALETTE[position % len(PALETTE)]
@@ -42,11 +46,11 @@ def samples_figure(title: str, metrics: list[tuple[str, str, list[float]]]) -> d
             "x": [1, len(values)], "y": [median, median], "yaxis": "y" + axis_suffix,
             "line": {"color": color, "dash": "dash", "width": 1}, "hoverinfo": "y",
         })
-        axis = _axis(label, tickfont={"color": color})
+        y_axis = axis(label, tickfont={"color": color})
         if position:
-            axis.update({"overlaying": "y", "side": "right" if position % 2 else "left",
-                         "anchor": "x", "showgrid": False})
-        layout["yaxis" + axis_suffix] = axis
+            y_axis.update({"overlaying": "y", "side": "right" if position % 2 else "left",
+                           "anchor": "x", "showgrid": False})
+        layout["yaxis" + axis_suffix] = y_axis
     return {"data": data, "layout": layout}
 
 
@@ -67,8 +71,8 @@ def series_figure(
         })
     layout = {
         **_BASE_LAYOUT, "title": {"text": title},
-        "xaxis": _axis(time_column or "interval"),
-        "yaxis": _axis("r / % cpu"),
-        "yaxis2": _axis("context switches / s", overlaying="y", side="right", showgrid=False),
+        "xaxis": axis(time_column or "interval"),
+        "yaxis": axis("r / % cpu"),
+        "yaxis2": axis("context switches / s", overlaying="y", side="right", showgrid=False),
     }
     return {"data": data, "layout": layout}

@@ -293,3 +293,30 @@ class ApiToken(models.Model):
 
     def __str__(self):
         return f"{self.prefix}… ({self.user})"
+
+
+class Comparison(models.Model):
+    """A frozen comparison: spec, resolved runs and every computed number, never recomputed."""
+
+    slug = models.SlugField(max_length=16, unique=True)
+    title = models.CharField(max_length=200)
+    spec = models.JSONField()
+    run_ids = models.JSONField()
+    content_hash = models.CharField(max_length=64, db_index=True)
+    frozen = models.JSONField()
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    forked_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"
+    )
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self):
+        return f"{self.slug}: {self.title}"
+
+    def get_absolute_url(self):
+        return reverse("comparison-detail", args=[self.slug])

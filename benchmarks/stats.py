@@ -70,3 +70,89 @@ def median(data: np.ndarray) -> float:
 
 def _is_double_array(values) -> bool:
     return getattr(values, "typecode", None) == "d"
+
+
+# --------------------------------------------------------------------------- comparisons
+
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_BUDGET = 4_000_000  # resamples x sample size: keeps a 200-series comparison quick
+TINY = 5  # below this many samples per side, Mann-Whitney cannot reach p < 0.05
+
+
+def statistic_of(values: np.ndarray, statistic: str) -> float:
+    if statistic == "median":
+        return median(values)
+    if statistic == "mean":
+        return float(values.mean())
+    if statistic == "min":
+        return float(values.min())
+    raise ValueError(f"unknown statistic {statistic!r}")
+
+
+def bootstrap_ci(
+    values: np.ndarray, statistic: str, *, seed: int, level: float = 0.95
+) -> tuple[float, float] | None:
+    """Percentile bootstrap CI of `statistic`, reproducible for a given seed.
+
+    Fewer resamples are drawn for very large samples (at least 200), where the CI is narrow
+    anyway; None with fewer than two samples.
+    """
+    n = values.size
+    if n < 2:
+        return None
+    resamples = max(200, min(BOOTSTRAP_RESAMPLES, BOOTSTRAP_BUDGET // n))
+    rng = np.random.default_rng(seed)
+    draws = values[rng.integers(0, n, size=(resamples, n))]
+    if statistic == "median":
+        estimates = np.median(draws, axis=1)
+    elif statistic == "mean":
+        estimates = draws.mean(axis=1)
+    else:
+        estimates = draws.min(axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(estimates, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    test: str | None  # "mann-whitney-u", "welch-t" or None when no test is possible
+    p_value: float | None
+    effect_name: str | None
+    effect: float | None
+    reason: str
+
+
+def compare_samples(sample: np.ndarray, baseline: np.ndarray) -> Comparison:
+    """Is `sample` different from `baseline`? Two-sided, with an effect size.
+
+    Mann-Whitney U makes no normality assumption, so it is the default. With fewer than five
+    samples on a side its smallest possible p is above 0.05, so Welch's t-test is used instead
+    (and says so: it assumes roughly normal samples).
+    """
+    from scipy import stats as scipy_stats
+
+    n1, n2 = sample.size, baseline.size
+    if n1 < 2 or n2 < 2:
+        return Comparison(None, None, None, None, "fewer than 2 samples on a side: no test")
+    if np.ptp(sample) == 0 and np.ptp(baseline) == 0:
+        return Comparison(None, None, None, None, "both samples are constant: no test needed")
+    if min(n1, n2) < TINY:
+        result = scipy_stats.ttest_ind(sample, baseline, equal_var=False)
+        pooled = np.sqrt((sample.var(ddof=1) + baseline.var(ddof=1)) / 2)
+        effect = float((sample.mean() - baseline.mean()) / pooled) if pooled else None
+        return Comparison("welch-t", float(result.pvalue), "cohen-d", effect,
+                          f"n={min(n1, n2)} < {TINY}: Welch's t-test (assumes near-normal "
+                          "samples); Mann-Whitney U cannot reach p < 0.05 this small")
+    result = scipy_stats.mannwhitneyu(sample, baseline, alternative="two-sided")
+    # +1: every sample above every baseline value; -1: every one below.
+    rank_biserial = float(2 * result.statistic / (n1 * n2) - 1)
+    return Comparison("mann-whitney-u", float(result.pvalue), "rank-biserial", rank_biserial,
+                      "Mann-Whitney U, two-sided: no normality assumption")
+
+
+def geometric_mean(ratios: list[float]) -> float | None:
+    positive = [r for r in ratios if r and r > 0]
+    if not positive:
+        return None
+    return float(np.exp(np.mean(np.log(positive))))

@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from benchmarks import views
+from benchmarks.comparisons import views as comparison_views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -13,6 +14,12 @@ urlpatterns = [
     path("runs/<int:pk>/diff/<int:other>/", views.run_diff, name="run-diff"),
     path("machines/", views.machine_list, name="machine-list"),
     path("upload/", views.upload_page, name="upload"),
+    path("compare/", comparison_views.builder, name="comparison-builder"),
+    path("c/<slug:slug>/", comparison_views.detail, name="comparison-detail"),
+    path("c/<slug:slug>/embed", comparison_views.embed, name="comparison-embed"),
+    path("c/<slug:slug>.json", comparison_views.export_json, name="comparison-json"),
+    path("c/<slug:slug>.csv", comparison_views.export_csv, name="comparison-csv"),
+    path("c/<slug:slug>.txt", comparison_views.export_text, name="comparison-txt"),
     path("harness/schedbench.py", views.harness_download, name="harness-download"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -1,13 +1,14 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from benchmarks.api import ingest_views, views
+from benchmarks.api import comparison_views, ingest_views, views
 
 router = DefaultRouter()
 router.register("runs", views.RunViewSet, basename="api-run")
 router.register("benchmarks", views.BenchmarkViewSet, basename="api-benchmark")
 router.register("machines", views.MachineViewSet, basename="api-machine")
 router.register("kernels", views.KernelViewSet, basename="api-kernel")
+router.register("comparisons", comparison_views.ComparisonViewSet, basename="api-comparison")
 
 urlpatterns = [
     path("me/", views.me, name="api-me"),

@@ -18,6 +18,7 @@ from .units import metric_info
 HEAD_SIZE = 64 * 1024
 BOM = "\ufeff"
 MAX_WARNINGS = 200
+MAX_LINE_CHARS = 4096
 
 
 class ParseError(Exception):
@@ -206,6 +207,11 @@ def numbered_lines(lines: Iterable, warnings: Warnings | None = None,
         if not text:
             if keep_blank:
                 yield lineno, ""
+            continue
+        if len(text) > MAX_LINE_CHARS:
+            # No format here has lines this long; skipping them also bounds regex work.
+            if warnings is not None:
+                warnings.add(lineno, f"ignored line longer than {MAX_LINE_CHARS} characters")
             continue
         if text[0] == ">" or (text[0] in " \t" and is_quoted(text)):
             if warnings is not None:

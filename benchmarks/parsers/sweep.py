@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 
 from .base import (
-    NUMBER,
+    NUMBER_RE,
     ParseError,
     Parser,
     ParseResult,
@@ -33,10 +33,31 @@ from .base import (
 from .timing import COUNT
 
 HEADING_RE = re.compile(rf"(?:loops?\s+(?:to|of|=)?\s*)?({COUNT})\s*(?:loops?)?\s*:", re.I)
-ROW_RE = re.compile(rf"(?!time\b)(\S.*?):?\s+(?:time\s*[:=]?\s*)?({NUMBER})\s*ms\.?", re.I)
 HOLE_RE = re.compile(r"<([^<>]*)>")
 MALFORMED_ROW_RE = re.compile(r"\S+\s+time\b", re.I)
 LOOP_WORD_RE = re.compile(r"loops?\s+(?:to|of|=)", re.I)
+
+
+def split_row(text: str) -> tuple[str, str] | None:
+    """(kernel, time token) for `<kernel> [time[:]] N ms`; kernel names may contain blanks.
+
+    Done on words rather than with one regex: a lazy "anything" group before the number made
+    the match time explode on long junk lines.
+    """
+    words = text.split()
+    last = words[-1].rstrip(".") if words else ""
+    if last.lower() == "ms" and len(words) >= 2:
+        number, rest = words[-2], words[:-2]
+    elif last.lower().endswith("ms"):
+        number, rest = last[:-2], words[:-1]
+    else:
+        return None
+    if rest and rest[-1].lower().rstrip(":=") == "time":
+        rest = rest[:-1]
+    kernel = " ".join(rest).rstrip(":").strip()
+    if not kernel or kernel.lower() == "time" or not NUMBER_RE.fullmatch(number):
+        return None
+    return kernel, number
 
 
 class SweepParser(Parser):
@@ -50,8 +71,8 @@ class SweepParser(Parser):
         if not headings:
             return 0.0
         share = fraction(lines, lambda t: bool(
-            HEADING_RE.fullmatch(t) or ROW_RE.fullmatch(t) or HOLE_RE.search(t)))
-        rows = sum(1 for text in lines if ROW_RE.fullmatch(text))
+            HEADING_RE.fullmatch(t) or split_row(t) or HOLE_RE.search(t)))
+        rows = sum(1 for text in lines if split_row(text))
         if not rows:
             return 0.0
         bonus = 0.1 if any(LOOP_WORD_RE.match(text) for text in headings) else 0.0
@@ -71,12 +92,12 @@ class SweepParser(Parser):
             if hole:
                 warnings.add(lineno, f"hole: {hole.group(1).strip()}")
                 continue
-            row = ROW_RE.fullmatch(text)
+            row = split_row(text)
             if row:
                 if loops is None:
                     raise ParseError("result row before any 'Loop to N:' heading", line=lineno)
-                kernel = row.group(1)
-                value = parse_number(row.group(2), line=lineno, what="time in ms")
+                kernel, token = row
+                value = parse_number(token, line=lineno, what="time in ms")
                 result_set = groups.get(lineno, benchmark="threadtest", kernel=kernel,
                                         params={"loops": loops})
                 result_set.add("time_ms", value)

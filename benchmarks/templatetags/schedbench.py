@@ -35,3 +35,11 @@ def pairs(mapping):
     if not isinstance(mapping, dict):
         return []
     return sorted(mapping.items())
+
+
+@register.filter
+def change(ratio):
+    """A ratio against a baseline as a signed percentage: 0.955 -> -4.5%."""
+    if ratio is None:
+        return "–"
+    return f"{100 * (float(ratio) - 1):+.1f}%"

@@ -179,3 +179,10 @@ def test_param_table_single_spaced_header():
     result = PARSERS["param-table"].parse(["nr_running usec", "4 0.5"])
     assert summary(result) == [(2, None, {"nr_running": 4}, {"schedule_us": [0.5]})]
     assert result.results[0].benchmark == "runqueue-cost"
+
+
+def test_sweep_kernel_names_may_contain_blanks():
+    text = "Loop to 10k:\n2.6.24 + patch\t\ttime 5 ms\ntip: 6 ms\n"
+    result = PARSERS["sweep"].parse(text.splitlines())
+    assert [(r.kernel, list(r.metrics["time_ms"])) for r in result.results] == [
+        ("2.6.24 + patch", [5]), ("tip", [6])]

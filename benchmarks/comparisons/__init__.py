@@ -1,0 +1,1 @@
+"""Comparisons: put runs side by side along chosen dimensions, with statistics, frozen by slug."""

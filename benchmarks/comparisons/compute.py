@@ -1,0 +1,255 @@
+"""Resolve a spec to runs and samples, group them into cells, and compute every statistic.
+
+The result is a plain dict (the frozen `.json` of a permalink, minus slug and hash), so a saved
+comparison never needs the runs again.
+"""
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from benchmarks import selectors, stats
+from benchmarks.comparisons import dimensions
+from benchmarks.comparisons.spec import ComparisonSpec, SpecError
+from benchmarks.envdiff import environment_diff
+from benchmarks.models import MetricSummary, MonitorSeries, Run, Sample
+
+NOISY_CV = 0.05
+FEW_SAMPLES = 5
+
+
+@dataclass
+class Cell:
+    x: object
+    series: object
+    facet: object
+    run_ids: list[int]
+    values: np.ndarray
+
+    @property
+    def key(self) -> tuple:
+        return (dimensions.label(self.x), _maybe_label(self.series), _maybe_label(self.facet))
+
+
+def resolve_runs(spec: ComparisonSpec) -> list[Run]:
+    runs = Run.objects.select_related("benchmark", "kernel", "machine")
+    if spec.runs is not None:
+        found = {run.pk: run for run in runs.filter(pk__in=spec.runs)}
+        missing = [pk for pk in spec.runs if pk not in found]
+        if missing:
+            raise SpecError("runs", f"no run(s) with id {', '.join(map(str, missing))}")
+        selected = [found[pk] for pk in spec.runs]
+    else:
+        filtered = selectors.run_filter(spec.filters)
+        if filtered.problems:
+            raise SpecError("filters", "; ".join(filtered.problems))
+        selected = list(filtered.runs.select_related("benchmark", "kernel", "machine"))
+    if not selected:
+        raise SpecError("runs", "no runs match this selection")
+    return selected
+
+
+def choose_metric(spec: ComparisonSpec, runs: list[Run]) -> dict:
+    """The metric to compare, present in every run and in one unit only."""
+    rows = MetricSummary.objects.filter(run__in=runs).values_list(
+        "run_id", "metric__name", "metric__unit", "metric__higher_is_better")
+    by_name = defaultdict(dict)
+    for run_id, name, unit, higher in rows:
+        by_name[name][run_id] = (unit, higher)
+    if spec.metric is None:
+        if not by_name:
+            raise SpecError("metric", "the selected runs have no metrics")
+        spec.metric = max(sorted(by_name), key=lambda name: len(by_name[name]))
+    if spec.metric not in by_name:
+        raise SpecError("metric", f"{spec.metric!r} is not measured by these runs; they have "
+                        f"{', '.join(sorted(by_name)) or 'nothing'}")
+    lacking = [run.pk for run in runs if run.pk not in by_name[spec.metric]]
+    if lacking:
+        raise SpecError("metric", f"runs {', '.join(map(str, lacking[:20]))} do not measure "
+                        f"{spec.metric!r}; leave them out or pick another metric")
+    units = {unit for unit, _ in by_name[spec.metric].values()}
+    if len(units) > 1:
+        raise SpecError("metric", f"{spec.metric!r} mixes units {', '.join(sorted(units))}")
+    higher = any(h for _, h in by_name[spec.metric].values())
+    return {"name": spec.metric, "unit": units.pop(), "higher_is_better": higher}
+
+
+def fetch_samples(runs: list[Run], metric: str) -> dict[int, np.ndarray]:
+    rows = (Sample.objects.filter(run__in=runs, metric__name=metric)
+            .order_by("run_id", "index").values_list("run_id", "value"))
+    grouped = defaultdict(list)
+    for run_id, value in rows.iterator(chunk_size=20_000):
+        grouped[run_id].append(value)
+    return {run_id: np.asarray(values, dtype=np.float64) for run_id, values in grouped.items()}
+
+
+def group_cells(spec: ComparisonSpec, runs: list[Run], samples: dict) -> list[Cell]:
+    cells: dict[tuple, Cell] = {}
+    for run in runs:
+        coords = tuple(
+            dimensions.value_of(run, dim) if dim else None
+            for dim in (spec.x, spec.series, spec.facet)
+        )
+        key = tuple(dimensions.label(v) for v in coords)
+        cell = cells.get(key)
+        if cell is None:
+            cell = cells[key] = Cell(*coords, run_ids=[], values=np.empty(0))
+        cell.run_ids.append(run.pk)
+        cell.values = np.concatenate([cell.values, samples.get(run.pk, np.empty(0))])
+    return sorted(cells.values(), key=lambda c: _cell_order(spec, c))
+
+
+def _cell_order(spec: ComparisonSpec, cell: Cell):
+    return (
+        dimensions.sort_key(spec.facet, cell.facet) if spec.facet else (),
+        dimensions.sort_key(spec.series, cell.series) if spec.series else (),
+        dimensions.sort_key(spec.x, cell.x),
+    )
+
+
+def _seed(spec: ComparisonSpec, cell: Cell) -> int:
+    digest = hashlib.sha256(repr((spec.metric, spec.statistic, cell.key)).encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def cell_statistics(spec: ComparisonSpec, cell: Cell) -> dict:
+    values = cell.values
+    summary = stats.summarize(values)
+    ci = stats.bootstrap_ci(values, spec.statistic, seed=_seed(spec, cell)) \
+        if spec.error == "ci95" else None
+    flags = []
+    if summary.n < FEW_SAMPLES:
+        flags.append("n < 5, needs more runs")
+    if summary.cv is not None and summary.cv > NOISY_CV:
+        flags.append("CV above 5%: noisy")
+    return {
+        "x": dimensions.label(cell.x), "series": _maybe_label(cell.series),
+        "facet": _maybe_label(cell.facet), "runs": cell.run_ids,
+        "n": summary.n, "value": stats.statistic_of(values, spec.statistic),
+        "median": summary.median, "mean": summary.mean, "stdev": summary.stdev,
+        "cv": summary.cv, "ci95": list(ci) if ci else None,
+        "min": summary.minimum, "max": summary.maximum,
+        "normalized": None, "p_value": None, "test": None, "effect": None, "flags": flags,
+    }
+
+
+def _maybe_label(value):
+    return None if value is None else dimensions.label(value)
+
+
+def _positions(spec: ComparisonSpec) -> dict[str, int]:
+    return {dim: index for index, dim in enumerate((spec.x, spec.series, spec.facet)) if dim}
+
+
+def apply_baseline(spec: ComparisonSpec, cells: list[Cell], rows: list[dict]) -> dict:
+    """Normalise each cell to its baseline cell and test it; returns the geomean summary."""
+    position = _positions(spec)[spec.baseline["dim"]]
+    wanted = spec.baseline["value"]
+    by_key = {cell.key: (cell, row) for cell, row in zip(cells, rows, strict=True)}
+    if not any(cell.key[position] == wanted for cell in cells):
+        raise SpecError("baseline", f"no runs with {spec.baseline['dim']} = {wanted!r}")
+    reasons, groups = set(), defaultdict(list)
+    for cell, row in zip(cells, rows, strict=True):
+        if cell.key[position] == wanted:
+            row["normalized"] = 1.0
+            continue
+        base_key = tuple(wanted if i == position else part for i, part in enumerate(cell.key))
+        if base_key not in by_key:
+            row["flags"].append(f"no baseline ({spec.baseline['dim']} = {wanted}) to compare with")
+            continue
+        base_cell, base_row = by_key[base_key]
+        row["normalized"] = row["value"] / base_row["value"] if base_row["value"] else None
+        verdict = stats.compare_samples(cell.values, base_cell.values)
+        row["p_value"], row["test"] = verdict.p_value, verdict.test
+        row["effect"] = {"name": verdict.effect_name, "value": verdict.effect} \
+            if verdict.effect_name else None
+        reasons.add(verdict.reason)
+        group = (cell.key[position],) if position == 2 else (cell.key[position], cell.key[2])
+        if row["normalized"] is not None:
+            groups[group].append(row["normalized"])
+    geomean = [
+        {"variant": group[0], "facet": group[1] if len(group) > 1 else None,
+         "value": stats.geometric_mean(ratios), "cells": len(ratios)}
+        for group, ratios in groups.items()
+    ]
+    return {"geomean": geomean, "tests": sorted(reasons)}
+
+
+def monitor_series(runs: list[Run]) -> list[dict]:
+    series = MonitorSeries.objects.filter(run__in=runs, kind="vmstat").order_by("run_id")
+    labels = {run.pk: f"#{run.pk} {run.kernel.version}" for run in runs}
+    return [{"run": s.run_id, "label": labels[s.run_id], "columns": s.columns, "rows": s.rows}
+            for s in series]
+
+
+def environment_differences(runs: list[Run]) -> list[dict]:
+    """Settings that differ between the runs, each value with the runs that have it."""
+    rows = []
+    for row in environment_diff(runs):
+        if not row.differs:
+            continue
+        holders = defaultdict(list)
+        for run, value in zip(runs, row.values, strict=True):
+            holders["(not recorded)" if value is None else str(value)].append(run.pk)
+        rows.append({"section": row.section, "key": row.key, "values": dict(holders)})
+    return rows
+
+
+def rerun_recipes(runs: list[Run], samples: dict) -> list[str]:
+    """How to measure it again: the harness command line, or the simulator spec."""
+    recipes = []
+    for run in runs:
+        simulated = run.environment.get("simulator") if run.source == "simulator" else None
+        if simulated:
+            recipes.append(simulated.get("command") or f"python -m simulator run {simulated}")
+            continue
+        params = " ".join(f"--param {k}={v}" for k, v in sorted(run.params.items()))
+        command = run.environment.get("command") or [f"./{run.benchmark.slug}"]
+        command = " ".join(command) if isinstance(command, list) else str(command)
+        repeat = max(1, len(samples.get(run.pk, ())))
+        recipes.append(" ".join(part for part in (
+            "python3 schedbench.py run --url $SCHEDBENCH_URL --token $SCHEDBENCH_TOKEN",
+            f"--benchmark {run.benchmark.slug}", params, f"--repeat {repeat}", "--", command,
+        ) if part))
+    return list(dict.fromkeys(recipes))
+
+
+def dimension_axes(spec: ComparisonSpec, cells: list[Cell]) -> dict:
+    axes = {}
+    for role, dim, attribute in (("x", spec.x, "x"), ("series", spec.series, "series"),
+                                 ("facet", spec.facet, "facet")):
+        if not dim:
+            continue
+        values = {dimensions.label(getattr(c, attribute)): getattr(c, attribute) for c in cells}
+        ordered = sorted(values.values(), key=lambda v, d=dim: dimensions.sort_key(d, v))
+        axes[role] = {"name": dim, "values": [dimensions.label(v) for v in ordered],
+                      "numeric": dimensions.is_numeric(ordered)}
+    return axes
+
+
+def compute(spec: ComparisonSpec) -> dict:
+    """Everything a permalink shows, from the runs as they are now."""
+    from benchmarks.comparisons.figures import comparison_figure, monitor_figure
+
+    runs = resolve_runs(spec)
+    metric = choose_metric(spec, runs)
+    samples = fetch_samples(runs, metric["name"])
+    cells = group_cells(spec, runs, samples)
+    rows = [cell_statistics(spec, cell) for cell in cells]
+    summary = apply_baseline(spec, cells, rows) if spec.baseline else {"geomean": [], "tests": []}
+    axes = dimension_axes(spec, cells)
+    monitors = monitor_series(runs)
+    return {
+        "spec": spec.as_dict(),
+        "metric": metric,
+        "runs": [run.pk for run in runs],
+        "axes": axes,
+        "cells": rows,
+        "summary": summary,
+        "environment_diff": environment_differences(runs),
+        "recipes": rerun_recipes(runs, samples),
+        "figure": comparison_figure(spec, metric, axes, rows, cells),
+        "monitor_figure": monitor_figure(monitors) if monitors else None,
+    }

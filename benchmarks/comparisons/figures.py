@@ -1,0 +1,204 @@
+"""Plotly figure dicts for comparisons: line, grouped bars, box/strip, heatmap, table."""
+
+from benchmarks.charts import PALETTE, axis, base_layout
+from benchmarks.comparisons.spec import ComparisonSpec
+
+NORMALIZED = "normalized to baseline"
+
+
+def _y(row: dict, baseline: bool) -> float | None:
+    return row["normalized"] if baseline else row["value"]
+
+
+def _error_bars(spec: ComparisonSpec, rows: list[dict], scales: list[float]) -> dict | None:
+    if spec.error == "none":
+        return None
+    if spec.error == "stdev":
+        return {"type": "data", "array": [(r["stdev"] or 0) * s for r, s in zip(rows, scales,
+                strict=True)], "visible": True}
+    if spec.error == "ci95":
+        lows = [(r["value"] - r["ci95"][0]) * s if r["ci95"] else 0 for r, s in zip(rows, scales,
+                strict=True)]
+        highs = [(r["ci95"][1] - r["value"]) * s if r["ci95"] else 0 for r, s in zip(rows, scales,
+                 strict=True)]
+    else:
+        lows = [(r["value"] - r["min"]) * s for r, s in zip(rows, scales, strict=True)]
+        highs = [(r["max"] - r["value"]) * s for r, s in zip(rows, scales, strict=True)]
+    return {"type": "data", "symmetric": False, "array": highs, "arrayminus": lows,
+            "visible": True}
+
+
+def _scales(rows: list[dict], baseline: bool) -> list[float]:
+    """Error bars follow the plotted value: divided by the baseline value when normalised."""
+    if not baseline:
+        return [1.0] * len(rows)
+    return [(r["normalized"] / r["value"]) if r["normalized"] and r["value"] else 0.0
+            for r in rows]
+
+
+def _groups(axes: dict, rows: list[dict]) -> list[tuple[str | None, str | None, list[dict]]]:
+    facets = axes.get("facet", {}).get("values", [None])
+    series = axes.get("series", {}).get("values", [None])
+    groups = []
+    for facet in facets:
+        for name in series:
+            members = [r for r in rows if r["facet"] == facet and r["series"] == name]
+            if members:
+                groups.append((facet, name, members))
+    return groups
+
+
+def _x_value(axes: dict, row: dict):
+    return float(row["x"]) if axes["x"]["numeric"] else row["x"]
+
+
+def _trace(spec, axes, facet_index, name, members, color, show_legend, baseline):
+    suffix = "" if facet_index == 0 else str(facet_index + 1)
+    trace = {
+        "name": name if name is not None else spec.x,
+        "legendgroup": str(name), "showlegend": show_legend,
+        "xaxis": "x" + suffix, "yaxis": "y" + suffix, "marker": {"color": color},
+        "x": [_x_value(axes, r) for r in members],
+        "y": [_y(r, baseline) for r in members],
+        "customdata": [[r["n"], r["median"], r["mean"], r["stdev"]] for r in members],
+        "hovertemplate": "%{x}<br>%{y:.4g}<br>n=%{customdata[0]} median=%{customdata[1]:.4g} "
+                         "mean=%{customdata[2]:.4g} sd=%{customdata[3]:.3g}<extra>%{fullData.name}"
+                         "</extra>",
+    }
+    bars = _error_bars(spec, members, _scales(members, baseline))
+    if bars:
+        trace["error_y"] = {**bars, "color": color, "thickness": 1.2}
+    if spec.chart == "bar":
+        trace["type"] = "bar"
+    else:
+        trace.update({"type": "scatter", "mode": "lines+markers", "line": {"color": color}})
+    return trace
+
+
+def _box_trace(spec, axes, facet_index, name, members, color, show_legend, cells_by_key):
+    suffix = "" if facet_index == 0 else str(facet_index + 1)
+    xs, ys = [], []
+    for row in members:
+        values = cells_by_key[(row["x"], row["series"], row["facet"])]
+        xs.extend([_x_value(axes, row)] * len(values))
+        ys.extend(float(v) for v in values)
+    return {"type": "box", "name": name if name is not None else spec.x, "x": xs, "y": ys,
+            "boxpoints": "all", "jitter": 0.4, "pointpos": 0, "marker": {"color": color,
+            "size": 4}, "legendgroup": str(name), "showlegend": show_legend,
+            "xaxis": "x" + suffix, "yaxis": "y" + suffix}
+
+
+def _axes_layout(spec, metric, axes, facets, baseline) -> dict:
+    layout = {}
+    y_title = f"{metric['name']} ({metric['unit']})" if metric["unit"] else metric["name"]
+    if baseline and spec.chart in ("line", "bar"):
+        y_title = f"{metric['name']} {NORMALIZED} ({spec.baseline['value']} = 1)"
+    for index, facet in enumerate(facets):
+        suffix = "" if index == 0 else str(index + 1)
+        x_axis = axis(spec.x if index == len(facets) - 1 else "")
+        if axes["x"]["numeric"]:
+            x_axis["type"] = spec.x_scale
+        else:
+            x_axis.update({"type": "category", "categoryorder": "array",
+                           "categoryarray": axes["x"]["values"]})
+        y_axis = axis(y_title if facet is None else f"{facet}: {y_title}")
+        if index:
+            x_axis["matches"] = "x"
+        layout["xaxis" + suffix], layout["yaxis" + suffix] = x_axis, y_axis
+    return layout
+
+
+def _heatmap(spec, metric, axes, rows, baseline) -> dict:
+    xs = axes["x"]["values"]
+    series = axes.get("series", {}).get("values", [None])
+    lookup = {(r["x"], r["series"]): _y(r, baseline) for r in rows
+              if r["facet"] == (axes.get("facet", {}).get("values", [None])[0])}
+    z = [[lookup.get((x, s)) for x in xs] for s in series]
+    title = NORMALIZED if baseline else f"{metric['name']} ({metric['unit']})"
+    trace = {"type": "heatmap", "x": xs, "y": [str(s) for s in series], "z": z,
+             "colorscale": "RdBu", "reversescale": not metric["higher_is_better"],
+             "colorbar": {"title": {"text": title}}, "hoverongaps": False}
+    layout = {"xaxis": {**axis(spec.x), "type": "category"},
+              "yaxis": {**axis(spec.series or ""), "type": "category"}}
+    return {"data": [trace], "layout": layout}
+
+
+def _table(rows: list[dict], baseline: bool) -> dict:
+    def fmt(value):
+        return "" if value is None else f"{value:.4g}"
+
+    columns = ["x", "series", "facet", "n", "median", "mean", "stdev", "min", "max"]
+    if baseline:
+        columns += ["normalized", "p_value"]
+    values = [[r[c] if c in ("x", "series", "facet", "n") else fmt(r[c]) for r in rows]
+              for c in columns]
+    return {"data": [{"type": "table", "header": {"values": columns},
+                      "cells": {"values": values}}], "layout": {}}
+
+
+def comparison_figure(spec: ComparisonSpec, metric: dict, axes: dict, rows: list[dict],
+                      cells) -> dict:
+    baseline = spec.baseline is not None
+    if spec.chart == "heatmap":
+        figure = _heatmap(spec, metric, axes, rows, baseline)
+    elif spec.chart == "table":
+        figure = _table(rows, baseline)
+    else:
+        facets = axes.get("facet", {}).get("values", [None])
+        series_colors = {name: PALETTE[i % len(PALETTE)]
+                         for i, name in enumerate(axes.get("series", {}).get("values", [None]))}
+        cells_by_key = {(r["x"], r["series"], r["facet"]): c.values
+                        for r, c in zip(rows, cells, strict=True)}
+        data, seen = [], set()
+        for facet, name, members in _groups(axes, rows):
+            index, color = facets.index(facet), series_colors[name]
+            show = name not in seen
+            seen.add(name)
+            if spec.chart == "box":
+                data.append(_box_trace(spec, axes, index, name, members, color, show,
+                                       cells_by_key))
+            else:
+                data.append(_trace(spec, axes, index, name, members, color, show, baseline))
+        layout = _axes_layout(spec, metric, axes, facets, baseline)
+        if len(facets) > 1:
+            layout["grid"] = {"rows": len(facets), "columns": 1, "pattern": "independent"}
+        if spec.chart in ("bar", "box"):
+            layout[f"{spec.chart}mode"] = "group"
+        figure = {"data": data, "layout": layout}
+    title = spec.title or f"{metric['name']} by {spec.x}"
+    figure["layout"] = {**base_layout(title), "height": 420 + 260 * (len(
+        axes.get("facet", {}).get("values", [None])) - 1), **figure["layout"]}
+    return figure
+
+
+def monitor_figure(monitors: list[dict]) -> dict:
+    """vmstat beside the result: r, cs, busy (us+sy) and id over time, one line per run."""
+    panels = [("r", "runnable (r)"), ("cs", "context switches/s"), ("busy", "us+sy %"),
+              ("id", "idle %")]
+    data = []
+    for number, monitor in enumerate(monitors):
+        columns = {name: i for i, name in enumerate(monitor["columns"])}
+        color = PALETTE[number % len(PALETTE)]
+        time_column = next((c for c in monitor["columns"] if c.lower().startswith("time")), None)
+        xs = [row[columns[time_column]] for row in monitor["rows"]] if time_column \
+            else list(range(len(monitor["rows"])))
+        for index, (name, _) in enumerate(panels):
+            if name == "busy" and {"us", "sy"} <= set(columns):
+                ys = [row[columns["us"]] + row[columns["sy"]] for row in monitor["rows"]]
+            elif name in columns:
+                ys = [row[columns[name]] for row in monitor["rows"]]
+            else:
+                continue
+            suffix = "" if index == 0 else str(index + 1)
+            data.append({"type": "scatter", "mode": "lines", "name": monitor["label"],
+                         "legendgroup": monitor["label"], "showlegend": index == 0,
+                         "x": xs, "y": ys, "xaxis": "x" + suffix, "yaxis": "y" + suffix,
+                         "line": {"color": color, "width": 1.5}})
+    layout = {**base_layout("vmstat while running"), "height": 640,
+              "grid": {"rows": len(panels), "columns": 1, "pattern": "independent"}}
+    for index, (_, title) in enumerate(panels):
+        suffix = "" if index == 0 else str(index + 1)
+        layout["yaxis" + suffix] = axis(title)
+        layout["xaxis" + suffix] = {**axis("seconds" if index == len(panels) - 1 else ""),
+                                    **({"matches": "x"} if index else {})}
+    return {"data": data, "layout": layout}

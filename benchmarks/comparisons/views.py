@@ -1,0 +1,89 @@
+"""Comparison pages: the builder, the permalink page and its exports."""
+
+from django.core.cache import cache
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
+from django.views.decorators.clickjacking import xframe_options_exempt
+
+from benchmarks import selectors
+from benchmarks.comparisons.report import as_csv, as_json, as_text
+from benchmarks.models import Comparison, Run
+
+FROZEN_MAX_AGE = 3600
+
+
+def builder(request):
+    fork = request.GET.get("fork")
+    forked = Comparison.objects.filter(slug=fork).only("slug", "spec").first() if fork else None
+    context = {
+        "forked": forked,
+        "initial_spec": forked.spec if forked else None,
+        "initial_runs": request.GET.get("runs", ""),
+        "initial_filters": {k: v for k, v in request.GET.items()
+                            if k in ("benchmark", "machine", "kernel", "policy", "source")
+                            or k.startswith("param.")},
+        "choices": {
+            "benchmarks": selectors.benchmarks_with_counts(),
+            "machines": selectors.machines_with_counts(),
+            "policies": selectors.policies_in_use(),
+        },
+    }
+    return render(request, "comparisons/builder.html", context)
+
+
+def _frozen(slug: str) -> Comparison:
+    return get_object_or_404(Comparison, slug=slug)
+
+
+def _permalink(request, comparison: Comparison) -> str:
+    return request.build_absolute_uri(comparison.get_absolute_url())
+
+
+def _cached_body(request, comparison: Comparison, missing: list[int]) -> str:
+    """The frozen part of the page, rendered once per process: it can never change."""
+    key = f"comparison-body:{comparison.slug}:{comparison.content_hash}:{len(missing)}"
+    body = cache.get(key)
+    if body is None:
+        body = render_to_string("comparisons/_body.html", {
+            "comparison": comparison, "frozen": comparison.frozen, "missing": missing,
+            "permalink": _permalink(request, comparison),
+        })
+        cache.set(key, body, FROZEN_MAX_AGE)
+    return body
+
+
+def detail(request, slug: str):
+    comparison = _frozen(slug)
+    existing = set(Run.objects.filter(pk__in=comparison.run_ids).values_list("pk", flat=True))
+    missing = [pk for pk in comparison.run_ids if pk not in existing]
+    context = {"comparison": comparison, "body": _cached_body(request, comparison, missing),
+               "missing": missing}
+    response = render(request, "comparisons/detail.html", context)
+    response["ETag"] = f'"{comparison.content_hash}-{len(missing)}"'
+    return response
+
+
+@xframe_options_exempt
+def embed(request, slug: str):
+    comparison = _frozen(slug)
+    return render(request, "comparisons/embed.html", {"comparison": comparison})
+
+
+def export_json(request, slug: str):
+    response = JsonResponse(as_json(_frozen(slug)))
+    response["Cache-Control"] = f"public, max-age={FROZEN_MAX_AGE}"
+    return response
+
+
+def export_csv(request, slug: str):
+    comparison = _frozen(slug)
+    response = HttpResponse(as_csv(comparison), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="comparison-{comparison.slug}.csv"'
+    return response
+
+
+def export_text(request, slug: str):
+    comparison = _frozen(slug)
+    return HttpResponse(as_text(comparison, _permalink(request, comparison)),
+                        content_type="text/plain; charset=utf-8")

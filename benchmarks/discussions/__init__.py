@@ -1,0 +1,1 @@
+"""Mailing-list-style discussions: threads on runs, comparisons and simulations, mbox import."""

@@ -1,0 +1,147 @@
+"""mbox import: messages become posts in threads, tables in their own text become runs.
+
+Bad input never raises: what could not be read is in the report's `problems`, each with the
+message it concerns and why. Messages already stored (same Message-ID) are skipped.
+"""
+
+import io
+import logging
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from benchmarks.models import RunSource
+from benchmarks.services.ingest import IngestError, UploadMetadata, upload_ingest
+
+from . import notifications
+from .extraction import find_tables
+from .mail import MailMessage, parse_message
+from .mbox import GZIP_MAGIC, chunk_problem, gunzip, split_mbox
+from .models import Attachment, Post, PostRun, PostSource, Thread
+from .render import attachment_kind
+from .services import thread_relayout, thread_subject
+from .targets import Target
+
+logger = logging.getLogger(__name__)
+BATCH = 500
+
+
+@dataclass
+class ImportReport:
+    threads: list[Thread] = field(default_factory=list)
+    posts_by_thread: dict[int, int] = field(default_factory=dict)
+    imported: int = 0
+    skipped: int = 0
+    runs_extracted: int = 0
+    problems: list[dict] = field(default_factory=list)
+
+    def problem(self, message: MailMessage | None, reason: str, position: int | None = None):
+        where = None
+        if message is not None:
+            where = f"#{message.position} <{message.message_id}>"
+        elif position is not None:
+            where = f"#{position}"
+        self.problems.append({"message": where, "reason": reason})
+
+    def as_dict(self) -> dict:
+        return {
+            "threads": [
+                {"id": t.pk, "subject": t.subject, "posts": t.post_count,
+                 "new_posts": self.posts_by_thread.get(t.pk, 0), "url": t.get_absolute_url()}
+                for t in self.threads
+            ],
+            "imported": self.imported,
+            "skipped": self.skipped,
+            "runs_extracted": self.runs_extracted,
+            "problems": self.problems,
+        }
+
+
+def _read_messages(data: bytes, report: ImportReport) -> list[MailMessage]:
+    if data[:2] == GZIP_MAGIC:
+        limit = getattr(settings, "MAX_UPLOAD_MB", 256) * 4 << 20
+        data, problem = gunzip(data, limit)
+        if problem:
+            report.problem(None, problem)
+    contents = split_mbox(data)
+    report.problems.extend(contents.problems)
+    messages = []
+    for chunk in contents.chunks:
+        reason = chunk_problem(chunk)
+        if reason:
+            report.problem(None, reason, chunk.position)
+            continue
+        try:
+            messages.append(parse_message(chunk.raw, envelope=chunk.envelope,
+                                          position=chunk.position))
+        except Exception as exc:  # noqa: BLE001 - one unreadable message must not stop the rest
+            logger.warning("mbox message %s unreadable", chunk.position, exc_info=True)
+            report.problem(None, f"could not be read ({type(exc).__name__})", chunk.position)
+    if messages and not data.endswith(b"\n"):
+        messages[-1].notes.append("the file ends in the middle of this message (truncated?)")
+    return messages
+
+
+def _new_messages(messages: list[MailMessage], report: ImportReport) -> list[MailMessage]:
+    seen, unique = set(), []
+    for message in messages:
+        if message.message_id in seen:
+            report.skipped += 1
+            report.problem(message, "duplicate Message-ID in this file: kept the first copy")
+            continue
+        seen.add(message.message_id)
+        unique.append(message)
+    stored = set()
+    for start in range(0, len(unique), BATCH):
+        ids = [m.message_id for m in unique[start:start + BATCH]]
+        stored.update(Post.objects.filter(message_id__in=ids).values_list("message_id",
+                                                                           flat=True))
+    report.skipped += len(stored)
+    return [m for m in unique if m.message_id not in stored]
+
+
+class _Groups:
+    """Union-find over message ids: a message, its parents and its references share a thread."""
+
+    def __init__(self):
+        self.parent: dict[str, str] = {}
+
+    def find(self, key: str) -> str:
+        self.parent.setdefault(key, key)
+        while self.parent[key] != key:
+            self.parent[key] = self.parent[self.parent[key]]
+            key = self.parent[key]
+        return key
+
+    def union(self, a: str, b: str) -> None:
+        self.parent[self.find(a)] = self.find(b)
+
+
+def _group(messages: list[MailMessage]) -> dict[str, list[MailMessage]]:
+    groups = _Groups()
+    for message in messages:
+        groups.find(message.message_id)
+        for related in [message.in_reply_to, *message.references]:
+            if related:
+                groups.union(message.message_id, related)
+    grouped: dict[str, list[MailMessage]] = {}
+    for message in messages:
+        grouped.setdefault(groups.find(message.message_id), []).append(message)
+    return grouped
+
+
+def _thread_for(group: list[MailMessage], user, target: Target | None) -> Thread:
+    """The stored thread this conversation already belongs to, or a new one."""
+    related = {mid for m in group for mid in [m.in_reply_to, *m.references] if mid}
+    existing = (Post.objects.filter(message_id__in=list(related)[:5000])
+                .order_by("thread_id").values_list("thread_id", flat=True).first())
+    if existing:
+        return Thread.objects.get(pk=existing)
+    first = min(group, key=lambda m: (m.date or timezone.now(), m.position))
+    return Thread.objects.create(
+        subject=thread_subject(first.subject), started_by=user,
+        target_type=target.type if target else "", target_id=target.id if target else "",
+        created=first.date or timezone.now(),
+    )

@@ -1,0 +1,159 @@
+"""Threads and posts as a mailing list has them, plus what the portal adds: targets, runs, follows.
+
+A post's place in its thread (`thread_order`, `depth`) is stored, so a thread page is one query
+ordered by `thread_order`; `ordering.thread_layout` recomputes it whenever the tree changes.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+
+class ThreadQuerySet(models.QuerySet):
+    def attached_to(self, target_type: str, target_id):
+        return self.filter(target_type=target_type, target_id=str(target_id))
+
+    def latest_first(self):
+        return self.order_by("-last_activity", "-id")
+
+
+class Thread(models.Model):
+    subject = models.CharField(max_length=300)
+    # A generic target (see targets.py): "run" + run pk, "comparison" + slug, "simulation" + pk.
+    target_type = models.CharField(max_length=32, blank=True)
+    target_id = models.CharField(max_length=100, blank=True)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created = models.DateTimeField(default=timezone.now)
+    last_activity = models.DateTimeField(default=timezone.now, db_index=True)
+    post_count = models.PositiveIntegerField(default=0)
+
+    objects = ThreadQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-last_activity", "-id"]
+        indexes = [models.Index(fields=["target_type", "target_id"], name="thread_target")]
+
+    def __str__(self):
+        return self.subject
+
+    def get_absolute_url(self):
+        return reverse("thread-detail", args=[self.pk])
+
+
+class PostSource(models.TextChoices):
+    WEB = "web", "posted on the site"
+    API = "api", "posted through the API"
+    MAIL = "mail", "imported from an mbox"
+
+
+class PostQuerySet(models.QuerySet):
+    def in_thread_order(self):
+        return self.order_by("thread_order", "id")
+
+    def by_date(self):
+        return self.order_by("date", "id")
+
+    def for_display(self):
+        """Everything a post's box shows; the post rows themselves come in one query."""
+        return self.select_related("user").prefetch_related("attachments", "run_links")
+
+
+class Post(models.Model):
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="posts")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies"
+    )
+    # Without the angle brackets. Unique: importing the same message twice adds nothing.
+    message_id = models.CharField(max_length=255, unique=True)
+    in_reply_to = models.CharField(max_length=255, blank=True)
+    references = models.TextField(blank=True)  # message ids, oldest first, space-separated
+    author = models.CharField(max_length=300)
+    author_email = models.CharField(max_length=254, blank=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="discussion_posts",
+    )
+    date = models.DateTimeField(db_index=True)
+    subject = models.CharField(max_length=300)
+    body = models.TextField(blank=True)  # decoded plain text, as written
+    raw = models.BinaryField(blank=True, default=b"")  # imported source, verbatim (no From_ line)
+    envelope = models.CharField(max_length=300, blank=True)  # the mbox From_ line it came with
+    thread_order = models.PositiveIntegerField(default=0)
+    depth = models.PositiveIntegerField(default=0)
+    source = models.CharField(max_length=8, choices=PostSource, default=PostSource.WEB)
+    notes = models.JSONField(default=list, blank=True)  # what the import could not decode
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+    edited = models.DateTimeField(null=True, blank=True)
+    deleted = models.BooleanField(default=False)
+
+    objects = PostQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["thread_id", "thread_order", "id"]
+        indexes = [
+            models.Index(fields=["thread", "thread_order"], name="post_thread_order"),
+            models.Index(fields=["user", "created"], name="post_user_created"),
+        ]
+
+    def __str__(self):
+        return f"<{self.message_id}> {self.subject}"
+
+    def get_absolute_url(self):
+        return reverse("message-detail", args=[self.message_id])
+
+    @property
+    def reference_ids(self) -> list[str]:
+        return self.references.split()
+
+
+class Attachment(models.Model):
+    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="attachments")
+    position = models.PositiveSmallIntegerField(default=0)
+    filename = models.CharField(max_length=255, blank=True)
+    content_type = models.CharField(max_length=100, blank=True)
+    size = models.PositiveIntegerField(default=0)
+    text = models.TextField(blank=True)  # decoded, for text and code attachments
+    content = models.BinaryField(blank=True, default=b"")  # bytes of anything else
+
+    class Meta:
+        ordering = ["post_id", "position", "id"]
+
+    def __str__(self):
+        return self.filename or f"attachment {self.position}"
+
+    @property
+    def is_text(self) -> bool:
+        return bool(self.text) or not self.content
+
+
+class PostRun(models.Model):
+    """A run extracted from a post's own text. A run comes from at most one post."""
+
+    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="run_links")
+    run = models.OneToOneField("benchmarks.Run", on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        ordering = ["post_id", "run_id"]
+
+    def __str__(self):
+        return f"run {self.run_id} from post {self.post_id}"
+
+
+class ThreadFollow(models.Model):
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="follows")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="thread_follows"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["thread", "user"], name="thread_follow_unique")
+        ]
+
+    def __str__(self):
+        return f"{self.user} follows {self.thread_id}"

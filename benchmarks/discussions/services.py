@@ -1,0 +1,185 @@
+"""Writes for discussions. Every function takes keyword arguments only.
+
+Views and API views authorise and parse; these functions check the rules that hold whatever the
+entry point (rate limit, who may edit), write, and keep each thread's stored layout current.
+"""
+
+from datetime import timedelta
+from email.utils import make_msgid
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.utils import timezone
+
+from . import notifications
+from .models import Attachment, Post, PostSource, Thread, ThreadFollow
+from .ordering import Node, thread_layout
+from .targets import Target
+
+MAX_SUBJECT = 300
+MAX_BODY = 200_000
+MAX_REFERENCES = 20
+REPLY_PREFIXES = ("re:", "aw:", "sv:", "fwd:", "fw:")
+
+
+class DiscussionError(ValueError):
+    """Input a post cannot be made from; the message says what to fix."""
+
+
+class RateLimited(DiscussionError):
+    pass
+
+
+def posts_per_hour() -> int:
+    return getattr(settings, "DISCUSSIONS_POSTS_PER_HOUR", 30)
+
+
+def mail_domain() -> str:
+    return getattr(settings, "DISCUSSIONS_MAIL_DOMAIN", "schedbench.local")
+
+
+def can_edit(user, post: Post) -> bool:
+    if not user or not user.is_authenticated or post.deleted:
+        return False
+    return user.is_staff or (post.user_id is not None and post.user_id == user.pk)
+
+
+def thread_subject(subject: str) -> str:
+    """The subject without the `Re:` chain mail clients pile up."""
+    subject = " ".join((subject or "").split())
+    while subject.lower().startswith(REPLY_PREFIXES):
+        subject = subject.split(":", 1)[1].strip()
+    return subject[:MAX_SUBJECT] or "(no subject)"
+
+
+def reply_subject(subject: str) -> str:
+    return f"Re: {thread_subject(subject)}"[:MAX_SUBJECT]
+
+
+def _clean_subject(subject) -> str:
+    if subject is not None and not isinstance(subject, str):
+        raise DiscussionError("subject must be text")
+    return " ".join((subject or "").split())[:MAX_SUBJECT]  # no header injection via newlines
+
+
+def _clean_body(body) -> str:
+    if not isinstance(body, str) or not body.strip():
+        raise DiscussionError("body: write something")
+    if len(body) > MAX_BODY:
+        raise DiscussionError(f"body: at most {MAX_BODY} characters")
+    return body.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+
+
+def _check_rate(user) -> None:
+    since = timezone.now() - timedelta(hours=1)
+    recent = Post.objects.filter(user=user, created__gte=since).exclude(source=PostSource.MAIL)
+    if recent.count() >= posts_per_hour():
+        raise RateLimited(f"at most {posts_per_hour()} posts an hour; try again later")
+
+
+def _author_name(user) -> str:
+    return (user.get_full_name() or user.get_username())[:300]
+
+
+def thread_relayout(*, thread: Thread) -> None:
+    """Recompute parents, thread_order and depth from the headers; write only what changed."""
+    rows = list(thread.posts.values_list(
+        "id", "message_id", "in_reply_to", "references", "date", "parent_id", "thread_order",
+        "depth"))
+    places = thread_layout([Node(r[0], r[1], r[2], r[3].split(), r[4]) for r in rows])
+    changed = [
+        Post(id=r[0], parent_id=places[r[0]].parent, thread_order=places[r[0]].order,
+             depth=places[r[0]].depth)
+        for r in rows
+        if (r[5], r[6], r[7]) != (places[r[0]].parent, places[r[0]].order, places[r[0]].depth)
+    ]
+    Post.objects.bulk_update(changed, ["parent", "thread_order", "depth"], batch_size=500)
+    latest = max((r[4] for r in rows), default=thread.last_activity)
+    Thread.objects.filter(pk=thread.pk).update(post_count=len(rows), last_activity=latest)
+    thread.post_count, thread.last_activity = len(rows), latest
+
+
+def _new_post(*, thread, user, body, subject, parent, source) -> Post:
+    references = [*parent.reference_ids, parent.message_id][-MAX_REFERENCES:] if parent else []
+    post = Post.objects.create(
+        thread=thread, parent=parent, message_id=make_msgid(domain=mail_domain()).strip("<>"),
+        in_reply_to=parent.message_id if parent else "", references=" ".join(references),
+        author=_author_name(user), user=user, date=timezone.now(), subject=subject,
+        body=body, source=source,
+    )
+    ThreadFollow.objects.get_or_create(thread=thread, user=user)  # you hear about the replies
+    thread_relayout(thread=thread)
+    return post
+
+
+def thread_create(*, user, subject, body, target: Target | None = None,
+                  source: str = PostSource.WEB, site_url: str = "") -> Thread:
+    """Start a thread (optionally attached to a run, comparison or simulation)."""
+    subject, body = _clean_subject(subject), _clean_body(body)
+    if not subject:
+        raise DiscussionError("subject: give the thread a subject")
+    _check_rate(user)
+    with transaction.atomic():
+        thread = Thread.objects.create(
+            subject=subject, started_by=user,
+            target_type=target.type if target else "", target_id=target.id if target else "",
+        )
+        _new_post(thread=thread, user=user, body=body, subject=subject, parent=None,
+                  source=source)
+    return thread
+
+
+def post_reply(*, user, thread: Thread, body, subject=None, parent: Post | None = None,
+               source: str = PostSource.WEB, site_url: str = "") -> Post:
+    """Reply to `parent` (a post of `thread`), or to the thread's first post."""
+    body, subject = _clean_body(body), _clean_subject(subject)
+    if parent is not None and parent.thread_id != thread.pk:
+        raise DiscussionError("in_reply_to: that message belongs to another thread")
+    parent = parent or thread.posts.in_thread_order().first()
+    _check_rate(user)
+    with transaction.atomic():
+        post = _new_post(thread=thread, user=user, body=body, source=source, parent=parent,
+                         subject=subject or reply_subject(parent.subject if parent else
+                                                          thread.subject))
+        notifications.notify_followers_on_commit(post=post, site_url=site_url)
+    return post
+
+
+def post_edit(*, user, post: Post, body, subject=None) -> Post:
+    if not can_edit(user, post):
+        raise PermissionDenied("only the author or staff can edit this message")
+    post.body = _clean_body(body)
+    if subject is not None and _clean_subject(subject):
+        post.subject = _clean_subject(subject)
+    post.edited = timezone.now()
+    post.save(update_fields=["body", "subject", "edited"])
+    return post
+
+
+def post_delete(*, user, post: Post) -> None:
+    """Hide a message's text; the post stays so its replies keep their place in the thread."""
+    if not can_edit(user, post):
+        raise PermissionDenied("only the author or staff can delete this message")
+    with transaction.atomic():
+        post.attachments.all().delete()
+        post.deleted, post.body, post.edited = True, "", timezone.now()
+        post.save(update_fields=["deleted", "body", "edited"])
+
+
+def thread_follow(*, user, thread: Thread, follow: bool = True) -> bool:
+    if follow:
+        ThreadFollow.objects.get_or_create(thread=thread, user=user)
+    else:
+        ThreadFollow.objects.filter(thread=thread, user=user).delete()
+    return follow
+
+
+def attachments_create(*, post: Post, attachments) -> None:
+    Attachment.objects.bulk_create(
+        Attachment(post=post, position=number, filename=a.filename[:255],
+                   content_type=a.content_type[:100], size=a.size, text=a.text,
+                   content=a.content)
+        for number, a in enumerate(attachments, 1)
+    )
+
