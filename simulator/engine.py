@@ -25,7 +25,7 @@ EV_SEG, EV_TIMER, EV_BALANCE, EV_SAMPLE, EV_STOP, EV_CALL = range(6)
 class Cpu:
     __slots__ = ("id", "rq", "curr", "seg_start", "speed", "gen", "busy_ns", "sys_ns",
                  "need_resched", "domains", "bal_at", "bal_gen", "siblings", "preempt_at",
-                 "idle_since", "load_hist", "load_now", "load_tick", "kicked", "preempt_valid")
+                 "idle_since", "load_hist", "load_now", "load_tick", "kicked", "preempt_valid", "pending_at")
 
     def __init__(self, cpu_id, rq, siblings):
         self.id = cpu_id
@@ -48,6 +48,7 @@ class Cpu:
         self.load_tick = 0
         self.kicked = False
         self.preempt_valid = False
+        self.pending_at = None
 
 
 class Engine:
@@ -113,13 +114,13 @@ class Engine:
         if self.stop_at is not None:
             self.push(self.stop_at, EV_STOP, None, 0)
         for cpu in cpus:
-            cpu.gen += 1
-            self.push(0, EV_SEG, cpu, cpu.gen)
+            self.arm(cpu, 0)
         while heap and self.alive > 0:
             when, _seq, kind, obj, gen = pop(heap)
             if kind == EV_SEG:
                 if gen != obj.gen:
                     continue
+                obj.pending_at = None
                 self.now = when
                 self.on_segment_end(obj)
             elif kind == EV_TIMER:
@@ -184,6 +185,8 @@ class Engine:
     def _replan_for_queued(self, cpu, task):
         """A task now waits: running tasks need their slice-expiry event (ticks were skipped)."""
         if self.policy.global_queue:
+            if not self.policy.tick_preempts:
+                return
             for c in self.cpus:
                 if c.curr is not None and c.preempt_at is None and c.curr.state == RUNNING:
                     c.preempt_valid = False
@@ -219,7 +222,7 @@ class Engine:
         task.last_ran = self.now
         task.last_cpu = cpu.id
 
-    def wake(self, task, waker_cpu, sync=False):
+    def wake(self, task, waker_cpu, sync=False, direct=False):
         if task.state != BLOCKED:
             return
         self.counters["wakeups"] += 1
@@ -227,28 +230,35 @@ class Engine:
         task.wait_start = self.now
         cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
         self.enqueue(cpu, task, "wakeup")
-        self.check_preempt(cpu, task)
+        self.check_preempt(cpu, task, direct)
 
-    def check_preempt(self, cpu, task):
+    def check_preempt(self, cpu, task, direct=False):
+        """Does ``task``, just queued on ``cpu``, get a CPU now?  ``direct`` (only from a
+        top-level event such as a timer, when no CPU is half-way through its actions) switches
+        at once instead of through a resched event."""
         policy = self.policy
         if policy.global_queue:
             target = policy.preempt_target(self, task)
             if target is not None:
-                self.resched(target, "global queue: better task arrived")
+                self.resched(target, "global queue: better task arrived", direct)
             return
         curr = cpu.curr
         if curr is None:
-            self.resched(cpu, "idle cpu has work")
+            self.resched(cpu, "idle cpu has work", direct)
         elif policy.wakeup_preempts(cpu.rq, curr, task, self.now):
             self.account(cpu)
             self.resched(cpu, f"wakeup preemption: {task.name} preempts {curr.name}")
 
-    def resched(self, cpu, reason=""):
-        cpu.need_resched = True
-        cpu.gen += 1
-        self.push(self.now, EV_SEG, cpu, cpu.gen)
+    def resched(self, cpu, reason="", direct=False):
         if self.trace_file is not None:
             self.trace(cpu.id, "resched", reason)
+        cpu.need_resched = True
+        if direct and self.depth == 0:
+            if cpu.curr is not None:
+                self.account(cpu)
+            self.schedule(cpu)
+        else:
+            self.arm(cpu, self.now)
 
     def call_at(self, when, fn):
         """Run ``fn(engine)`` at simulated time ``when`` (workload bookkeeping, e.g. warm-up)."""
@@ -260,7 +270,7 @@ class Engine:
 
     def on_timer(self, task):
         self.pending_timers -= 1
-        self.wake(task, None)
+        self.wake(task, None, direct=True)
 
     def fork(self, cpu, parent, child):
         """Create ``child`` from the running ``parent``: placement, slice split, who runs first."""
@@ -327,13 +337,11 @@ class Engine:
             return False
         if self.trace_file is not None:
             self.trace(cpu.id, "tick", f"slice expired for {task.name}")
-        self.counters["preemptions"] += 1
         return True
 
     def plan(self, cpu):
         """Schedule the single pending event of a CPU: action end, slice expiry or handover."""
         task = cpu.curr
-        cpu.gen += 1
         start = cpu.seg_start
         end = None
         if task.spin_on is None:
@@ -355,8 +363,18 @@ class Engine:
             preempt_at = self.slice_expiry(cpu, task, start)
         if preempt_at is not None and (end is None or preempt_at < end):
             end = preempt_at
-        if end is not None:
-            self.push(end, EV_SEG, cpu, cpu.gen)
+        if end is None:
+            cpu.gen += 1  # nothing pending: whatever was armed is obsolete
+            cpu.pending_at = None
+        elif end != cpu.pending_at:
+            self.arm(cpu, end)
+
+    def arm(self, cpu, when):
+        """Make ``when`` the CPU's one pending segment event (older ones become stale)."""
+        cpu.gen += 1
+        cpu.pending_at = when
+        self.seq += 1
+        heapq.heappush(self.heap, (when, self.seq, EV_SEG, cpu, cpu.gen))
 
     def slice_expiry(self, cpu, task, start):
         preempt_at = None
@@ -378,7 +396,9 @@ class Engine:
         rq = cpu.rq
         policy = self.policy
         now = self.now
+        involuntary = False
         if prev is not None and prev.state == RUNNING:
+            involuntary = not prev.yield_pending
             prev.state = QUEUED
             prev.wait_start = now
             prev.last_ran = now
@@ -395,6 +415,8 @@ class Engine:
             self.go_idle(cpu, prev)
             return
         if nxt is not prev:
+            if involuntary:
+                self.counters["preemptions"] += 1
             self.counters["context_switches"] += 1
             cost += self.tun["context_switch_ns"]
             if prev is not None and prev.state == QUEUED and self.trace_file is not None:
@@ -426,8 +448,7 @@ class Engine:
         else:
             # Continue through an event rather than recursing without bound: a chain of tasks
             # that block at once would otherwise nest one Python frame per task.
-            cpu.gen += 1
-            self.push(cpu.seg_start, EV_SEG, cpu, cpu.gen)
+            self.arm(cpu, cpu.seg_start)
 
     def refill_cost(self, task, cpu_id):
         last = task.last_cpu
@@ -443,6 +464,7 @@ class Engine:
         cpu.preempt_at = None
         cpu.preempt_valid = False
         cpu.gen += 1
+        cpu.pending_at = None
         cpu.idle_since = self.now
         if prev is not None:
             self.sibling_changed(cpu)
@@ -522,8 +544,7 @@ class Engine:
         for t in obj.spinners:
             if t.state == RUNNING:
                 cpu = self.cpus[t.cpu]
-                cpu.gen += 1
-                self.push(self.now, EV_SEG, cpu, cpu.gen)
+                self.arm(cpu, self.now)
 
     def sleep(self, cpu, task, until):
         task.timer_gen += 1

@@ -9,6 +9,7 @@ class SharedRunQueue(RunQueue):
 
 class GlobalPolicy(Policy):
     global_queue = True
+    tick_preempts = True
 
     def __init__(self, kernel, tun, ncpus):
         super().__init__(kernel, tun, ncpus)
@@ -147,6 +148,7 @@ class EdfPolicy(GlobalPolicy):
     """SCHED_DEADLINE as global EDF: the m earliest absolute deadlines run on the m CPUs."""
 
     hrtick = True
+    tick_preempts = False
 
     def pick_next(self, rq, cpu, now):
         data = rq.data
