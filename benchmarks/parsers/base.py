@@ -250,7 +250,9 @@ def fraction(lines: list[str], predicate) -> float:
 
 # --------------------------------------------------------------------------- numbers
 
-NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+# Unambiguous on purpose (digits after the dot only when there is a dot): `\d+\.?\d*` lets a
+# long digit run split many ways and the regex engine backtracks quadratically on junk.
+NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 NUMBER_RE = re.compile(NUMBER)
 _INT_RE = re.compile(r"[-+]?\d+")
 _COUNT_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([kKmMgG]?)")

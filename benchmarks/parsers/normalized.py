@@ -28,8 +28,6 @@ from .base import (
 )
 
 RULE_RE = re.compile(r"[-=+|_ \t]+")
-TRAILING_NOTE_RE = re.compile(r"\s*\(([^()]*)\)\s*$")
-BRACKET_NOTE_RE = re.compile(r"\[([^\]]*)\]")
 HOLES = {"-", "n/a", "N/A", "--"}
 
 
@@ -41,16 +39,27 @@ def split_header(text: str) -> list[str]:
 def split_row(text: str) -> tuple[str, list[str], str | None]:
     """(name part, trailing value tokens, trailing parenthesised note)."""
     note = None
-    match = TRAILING_NOTE_RE.search(text)
-    if match:
-        note = match.group(1).strip()
-        text = text[:match.start()]
+    text = text.rstrip()
+    opening = text.rfind("(")
+    if text.endswith(")") and opening >= 0 and ")" not in text[opening:-1]:
+        note = text[opening + 1:-1].strip()
+        text = text[:opening]
     tokens = text.split()
     count = 0
     while count < len(tokens) and (is_number(tokens[-1 - count]) or tokens[-1 - count] in HOLES):
         count += 1
     cut = len(tokens) - count
     return " ".join(tokens[:cut]), tokens[cut:], note
+
+
+def split_variant(name: str) -> tuple[str, str | None]:
+    """"sysbench [threads=64]" -> ("sysbench", "threads=64")."""
+    opening = name.find("[")
+    closing = name.find("]", opening + 1)
+    if opening < 0 or closing < 0:
+        return name, None
+    benchmark = (name[:opening] + name[closing + 1:]).strip()
+    return benchmark or name, name[opening + 1:closing].strip()
 
 
 def is_row(text: str) -> bool:
@@ -106,15 +115,14 @@ class NormalizedParser(Parser):
         if len(values) != len(columns):
             raise ParseError(f"expected {len(columns)} values ({', '.join(columns)}), "
                              f"found {len(values)}", line=lineno)
-        variant = BRACKET_NOTE_RE.search(name)
-        benchmark = BRACKET_NOTE_RE.sub("", name).strip() or name
+        benchmark, variant = split_variant(name)
         results = []
         for position, (column, token) in enumerate(zip(columns, values, strict=True)):
             if token in HOLES:
                 continue
             labels = {"column": column, "row": name}
             if variant:
-                labels["variant"] = variant.group(1).strip()
+                labels["variant"] = variant
             if note and position == len(columns) - 1:
                 labels["note"] = note
             result = ResultSet(benchmark=benchmark, kernel=column, labels=labels, line=lineno)

@@ -34,12 +34,27 @@ from .base import (
     slug,
 )
 
-SECTION_RE = re.compile(r"(?P<title>[\w ]*?)\s*percentiles\s*\((?P<unit>[^)]*)\)(?P<rest>.*)",
-                        re.I)
+TITLE_RE = re.compile(r"[\w ]*")
+AFTER_TITLE_RE = re.compile(r"\s*\((?P<unit>[^)]*)\)(?P<rest>.*)")
 PERCENTILE_RE = re.compile(rf"\*?\s*(\d+(?:\.\d+)?)th\s*:\s*({NUMBER})(?:\s*\(.*\))?")
 MIN_MAX_RE = re.compile(rf"min\s*=\s*({NUMBER})\s*,\s*max\s*=\s*({NUMBER})")
 AVERAGE_RPS_RE = re.compile(rf"average rps\s*:\s*({NUMBER})", re.I)
 RUNTIME_RE = re.compile(r"runtime\s+(\d+)\s*\(s\)")
+
+
+def section_of(text: str) -> tuple[str, str, str] | None:
+    """(title, unit, rest) of "Wakeup Latencies percentiles (usec) runtime 30 (s) ...".
+
+    Split on the keyword with str methods: a lazy title group followed by optional blanks made
+    the regex backtrack quadratically on long lines of blanks.
+    """
+    index = text.lower().find("percentiles")
+    if index < 0 or not TITLE_RE.fullmatch(text[:index]):
+        return None
+    after = AFTER_TITLE_RE.match(text, index + len("percentiles"))
+    if after is None:
+        return None
+    return text[:index].strip(), after.group("unit"), after.group("rest")
 
 
 def section_names(title: str, unit: str) -> tuple[str, str, str, bool]:
@@ -65,7 +80,7 @@ class SchbenchParser(Parser):
 
     def detect(self, head: str) -> float:
         lines = head_lines(head)
-        if not any(SECTION_RE.fullmatch(text) for text in lines):
+        if not any(section_of(text) for text in lines):
             return 0.0
         if any(PERCENTILE_RE.fullmatch(text) for text in lines):
             return 0.97
@@ -77,9 +92,10 @@ class SchbenchParser(Parser):
         section = None
         for lineno, text in numbered_lines(lines, warnings):
             text = text.strip()
-            if match := SECTION_RE.fullmatch(text):
-                section = section_names(match.group("title"), match.group("unit"))
-                self._runtime(result, match.group("rest"), lineno)
+            if found := section_of(text):
+                title, unit, rest = found
+                section = section_names(title, unit)
+                self._runtime(result, rest, lineno)
             elif match := AVERAGE_RPS_RE.fullmatch(text):
                 result.add("average_rps", parse_number(match.group(1), line=lineno), "1/s", True)
             elif match := PERCENTILE_RE.fullmatch(text):

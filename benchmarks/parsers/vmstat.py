@@ -34,7 +34,8 @@ STANDARD_COLUMNS = ["r", "b", "swpd", "free", "buff", "cache", "si", "so", "bi",
                     "in", "cs", "us", "sy", "id", "wa", "st"]
 BANNER_RE = re.compile(r"(?:-*\s*time\s*-*\s+)?procs\s+-{2,}.*", re.I)
 
-TIMESTAMP_RE = re.compile(r"\s+\d{4}-\d\d-\d\d\s+\d\d:\d\d:\d\d\s*$")
+DATE_RE = re.compile(r"\d{4}-\d\d-\d\d")
+CLOCK_RE = re.compile(r"\d\d:\d\d:\d\d")
 TIMEZONE_RE = re.compile(r"[A-Z]{2,5}")
 TIME_COLUMN_RE = re.compile(r"time\s*\(\s*(?:sec|s)\s*\)|time", re.I)
 # Columns worth charting on their own: vmstat column -> (metric, unit, higher_is_better).
@@ -59,7 +60,10 @@ def header_columns(text: str) -> list[str] | None:
 
 def without_timestamp(text: str) -> str:
     """A `vmstat -t` row minus its trailing date and time (kept out of the numeric series)."""
-    return TIMESTAMP_RE.sub("", text)
+    words = text.rsplit(None, 2)
+    if len(words) == 3 and DATE_RE.fullmatch(words[1]) and CLOCK_RE.fullmatch(words[2]):
+        return words[0]
+    return text
 
 
 def is_row(text: str) -> bool:
