@@ -309,7 +309,7 @@ class Engine:
         task.run_sum += elapsed
         task.sum_exec += elapsed
         if task.remaining > 0:
-            task.remaining -= int(elapsed * cpu.speed)
+            task.remaining -= elapsed if cpu.speed == 1.0 else int(elapsed * cpu.speed)
         elif task.spin_yield:
             self.counters["yields"] += elapsed // self.tun["yield_syscall_ns"]
         self.policy.account(cpu.rq, task, elapsed, now)
@@ -323,6 +323,8 @@ class Engine:
         self.account(cpu)
         if cpu.need_resched:
             self.schedule(cpu)
+        elif task.remaining <= 0 and task.spin_on is None and self.now >= cpu.seg_start:
+            step(self, cpu, task)  # the common case: the running action is complete
         elif self.now < cpu.seg_start:
             # still paying switch/refill overhead; the segment really starts later
             self.plan(cpu)

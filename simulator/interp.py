@@ -62,6 +62,14 @@ def step(eng, cpu, task):
                 eng.notify_spinners(op[1])
         elif code == SET:
             op[1].value = op[2]
+        elif code == WAIT and op[1].count > 0:  # fast paths of the hottest actions
+            op[1].count -= 1
+        elif code == POST and not op[1].waiters and op[2] == 1:
+            op[1].count += 1
+        elif code == LOCK and op[1].owner is None:
+            op[1].owner = task
+        elif code == UNLOCK and not op[1].waiters and not op[1].spinners:
+            op[1].owner = None
         elif code in _BLOCKING:
             if _BLOCKING[code](eng, cpu, task, op):
                 return
