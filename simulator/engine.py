@@ -25,7 +25,8 @@ EV_SEG, EV_TIMER, EV_BALANCE, EV_SAMPLE, EV_STOP, EV_CALL = range(6)
 class Cpu:
     __slots__ = ("id", "rq", "curr", "seg_start", "speed", "gen", "busy_ns", "sys_ns",
                  "need_resched", "domains", "bal_at", "bal_gen", "siblings", "preempt_at",
-                 "idle_since", "load_hist", "load_now", "load_tick", "kicked", "preempt_valid", "pending_at")
+                 "idle_since", "load_hist", "load_now", "load_tick", "kicked", "preempt_valid",
+                 "pending_at")
 
     def __init__(self, cpu_id, rq, siblings):
         self.id = cpu_id
@@ -79,6 +80,7 @@ class Engine:
         self.depth = 0
         self.track_load = not policy.global_queue
         policy.attach(self)
+        self.policy_account = policy.account
         self.cpus = [Cpu(c, policy.new_rq(c), topo.siblings(c)) for c in range(topo.ncpus)]
         balance.setup(self)
 
@@ -312,7 +314,7 @@ class Engine:
             task.remaining -= elapsed if cpu.speed == 1.0 else int(elapsed * cpu.speed)
         elif task.spin_yield:
             self.counters["yields"] += elapsed // self.tun["yield_syscall_ns"]
-        self.policy.account(cpu.rq, task, elapsed, now)
+        self.policy_account(cpu.rq, task, elapsed, now)
 
     def on_segment_end(self, cpu):
         task = cpu.curr
@@ -347,8 +349,8 @@ class Engine:
         start = cpu.seg_start
         end = None
         if task.spin_on is None:
+            left = task.remaining if task.remaining > 0 else 0
             speed = cpu.speed
-            left = max(0, task.remaining)
             end = start + (left if speed == 1.0 else int(-(-left // speed)))
         elif self.spin_ready(task):
             end = start  # a notify may have been superseded by this replan: re-check at once
@@ -358,11 +360,8 @@ class Engine:
                 end = start + delay
         if cpu.need_resched:
             end = self.now
-        if cpu.preempt_valid:
-            # the slice-expiry instant is absolute: it only moves when the runqueue changes
-            preempt_at = cpu.preempt_at
-        else:
-            preempt_at = self.slice_expiry(cpu, task, start)
+        # the slice-expiry instant is absolute: it only moves when the runqueue changes
+        preempt_at = cpu.preempt_at if cpu.preempt_valid else self.slice_expiry(cpu, task, start)
         if preempt_at is not None and (end is None or preempt_at < end):
             end = preempt_at
         if end is None:
