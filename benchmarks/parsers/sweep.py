@@ -32,7 +32,7 @@ from .base import (
 )
 from .timing import COUNT
 
-HEADING_RE = re.compile(rf"(?:loops?\s+(?:to|of|=)?\s*)?({COUNT})\s*(?:loops?)?\s*:", re.I)
+HEADING_RE = re.compile(rf"(?:loops?\s+(?:(?:to|of|=)\s*)?)?({COUNT})(?:\s*loops?)?\s*:", re.I)
 HOLE_RE = re.compile(r"<([^<>]*)>")
 MALFORMED_ROW_RE = re.compile(r"\S+\s+time\b", re.I)
 LOOP_WORD_RE = re.compile(r"loops?\s+(?:to|of|=)", re.I)

@@ -36,7 +36,8 @@ from .base import (
 )
 
 BANNER_RE = re.compile(r"sysbench\s+\d[\w.]*.*", re.I)
-KEY_VALUE_RE = re.compile(rf"([A-Za-z0-9][\w .()/]*?)\s*:\s*({NUMBER})\s*(ms|s)?")
+KEY_RE = re.compile(r"[a-z0-9][\w .()/]*")
+VALUE_RE = re.compile(rf"({NUMBER})\s*(?:ms|s)?")
 SECTION_RE = re.compile(r"([A-Za-z][\w .()/-]*):")
 TEST_MARKERS = {
     "prime numbers limit": "cpu", "cpu speed": "cpu", "doing cpu performance": "cpu",
@@ -92,11 +93,12 @@ class SysbenchParser(Parser):
         if SECTION_RE.fullmatch(text):
             run.section = lowered
             return
-        match = KEY_VALUE_RE.fullmatch(text)
-        if not match:
+        key, colon, rest = lowered.partition(":")
+        match = VALUE_RE.fullmatch(rest.strip())
+        if not colon or not match or not KEY_RE.fullmatch(key):
             return
-        key = match.group(1).strip().lower()
-        value = parse_number(match.group(2), line=lineno)
+        key = key.strip()
+        value = parse_number(match.group(1), line=lineno)
         if key in PARAMS:
             run.params[PARAMS[key]] = value
         elif key in GENERAL:

@@ -27,21 +27,25 @@ from .base import (
     parse_number,
 )
 
-COUNT = r"\d+(?:\.\d+)?\s*[kKmMgG]?"
+COUNT = r"\d+(?:\.\d+)?(?:\s*[kKmMgG])?"
+# "time 5", "time: 5", "time=5". Written as alternatives, never `\s*[:=]?\s*`: two optional
+# blank runs side by side backtrack quadratically on a long run of blanks.
+SEP = r"(?:\s*[:=]\s*|\s*)"
+COMMA = r"(?:\s*,\s*|\s*)"
 
-TIME_RE = re.compile(rf"time\s*[:=]?\s*({NUMBER})\s*ms\.?", re.I)
-LOOPS_RE = re.compile(rf"({COUNT})\s+loops?\s*[:,]?\s*time\s*[:=]?\s*({NUMBER})\s*ms\.?", re.I)
-KERNEL_TIME_RE = re.compile(rf"({KERNEL})\s*:\s*(?:time\s*[:=]?\s*)?({NUMBER})\s*ms\.?", re.I)
+TIME_RE = re.compile(rf"time{SEP}({NUMBER})\s*ms\.?", re.I)
+LOOPS_RE = re.compile(
+    rf"({COUNT})\s+loops?(?:\s*[:,]\s*|\s*)time{SEP}({NUMBER})\s*ms\.?", re.I)
+KERNEL_TIME_RE = re.compile(rf"({KERNEL})\s*:\s*(?:time{SEP})?({NUMBER})\s*ms\.?", re.I)
 BURN_RE = re.compile(
-    rf"time\s*:\s*({NUMBER})\s*\(us\)\s*,?\s*work\s*:\s*({NUMBER})\s*,?\s*"
-    rf"wait\s*:\s*({NUMBER})\s*,?\s*idx\s*:\s*({NUMBER})",
+    rf"time\s*:\s*({NUMBER})\s*\(us\){COMMA}work\s*:\s*({NUMBER}){COMMA}"
+    rf"wait\s*:\s*({NUMBER}){COMMA}idx\s*:\s*({NUMBER})",
     re.I,
 )
 # "100 x 100 ms" or "10 x 1s:" heading a burn sweep block: iterations x burn time per thread.
 BURN_SETUP_RE = re.compile(rf"({COUNT})\s*[x*\u00d7]\s*({NUMBER})\s*(s|ms|us)\s*:?", re.I)
 # Something that wants to be a result line but is not well formed: an error, not a warning.
-NEAR_MISS_RE = re.compile(
-    rf"(time\b\s*[:=]?\s*\S|{COUNT}\s+loops?\b|{KERNEL}\s*:.*\bms\b)", re.I)
+NEAR_MISS_RE = re.compile(rf"(time\b{SEP}\S|{COUNT}\s+loops?\b|{KERNEL}\s*:.*\bms\b)", re.I)
 
 BURN_METRICS = ("time_us", "work_us", "wait_us", "idx")
 _TO_US = {"s": 1_000_000, "ms": 1_000, "us": 1}

@@ -32,7 +32,7 @@ from .base import (
 HEADING_LINES = 3
 STANDARD_COLUMNS = ["r", "b", "swpd", "free", "buff", "cache", "si", "so", "bi", "bo",
                     "in", "cs", "us", "sy", "id", "wa", "st"]
-BANNER_RE = re.compile(r"(?:-*\s*time\s*-*\s+)?procs\s+-{2,}.*", re.I)
+BANNER_RE = re.compile(r"(?:[-\s]*time[-\s]+)?procs\s+-{2,}.*", re.I)
 
 DATE_RE = re.compile(r"\d{4}-\d\d-\d\d")
 CLOCK_RE = re.compile(r"\d\d:\d\d:\d\d")
