@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_celery_results",
     "benchmarks",
+    "benchmarks.discussions",
 ]
 
 MIDDLEWARE = [
@@ -177,6 +178,8 @@ EMAIL_BACKEND = env_str("EMAIL_BACKEND") or (
     else "django.core.mail.backends.smtp.EmailBackend"
 )
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or "schedbench@localhost"
+# Discussions: posts (threads and replies) one user may write per hour, on the site or the API.
+DISCUSSIONS_POSTS_PER_HOUR = env_int("SCHEDBENCH_POSTS_PER_HOUR", 30, minimum=1)
 
 LOGGING = {
     "version": 1,

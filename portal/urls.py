@@ -29,6 +29,7 @@ urlpatterns = [
     path("settings/tokens/<int:pk>/revoke/", views.token_delete, name="token-revoke"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("benchmarks.api.urls")),
+    path("", include("benchmarks.discussions.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

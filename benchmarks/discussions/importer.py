@@ -145,3 +145,88 @@ def _thread_for(group: list[MailMessage], user, target: Target | None) -> Thread
         target_type=target.type if target else "", target_id=target.id if target else "",
         created=first.date or timezone.now(),
     )
+
+
+def _post_row(message: MailMessage, thread: Thread) -> Post:
+    return Post(
+        thread=thread, message_id=message.message_id, in_reply_to=message.in_reply_to,
+        references=" ".join(message.references[-50:]), author=message.author[:300],
+        author_email=message.author_email[:254], date=message.date or timezone.now(),
+        subject=message.subject[:300] or "(no subject)", body=message.body, raw=message.raw,
+        envelope=message.envelope[:300], source=PostSource.MAIL, notes=message.notes[:20],
+    )
+
+
+def _store(messages: list[MailMessage], user, target, report) -> list[tuple[Post, MailMessage]]:
+    stored = []
+    threads: dict[int, Thread] = {}
+    for group in _group(messages).values():
+        thread = _thread_for(group, user, target)
+        threads[thread.pk] = thread
+        rows = Post.objects.bulk_create([_post_row(m, thread) for m in group], batch_size=BATCH)
+        stored.extend(zip(rows, group, strict=True))
+        report.posts_by_thread[thread.pk] = report.posts_by_thread.get(thread.pk, 0) + len(rows)
+    Attachment.objects.bulk_create(
+        (Attachment(post=post, position=number, filename=a.filename[:255],
+                    content_type=a.content_type[:100], size=a.size, text=a.text,
+                    content=a.content)
+         for post, message in stored for number, a in enumerate(message.attachments, 1)),
+        batch_size=BATCH,
+    )
+    for thread in threads.values():
+        thread_relayout(thread=thread)
+    report.threads = sorted(threads.values(), key=lambda t: t.pk)
+    return stored
+
+
+def _own_texts(message: MailMessage) -> str:
+    """The body plus plain-text attachments (results files), never patches or code."""
+    extra = [a.text for a in message.attachments
+             if a.text and attachment_kind(a.filename, a.content_type, a.text) == "text"
+             and a.content_type in ("text/plain", "")]
+    return "\n\n".join([message.body, *extra])
+
+
+def _extract(stored, user, report: ImportReport) -> None:
+    """Runs from each new message's own text, earliest message first, each table once."""
+    seen_tables: set[str] = set()
+    links = []
+    for post, message in sorted(stored, key=lambda pair: (pair[0].date, pair[1].position)):
+        for table in find_tables(_own_texts(message), message.subject):
+            if table.fingerprint in seen_tables:
+                continue  # pasted again without quote marks: the first poster has it
+            seen_tables.add(table.fingerprint)
+            try:
+                outcome = upload_ingest(
+                    stream=io.BytesIO(table.text.encode("utf-8")),
+                    filename=f"{message.message_id}.txt"[:255],
+                    metadata=UploadMetadata(kernel=table.kernel_hint),
+                    source=RunSource.MAIL, submitter=user, format=table.format,
+                )
+            except IngestError as exc:
+                report.problem(message, f"table at line {table.first_line} not stored: "
+                                        f"{exc.message}")
+                continue
+            links.extend(PostRun(post=post, run=run) for run in outcome.runs)
+    PostRun.objects.bulk_create(links, batch_size=BATCH)
+    report.runs_extracted = len(links)
+
+
+def mbox_import(*, data: bytes, user, target: Target | None = None,
+                site_url: str = "") -> ImportReport:
+    """Import an mbox (or .mbox.gz). Returns the report; never raises on bad input."""
+    report = ImportReport()
+    messages = _new_messages(_read_messages(data, report), report)
+    for message in messages:
+        for note in message.notes:
+            report.problem(message, note)
+    if not messages:
+        return report
+    with transaction.atomic():
+        stored = _store(messages, user, target, report)
+        for thread in report.threads:
+            notifications.notify_import_on_commit(
+                thread=thread, new_posts=report.posts_by_thread[thread.pk], site_url=site_url)
+    report.imported = len(stored)
+    _extract(stored, user, report)
+    return report

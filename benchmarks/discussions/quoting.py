@@ -56,3 +56,13 @@ def own_lines(text: str) -> list[tuple[int, str]]:
         else:
             kept.append((number, line))
     return kept
+
+
+def quote_for_reply(*, author: str, date, body: str) -> str:
+    """The parent's text pre-quoted under an attribution line, as mail clients do."""
+    lines = (body or "").rstrip("\n").split("\n")
+    signature = next((i for i, line in enumerate(lines) if is_signature_separator(line)), None)
+    if signature is not None:
+        lines = lines[:signature]  # nobody quotes a signature back
+    quoted = "\n".join(f"> {line}" if line.strip() else ">" for line in lines)
+    return f"On {date:%a, %d %b %Y %H:%M}, {author} wrote:\n{quoted}\n\n"

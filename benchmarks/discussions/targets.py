@@ -67,4 +67,11 @@ def _run_by_pk(target_id: str):
     return Run.objects.filter(pk=int(target_id)).first() if target_id.isdigit() else None
 
 
+def _comparison_by_slug(target_id: str):
+    from benchmarks.models import Comparison
+
+    return Comparison.objects.filter(slug=target_id).first()
+
+
 register_target("run", _run_by_pk)
+register_target("comparison", _comparison_by_slug)

@@ -1,0 +1,159 @@
+"""REST API v1 for threads (DESIGN.md contract). Errors are JSON {"error": ...}."""
+
+import json
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.decorators import api_view, parser_classes
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+
+from . import selectors, services
+from .importer import mbox_import
+from .models import Post, Thread
+from .targets import TargetError, target_resolve
+
+THREAD_START = {"type": "object", "properties": {
+    "subject": {"type": "string"}, "body": {"type": "string"},
+    "attach_to": {"type": "object", "properties": {
+        "type": {"type": "string", "enum": ["run", "comparison", "simulation"]},
+        "id": {"type": "string"}}}}, "required": ["subject", "body"]}
+REPLY = {"type": "object", "properties": {
+    "body": {"type": "string"}, "subject": {"type": "string"},
+    "in_reply_to": {"type": "string"}}, "required": ["body"]}
+IMPORT = {"multipart/form-data": {"type": "object", "properties": {
+    "file": {"type": "string", "format": "binary"},
+    "attach_to": {"type": "string", "description": 'JSON {"type": "run", "id": "12"}'}}}}
+
+
+def _error(message: str, code=status.HTTP_400_BAD_REQUEST, **extra) -> Response:
+    return Response({"error": message, **extra}, status=code)
+
+
+def _site_url(request) -> str:
+    return request.build_absolute_uri("/").rstrip("/")
+
+
+def post_json(post: Post) -> dict:
+    return {
+        "id": post.pk, "message_id": post.message_id, "in_reply_to": post.in_reply_to or None,
+        "author": post.author, "date": post.date.isoformat(), "subject": post.subject,
+        "depth": post.depth, "body": "" if post.deleted else post.body,
+        "deleted": post.deleted, "runs": selectors.run_ids_of(post),
+        "attachments": [{"filename": a.filename, "content_type": a.content_type,
+                         "size": a.size} for a in post.attachments.all()],
+        "url": post.get_absolute_url(),
+    }
+
+
+def thread_json(thread: Thread, *, posts=None) -> dict:
+    data = {
+        "id": thread.pk, "subject": thread.subject, "posts_count": thread.post_count,
+        "attach_to": ({"type": thread.target_type, "id": thread.target_id}
+                      if thread.target_type else None),
+        "last_activity": thread.last_activity.isoformat(), "url": thread.get_absolute_url(),
+        "mbox": f"/threads/{thread.pk}.mbox",
+    }
+    if posts is not None:
+        data["posts"] = [post_json(post) for post in posts]
+    return data
+
+
+def _target(raw):
+    """attach_to as an object, a JSON string, or "type:id"; None when absent."""
+    if raw in (None, "", {}):
+        return None
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            kind, _, ident = raw.partition(":")
+            raw = {"type": kind, "id": ident}
+    if not isinstance(raw, dict):
+        raise TargetError('attach_to must be {"type": ..., "id": ...}')
+    return target_resolve(raw.get("type"), raw.get("id"))
+
+
+def _data(request) -> dict:
+    return request.data if isinstance(request.data, dict) else {}
+
+
+@extend_schema(request=THREAD_START, responses={200: OpenApiTypes.OBJECT,
+                                                201: OpenApiTypes.OBJECT})
+@api_view(["GET", "POST"])
+@parser_classes([JSONParser])
+def threads(request):
+    """GET: threads, latest activity first (filter with target_type, target_id). POST: start one."""
+    if request.method == "GET":
+        page = selectors.thread_list_page(
+            request.query_params.get("page"),
+            target_type=request.query_params.get("target_type", ""),
+            target_id=request.query_params.get("target_id", ""))
+        return Response({"count": page.paginator.count,
+                         "results": [thread_json(t) for t in page.object_list]})
+    data = _data(request)
+    try:
+        thread = services.thread_create(
+            user=request.user, subject=data.get("subject"), body=data.get("body"),
+            target=_target(data.get("attach_to")), source="api", site_url=_site_url(request))
+    except services.RateLimited as exc:
+        return _error(str(exc), status.HTTP_429_TOO_MANY_REQUESTS)
+    except (services.DiscussionError, TargetError) as exc:
+        return _error(str(exc))
+    return Response(thread_json(thread, posts=selectors.thread_posts(thread)), status=201)
+
+
+@extend_schema(responses={200: OpenApiTypes.OBJECT})
+@api_view(["GET"])
+def thread_detail(request, pk: int):
+    """The thread with every post in thread order."""
+    thread = get_object_or_404(Thread, pk=pk)
+    return Response(thread_json(thread, posts=selectors.thread_posts(thread)))
+
+
+@extend_schema(request=REPLY, responses={201: OpenApiTypes.OBJECT})
+@api_view(["POST"])
+@parser_classes([JSONParser])
+def thread_reply(request, pk: int):
+    """Reply to the message `in_reply_to` (a Message-ID in this thread), else to the first post."""
+    thread = get_object_or_404(Thread, pk=pk)
+    data = _data(request)
+    parent = None
+    if data.get("in_reply_to"):
+        parent = selectors.post_by_message_id(str(data["in_reply_to"]))
+        if parent is None:
+            return _error("in_reply_to: no message with that Message-ID")
+    try:
+        post = services.post_reply(user=request.user, thread=thread, parent=parent,
+                                   body=data.get("body"), subject=data.get("subject"),
+                                   source="api", site_url=_site_url(request))
+    except services.RateLimited as exc:
+        return _error(str(exc), status.HTTP_429_TOO_MANY_REQUESTS)
+    except services.DiscussionError as exc:
+        return _error(str(exc))
+    post.refresh_from_db()
+    return Response(post_json(post), status=201)
+
+
+@extend_schema(request=IMPORT, responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT})
+@api_view(["POST"])
+@parser_classes([MultiPartParser, FormParser])
+def thread_import(request):
+    """Import an mbox or mbox.gz: threads, posts, and runs from the tables in the messages."""
+    upload = request.FILES.get("file")
+    if upload is None:
+        return _error("file: send the mbox as a multipart field named 'file'")
+    try:
+        target = _target(request.data.get("attach_to"))
+    except TargetError as exc:
+        return _error(str(exc))
+    report = mbox_import(data=upload.read(), user=request.user, target=target,
+                         site_url=_site_url(request)).as_dict()
+    if report["imported"]:
+        return Response(report, status=201)
+    if report["skipped"]:
+        return Response(report, status=200)  # everything was already there
+    return _error(report["problems"][0]["reason"] if report["problems"]
+                  else "no messages found", **report)

@@ -1,0 +1,55 @@
+"""Reads for discussions: what the pages and the API show."""
+
+from dataclasses import dataclass
+
+from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
+
+from .models import Post, Thread
+
+POSTS_PER_PAGE = 200
+THREADS_PER_PAGE = 50
+MAX_INDENT = 10  # deeper replies stay at this indent; their depth is still shown
+
+
+@dataclass
+class ThreadPage:
+    thread: Thread
+    page: Page
+    flat: bool
+
+
+def thread_posts(thread: Thread, *, flat: bool = False) -> QuerySet:
+    posts = Post.objects.filter(thread=thread).for_display()
+    return posts.by_date() if flat else posts.in_thread_order()
+
+
+def thread_page(thread: Thread, *, page_number, flat: bool = False,
+                per_page: int = POSTS_PER_PAGE) -> ThreadPage:
+    """One page of a thread: the posts come in one query ordered by the stored thread order.
+
+    The page count comes from the stored post_count, so paging costs no COUNT query."""
+    paginator = Paginator(thread_posts(thread, flat=flat), per_page)
+    paginator.count = thread.post_count
+    return ThreadPage(thread, paginator.get_page(page_number), flat)
+
+
+def threads_listed(*, target_type: str = "", target_id: str = "") -> QuerySet:
+    threads = Thread.objects.latest_first()
+    if target_type:
+        threads = threads.attached_to(target_type, target_id)
+    return threads
+
+
+def thread_list_page(page_number, **filters) -> Page:
+    return Paginator(threads_listed(**filters), THREADS_PER_PAGE).get_page(page_number)
+
+
+def post_by_message_id(message_id: str) -> Post | None:
+    message_id = (message_id or "").strip().strip("<>")
+    return Post.objects.select_related("thread", "user").filter(message_id=message_id).first()
+
+
+def run_ids_of(post: Post) -> list[int]:
+    """Run ids extracted from the post; uses the prefetched links when they are there."""
+    return [link.run_id for link in post.run_links.all()]

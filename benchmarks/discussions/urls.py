@@ -1,0 +1,23 @@
+from django.urls import path
+
+from . import api, views
+
+urlpatterns = [
+    path("threads/", views.thread_list, name="thread-list"),
+    path("threads/new/", views.thread_new, name="thread-new"),
+    path("threads/import/", views.import_page, name="thread-import"),
+    path("threads/<int:pk>/", views.thread_detail, name="thread-detail"),
+    path("threads/<int:pk>.mbox", views.thread_mbox, name="thread-mbox"),
+    path("threads/<int:pk>/follow/", views.thread_follow, name="thread-follow"),
+    path("m/<path:message_id>/reply/", views.message_reply, name="message-reply"),
+    path("m/<path:message_id>/edit/", views.message_edit, name="message-edit"),
+    path("m/<path:message_id>/delete/", views.message_delete, name="message-delete"),
+    path("m/<path:message_id>/raw/", views.message_raw, name="message-raw"),
+    path("m/<path:message_id>/attachments/<int:position>/", views.attachment_download,
+         name="message-attachment"),
+    path("m/<path:message_id>/", views.message_detail, name="message-detail"),
+    path("api/v1/threads/", api.threads, name="api-threads"),
+    path("api/v1/threads/import/", api.thread_import, name="api-thread-import"),
+    path("api/v1/threads/<int:pk>/", api.thread_detail, name="api-thread-detail"),
+    path("api/v1/threads/<int:pk>/posts/", api.thread_reply, name="api-thread-reply"),
+]
