@@ -13,6 +13,7 @@ them (slice expiry, a due balance pass).
 
 import heapq
 import random
+from heapq import heappush
 
 from . import balance
 from .errors import EventBudgetExceeded
@@ -101,7 +102,8 @@ class Engine:
     def jitter(self, ns):
         if self.noise <= 0.0 or ns <= 0:
             return ns
-        return max(1, int(ns * (1.0 + self.noise * (2.0 * self._random() - 1.0))))
+        ns = int(ns * (1.0 + self.noise * (2.0 * self._random() - 1.0)))
+        return ns if ns > 0 else 1
 
     # ----------------------------------------------------------------- main loop
     def run(self):
@@ -367,8 +369,11 @@ class Engine:
         if end is None:
             cpu.gen += 1  # nothing pending: whatever was armed is obsolete
             cpu.pending_at = None
-        elif end != cpu.pending_at:
-            self.arm(cpu, end)
+        elif end != cpu.pending_at:  # arm(), inlined: this is the hottest path
+            cpu.gen += 1
+            cpu.pending_at = end
+            self.seq += 1
+            heappush(self.heap, (end, self.seq, EV_SEG, cpu, cpu.gen))
 
     def arm(self, cpu, when):
         """Make ``when`` the CPU's one pending segment event (older ones become stale)."""
@@ -496,7 +501,7 @@ class Engine:
             self.schedule(cpu)
         elif task.spin_on is not None:
             if self.spin_ready(task):
-                self.advance(cpu, task)
+                step(self, cpu, task)
             elif task.spin_yield and self.policy.yield_hands_over(cpu.rq, task, self.now):
                 self.do_yield(cpu, task)
             elif self.preempt_due(cpu, task):
@@ -504,7 +509,7 @@ class Engine:
             else:
                 self.plan(cpu)
         elif task.remaining <= 0:
-            self.advance(cpu, task)
+            step(self, cpu, task)
         elif self.preempt_due(cpu, task):
             self.schedule(cpu)
         else:
@@ -512,7 +517,7 @@ class Engine:
 
     def advance(self, cpu, task):
         """Finish the current action; run instantaneous ones up to the next running action."""
-        step(self, cpu, task)
+        step(self, cpu, task)  # kept as a method for readability; hot paths call step directly
 
     def spin_ready(self, task):
         obj = task.spin_on

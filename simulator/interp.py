@@ -37,18 +37,29 @@ def step(eng, cpu, task):
     task.remaining = 0
     prog = task.prog
     jitter = eng.jitter
+    noisy = eng.noise > 0.0
     while True:
         op = prog[task.pc]
         code = op[0]
         task.pc += 1
+        # Ordered by frequency; WAIT/POST/LOCK/UNLOCK fast paths avoid a call when uncontended.
         if code == RUN:
-            task.remaining = ns = jitter(op[1])
+            task.remaining = ns = jitter(op[1]) if noisy else op[1]
             if ns > 0:
-                if cpu.need_resched or cpu.preempt_at is not None:
+                preempt_at = cpu.preempt_at
+                if cpu.need_resched or (preempt_at is not None and eng.now >= preempt_at):
                     eng.begin(cpu, task)
-                else:  # common case: nothing can preempt, just plan the segment's end
+                else:  # common case: no preemption is due, just plan the segment's end
                     eng.plan(cpu)
                 return
+        elif code == WAIT and op[1].count > 0:
+            op[1].count -= 1
+        elif code == LOCK and op[1].owner is None:
+            op[1].owner = task
+        elif code == UNLOCK and not op[1].waiters and not op[1].spinners:
+            op[1].owner = None
+        elif code == POST and not op[1].waiters and op[2] == 1:
+            op[1].count += 1
         elif code == LOOP:
             _loop(task, op)
         elif code == SPIN:
@@ -62,14 +73,6 @@ def step(eng, cpu, task):
                 eng.notify_spinners(op[1])
         elif code == SET:
             op[1].value = op[2]
-        elif code == WAIT and op[1].count > 0:  # fast paths of the hottest actions
-            op[1].count -= 1
-        elif code == POST and not op[1].waiters and op[2] == 1:
-            op[1].count += 1
-        elif code == LOCK and op[1].owner is None:
-            op[1].owner = task
-        elif code == UNLOCK and not op[1].waiters and not op[1].spinners:
-            op[1].owner = None
         elif code in _BLOCKING:
             if _BLOCKING[code](eng, cpu, task, op):
                 return
