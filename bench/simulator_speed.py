@@ -27,6 +27,7 @@ SIMSO_PYTHON = os.environ.get("SIMSO_PYTHON", "/tmp/simso-venv/bin/python")
 # 8 periodic tasks (period_ms:wcet_ms), implicit deadlines, on 4 CPUs: utilisation 2.19
 EDF_TASKS = "10:3;20:5;40:8;50:10;25:6;100:20;16:8;30:9"
 ZERO_OVERHEAD = {"context_switch_ns": 0, "sched_cost_ns": 0, "sched_cost_log_ns": 0,
+                 "cache_refill_us": 0, "wakeup_ns": 0,
                  "noise_pct": 0, "vmstat_interval_ms": 0}
 
 

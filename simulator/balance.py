@@ -96,7 +96,8 @@ def select_wake_cpu(eng, task, waker_cpu, sync=False):
     if (tun["wake_affine"] and waker_cpu is not None and waker_cpu != prev
             and _allowed(task, waker_cpu) and _wake_affine(eng, task, waker_cpu, prev, sync)):
         target = waker_cpu
-        eng.trace(waker_cpu, "wake-affine", f"{task.name} pulled from cpu{prev}")
+        if eng.trace_file is not None:
+            eng.trace(waker_cpu, "wake-affine", f"{task.name} pulled from cpu{prev}")
     if tun.get("select_idle_sibling") and eng.cpus[target].curr is not None:
         target = _idle_sibling(eng, task, target, prev)
     return target if _allowed(task, target) else prev
@@ -146,7 +147,8 @@ def became_overloaded(eng, busy_cpu):
             continue
         if kick and cpu.curr is None and cpu.rq.nr_running == 0:
             _schedule_balance(eng, cpu, eng.now, kick=True)
-            eng.trace(cid, "kick", f"idle cpu kicked: cpu{busy_cpu.id} has queued work")
+            if eng.trace_file is not None:
+                eng.trace(cid, "kick", f"idle cpu kicked: cpu{busy_cpu.id} has queued work")
         elif cpu.bal_at is None:
             _schedule_balance(eng, cpu)
 
@@ -306,7 +308,8 @@ def _move_tasks(eng, src, dst, level, imbalance):
             continue
         eng.dequeue(src, task)
         eng.enqueue(dst, task, "migrate")
-        eng.trace(dst.id, "pull", f"{task.name} from cpu{src.id} ({level.name})")
+        if eng.trace_file is not None:
+            eng.trace(dst.id, "pull", f"{task.name} from cpu{src.id} ({level.name})")
         moved += 1
         moved_load += task.weight
         if moved_load >= imbalance:

@@ -70,6 +70,7 @@ class Engine:
         self.stop_at = None
         self.tick_ns = 1_000_000_000 // tun["HZ"]
         self.noise = tun["noise_pct"] / 100.0
+        self.refill_us = tun["cache_refill_us"]
         self.counters = dict.fromkeys(
             ("events", "context_switches", "migrations", "wakeups", "balance_attempts",
              "balance_failed", "balance_moved", "cache_hot_refusals", "preemptions", "yields",
@@ -458,12 +459,12 @@ class Engine:
 
     def refill_cost(self, task, cpu_id):
         last = task.last_cpu
-        if last is None or last == cpu_id or task.never_ran:
+        if last is None or last == cpu_id or task.never_ran or not self.refill_us:
             return 0
         if self.now - task.last_ran > self.tun["cache_warm_ms"] * 1e6:
             return 0
         factor = (0.0, 0.1, 1.0, 3.0)[self.topo.distance(last, cpu_id)]
-        return int(self.tun["cache_refill_us"] * 1000 * factor)
+        return int(self.refill_us * 1000 * factor)
 
     def go_idle(self, cpu, prev):
         cpu.curr = None
@@ -474,7 +475,8 @@ class Engine:
         cpu.idle_since = self.now
         if prev is not None:
             self.sibling_changed(cpu)
-        self.trace(cpu.id, "idle")
+        if self.trace_file is not None:
+            self.trace(cpu.id, "idle")
         balance.went_idle(self, cpu)
 
     def sibling_changed(self, cpu):
@@ -531,7 +533,8 @@ class Engine:
         cpu.sys_ns += self.tun["yield_syscall_ns"]
         cpu.seg_start = max(cpu.seg_start, self.now) + self.tun["yield_syscall_ns"]
         self.policy.yield_task(cpu.rq, task, self.now)
-        self.trace(cpu.id, "yield", task.name)
+        if self.trace_file is not None:
+            self.trace(cpu.id, "yield", task.name)
         self.schedule(cpu)
 
     def block(self, cpu, task):
