@@ -125,6 +125,10 @@ class VmstatParser(Parser):
             if BANNER_RE.fullmatch(text):
                 continue
             columns = header_columns(text)
+            if columns is not None and block is not None and block.rows \
+                    and columns != block.columns:  # a different header starts a new block
+                results.append(block.to_result())
+                block = None
             # Inside a block any all-number line is a row, so a truncated one is an error.
             inside_row = block is not None and all(is_number(t) for t in text.split())
             if columns is not None or inside_row or is_row(text):
@@ -145,8 +149,6 @@ class VmstatParser(Parser):
     @staticmethod
     def _feed(block: _Block, columns: list[str] | None, text: str, lineno: int) -> None:
         if columns is not None:
-            if block.columns is not None and columns != block.columns:
-                raise ParseError("vmstat header changes columns inside a block", line=lineno)
             block.columns = columns
             return
         values = [parse_number(token, line=lineno) for token in text.split()]

@@ -74,8 +74,6 @@ def test_vmstat_without_anything_but_rows():
 @pytest.mark.parametrize(("text", "line"), [
     ("r b swpd free buff cache si so bi bo in cs us sy id wa st\n1 2 3\n", 2),
     ("x\n" + " ".join(["1"] * 12) + "\n", 2),
-    ("r b swpd free buff cache si so bi bo in cs us sy id wa st\n"
-     + " ".join(["1"] * 17) + "\nr b swpd free buff cache si so bi bo in cs us sy id wa\n", 3),
 ])
 def test_vmstat_errors(text, line):
     with pytest.raises(ParseError) as caught:
@@ -186,3 +184,13 @@ def test_sweep_kernel_names_may_contain_blanks():
     result = PARSERS["sweep"].parse(text.splitlines())
     assert [(r.kernel, list(r.metrics["time_ms"])) for r in result.results] == [
         ("2.6.24 + patch", [5]), ("tip", [6])]
+
+
+def test_vmstat_a_different_header_starts_a_new_block():
+    text = ("2.6.22.17-smp\n" + " ".join(["1"] * 17) + "\n"
+            "Time (sec) r b swpd free buff cache si so bi bo in cs us sy id wa st\n"
+            "0.5 " + " ".join(["2"] * 17) + "\n")
+    first, second = PARSERS["vmstat"].parse(text.splitlines()).results
+    assert first.kernel == "2.6.22.17-smp" and first.series["vmstat"]["columns"][0] == "r"
+    assert second.line == 3 and second.series["vmstat"]["columns"][0] == "time_s"
+    assert second.series["vmstat"]["rows"] == [[0.5, *([2] * 17)]]
