@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from benchmarks.models import RunSource
@@ -132,11 +133,25 @@ def _group(messages: list[MailMessage]) -> dict[str, list[MailMessage]]:
     return grouped
 
 
+def _stored_thread_id(group: list[MailMessage]) -> int | None:
+    """A stored thread this conversation belongs to: one of its posts is a parent, a child or
+    shares a root reference with a message of the group."""
+    own = [m.message_id for m in group]
+    related = list({mid for m in group for mid in [m.in_reply_to, *m.references] if mid})
+    for start in range(0, max(len(own), len(related)), BATCH):
+        own_part, related_part = own[start:start + BATCH], related[start:start + BATCH]
+        match = (Post.objects.filter(
+            Q(message_id__in=related_part) | Q(root_id__in=related_part)
+            | Q(in_reply_to__in=own_part) | Q(root_id__in=own_part))
+            .order_by("thread_id").values_list("thread_id", flat=True).first())
+        if match:
+            return match
+    return None
+
+
 def _thread_for(group: list[MailMessage], user, target: Target | None) -> Thread:
     """The stored thread this conversation already belongs to, or a new one."""
-    related = {mid for m in group for mid in [m.in_reply_to, *m.references] if mid}
-    existing = (Post.objects.filter(message_id__in=list(related)[:5000])
-                .order_by("thread_id").values_list("thread_id", flat=True).first())
+    existing = _stored_thread_id(group)
     if existing:
         return Thread.objects.get(pk=existing)
     first = min(group, key=lambda m: (m.date or timezone.now(), m.position))
@@ -151,6 +166,7 @@ def _post_row(message: MailMessage, thread: Thread) -> Post:
     return Post(
         thread=thread, message_id=message.message_id, in_reply_to=message.in_reply_to,
         references=" ".join(message.references[-50:]), author=message.author[:300],
+        root_id=(message.references or [message.in_reply_to or message.message_id])[0],
         author_email=message.author_email[:254], date=message.date or timezone.now(),
         subject=message.subject[:300] or "(no subject)", body=message.body, raw=message.raw,
         envelope=message.envelope[:300], source=PostSource.MAIL, notes=message.notes[:20],

@@ -14,6 +14,7 @@ FROM_LINE_RE = re.compile(rb"^From \S*.*\d{1,2}:\d{2}")
 HEADER_LINE_RE = re.compile(rb"^[!-9;-~]+:")
 ESCAPE_RE = re.compile(rb"^(>*From )", re.M)
 GZIP_MAGIC = b"\x1f\x8b"
+BODY_FROM_RE = re.compile(rb"^From ", re.M)
 
 
 @dataclass
@@ -115,7 +116,9 @@ def post_as_message(post) -> bytes:
     if post.references:
         message["References"] = " ".join(f"<{mid}>" for mid in post.reference_ids)
     message.set_content(post.body or "", charset="utf-8", cte="quoted-printable")
-    return message.as_bytes(policy=message.policy.clone(linesep="\n"))
+    head, _, body = message.as_bytes(policy=message.policy.clone(linesep="\n")).partition(b"\n\n")
+    # "=46" is quoted-printable for "F": no From_ escaping needed, every reader gets the text back.
+    return head + b"\n\n" + BODY_FROM_RE.sub(b"=46rom ", body)
 
 
 def export_mbox(posts) -> bytes:

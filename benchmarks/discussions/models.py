@@ -69,8 +69,11 @@ class Post(models.Model):
     )
     # Without the angle brackets. Unique: importing the same message twice adds nothing.
     message_id = models.CharField(max_length=255, unique=True)
-    in_reply_to = models.CharField(max_length=255, blank=True)
+    in_reply_to = models.CharField(max_length=255, blank=True, db_index=True)
     references = models.TextField(blank=True)  # message ids, oldest first, space-separated
+    # The oldest message this one refers to (itself when none): a later import finds the stored
+    # thread through it even when the messages in between never arrive.
+    root_id = models.CharField(max_length=255, blank=True, db_index=True)
     author = models.CharField(max_length=300)
     author_email = models.CharField(max_length=254, blank=True)
     user = models.ForeignKey(

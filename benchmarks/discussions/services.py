@@ -102,9 +102,11 @@ def thread_relayout(*, thread: Thread) -> None:
 
 def _new_post(*, thread, user, body, subject, parent, source) -> Post:
     references = [*parent.reference_ids, parent.message_id][-MAX_REFERENCES:] if parent else []
+    message_id = make_msgid(domain=mail_domain()).strip("<>")
     post = Post.objects.create(
-        thread=thread, parent=parent, message_id=make_msgid(domain=mail_domain()).strip("<>"),
+        thread=thread, parent=parent, message_id=message_id,
         in_reply_to=parent.message_id if parent else "", references=" ".join(references),
+        root_id=(references or [message_id])[0],
         author=_author_name(user), user=user, date=timezone.now(), subject=subject,
         body=body, source=source,
     )
