@@ -76,22 +76,21 @@ class ResultsFileParser(Parser):
 
     def detect(self, head: str) -> float:
         lines = head_lines(head)
-        headings = results = other = 0
+        headings = results = 0
         for text in lines:
             if kernel_heading(text) or command_of(text) is not None:
                 headings += 1
-            elif self._is_result(text) or burn_setup(text, 0):
+            elif self._is_result(text):
                 results += 1
-            else:
-                other += 1
         if not (headings and results):
             return 0.0
         return 0.6 + 0.39 * (headings + results) / len(lines)
 
     @staticmethod
     def _is_result(text: str) -> bool:
+        """A result line or a burn sweep heading (malformed numbers just do not count)."""
         try:
-            return match_measurement(text) is not None
+            return match_measurement(text) is not None or burn_setup(text, 0) is not None
         except ParseError:
             return False
 

@@ -105,3 +105,12 @@ def test_json_parsers_on_arbitrary_json_values(value):
     text = json.dumps(value)
     for name in ("schedbench-json", "hyperfine-json"):
         _only_parse_errors(lambda name=name: PARSERS[name].parse([text]))
+
+
+@pytest.mark.parametrize("format_name", formats())
+@FUZZ
+@given(lines=LINES)
+def test_each_detector_returns_a_score_and_never_raises(format_name, lines):
+    # Called directly: the registry would hide a raising detector behind a zero score.
+    score = PARSERS[format_name].detect("".join(lines))
+    assert 0.0 <= score <= 1.0
