@@ -65,7 +65,8 @@ class Engine:
         self.now = 0
         self.heap = []
         self.seq = 0
-        self.tasks = []
+        self.tasks = {}  # live tasks by tid; exited ones only leave their totals behind,
+        self.exited = {}  # so memory stays O(live tasks) however many threads a run forks
         self.alive = 0
         self.stop_at = None
         self.tick_ns = 1_000_000_000 // tun["HZ"]
@@ -165,7 +166,7 @@ class Engine:
         """Make a task runnable at the start (or from a fork), on ``cpu_id`` or a chosen CPU."""
         task.state = QUEUED
         task.wait_start = self.now
-        self.tasks.append(task)
+        self.tasks[task.tid] = task
         self.alive += 1
         if cpu_id is None:  # created by the benchmark's main process running on CPU 0
             cpu_id = balance.select_fork_cpu(self, task, 0)
@@ -233,7 +234,10 @@ class Engine:
         self.counters["wakeups"] += 1
         task.state = QUEUED
         task.wait_start = self.now
-        cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
+        if self.policy.global_queue:  # one shared queue: placement happens at pick time
+            cpu = self.cpus[task.cpu if task.cpu is not None else 0]
+        else:
+            cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
         self.enqueue(cpu, task, "wakeup")
         self.check_preempt(cpu, task, direct)
 
@@ -282,7 +286,7 @@ class Engine:
         self.counters["forks"] += 1
         child.parent = parent
         child.wait_start = self.now
-        self.tasks.append(child)
+        self.tasks[child.tid] = child
         self.alive += 1
         target = balance.select_fork_cpu(self, child, cpu.id)
         self.account(cpu)
@@ -546,7 +550,20 @@ class Engine:
         task.state = DONE
         self.alive -= 1
         self._leave_cpu(cpu, task)
+        totals = self.exited.setdefault(task.group, [0, 0])
+        totals[0] += task.wait_sum
+        totals[1] += task.run_sum
+        del self.tasks[task.tid]
         self.schedule(cpu)
+
+    def group_totals(self):
+        """{group: [wait_sum_ns, run_ns]} over every task the run had, live or exited."""
+        totals = {g: list(v) for g, v in self.exited.items()}
+        for t in self.tasks.values():
+            acc = totals.setdefault(t.group, [0, 0])
+            acc[0] += t.wait_sum
+            acc[1] += t.run_sum
+        return totals
 
     def notify_spinners(self, obj):
         """Something a spinner waits for changed: running spinners re-check now."""

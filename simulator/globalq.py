@@ -88,7 +88,7 @@ class GoodnessPolicy(GlobalPolicy):
         return task.quota // self.tick + 1 + (20 - task.nice) + bonus
 
     def _recalculate(self):
-        for t in self.eng.tasks:
+        for t in self.eng.tasks.values():
             t.quota = t.quota // 2 + self.refill
 
     def pick_next(self, rq, cpu, now):
@@ -154,7 +154,10 @@ class EdfPolicy(GlobalPolicy):
         data = rq.data
         if not data:
             return None
-        best = min(data, key=lambda t: (t.deadline, t.tid))
+        best = data[0]
+        for t in data:
+            if t.deadline < best.deadline or (t.deadline == best.deadline and t.tid < best.tid):
+                best = t
         data.remove(best)
         return best
 

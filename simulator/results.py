@@ -26,10 +26,10 @@ def vmstat_rows(eng):
 def _groups(runs):
     groups = {}
     for eng, _metrics in runs:
-        for t in eng.tasks:
-            g = groups.setdefault(t.group, {"wait_sum_ms": 0.0, "run_ms": 0.0})
-            g["wait_sum_ms"] += t.wait_sum / 1e6
-            g["run_ms"] += t.run_sum / 1e6
+        for name, (wait, ran) in eng.group_totals().items():
+            g = groups.setdefault(name, {"wait_sum_ms": 0.0, "run_ms": 0.0})
+            g["wait_sum_ms"] += wait / 1e6
+            g["run_ms"] += ran / 1e6
     n = len(runs)
     return {name: {k: round(v / n, 6) for k, v in g.items()} for name, g in sorted(groups.items())}
 

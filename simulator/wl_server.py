@@ -108,7 +108,7 @@ class WakePingpong:
         wall = eng.marks.get("end", eng.now)
         ops = b.params["pairs"] * b.params["roundtrips"]
         wakeups = max(1, eng.counters["wakeups"])
-        waited = sum(t.wait_sum for t in eng.tasks)
+        waited = sum(wait for wait, _ran in eng.group_totals().values())
         return {"throughput_ops_per_s": ops / (wall / 1e9) if wall else 0.0,
                 "latency_us": waited / wakeups / US}
 
@@ -155,6 +155,6 @@ class Overcommit:
 
     def collect(self, b):
         eng = b.eng
-        vm_wait = sum(t.wait_sum for t in eng.tasks if t.group == "vm")
+        vm_wait = eng.group_totals().get("vm", [0, 0])[0]
         return {"throughput_ops_per_s": b.state["ops"] / (b.params["duration_ms"] / 1000),
                 "vm_wait_sum_ms": vm_wait / MS}
