@@ -37,6 +37,7 @@ def prepare_database(env: dict) -> None:
     if exists != "1":
         subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True)
     manage("migrate", "--noinput", "-v0", env=env)
+    manage("collectstatic", "--noinput", "-v0", env=env)  # DEBUG=0: WhiteNoise serves these
     manage("shell", "-c", "from benchmarks.models import Run, Artifact; "
            "Run.objects.all().delete(); Artifact.objects.all().delete()", env=env)
 

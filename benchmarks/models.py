@@ -295,6 +295,17 @@ class ApiToken(models.Model):
         return f"{self.prefix}… ({self.user})"
 
 
+class RunTombstone(models.Model):
+    """A deleted run's id. Frozen comparisons say when a source run is gone; the newest
+    tombstone id versions their cached pages in every process with one tiny query."""
+
+    run_id = models.BigIntegerField(db_index=True)
+    deleted = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"run {self.run_id} deleted {self.deleted:%Y-%m-%d}"
+
+
 class Comparison(models.Model):
     """A frozen comparison: spec, resolved runs and every computed number, never recomputed."""
 

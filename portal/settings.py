@@ -1,5 +1,6 @@
 """schedbench settings. The environment is read once, here, through portal.envconfig."""
 
+import os
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -79,8 +80,9 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # A file-backed test database lets a real Celery worker process see what a test wrote.
-    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-schedbench.sqlite3")}
+    # A file-backed test database lets a real Celery worker process see what a test wrote;
+    # the pid keeps concurrent test runs on one checkout from sharing it.
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / f"test-schedbench-{os.getpid()}.sqlite3")}
     DATABASES["default"]["OPTIONS"] = {"timeout": 30}
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -1,14 +1,14 @@
 """Comparison pages: the builder, the permalink page and its exports."""
 
 from django.core.cache import cache
+from django.db.models import Max
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
-from django.template.loader import render_to_string
 from django.views.decorators.clickjacking import xframe_options_exempt
 
 from benchmarks import selectors
 from benchmarks.comparisons.report import as_csv, as_json, as_text
-from benchmarks.models import Comparison, Run
+from benchmarks.models import Comparison, RunTombstone
 
 FROZEN_MAX_AGE = 3600
 
@@ -40,27 +40,31 @@ def _permalink(request, comparison: Comparison) -> str:
     return request.build_absolute_uri(comparison.get_absolute_url())
 
 
-def _cached_body(request, comparison: Comparison, missing: list[int]) -> str:
-    """The frozen part of the page, rendered once per process: it can never change."""
-    key = f"comparison-body:{comparison.slug}:{comparison.content_hash}:{len(missing)}"
-    body = cache.get(key)
-    if body is None:
-        body = render_to_string("comparisons/_body.html", {
-            "comparison": comparison, "frozen": comparison.frozen, "missing": missing,
-            "permalink": _permalink(request, comparison),
-        })
-        cache.set(key, body, FROZEN_MAX_AGE)
-    return body
+def _render_detail(request, comparison: Comparison) -> HttpResponse:
+    gone = set(RunTombstone.objects.filter(run_id__in=comparison.run_ids)
+               .values_list("run_id", flat=True))
+    missing = [pk for pk in comparison.run_ids if pk in gone]
+    return render(request, "comparisons/detail.html", {
+        "comparison": comparison, "frozen": comparison.frozen, "missing": missing,
+        "permalink": _permalink(request, comparison),
+    })
 
 
 def detail(request, slug: str):
-    comparison = _frozen(slug)
-    existing = set(Run.objects.filter(pk__in=comparison.run_ids).values_list("pk", flat=True))
-    missing = [pk for pk in comparison.run_ids if pk not in existing]
-    context = {"comparison": comparison, "body": _cached_body(request, comparison, missing),
-               "missing": missing}
-    response = render(request, "comparisons/detail.html", context)
-    response["ETag"] = f'"{comparison.content_hash}-{len(missing)}"'
+    """Frozen, so rendered once per process; only a deleted source run changes the page.
+
+    The newest tombstone versions the cache key: one tiny query per request, however many
+    runs the comparison has. Signed-in visitors see their name in the header, so only
+    anonymous pages are cached whole.
+    """
+    version = RunTombstone.objects.aggregate(newest=Max("id"))["newest"] or 0
+    key = f"comparison-page:{slug}:{version}"
+    anonymous = not request.user.is_authenticated
+    if anonymous and (cached := cache.get(key)) is not None:
+        return HttpResponse(cached)
+    response = _render_detail(request, _frozen(slug))
+    if anonymous:
+        cache.set(key, response.content, FROZEN_MAX_AGE)
     return response
 
 

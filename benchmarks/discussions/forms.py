@@ -5,7 +5,8 @@ from .targets import TARGET_TYPES
 
 class ThreadStartForm(forms.Form):
     subject = forms.CharField(max_length=300)
-    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 14, "class": "mail-input"}))
+    body = forms.CharField(strip=False,  # leading blanks align pasted tables
+                           widget=forms.Textarea(attrs={"rows": 14, "class": "mail-input"}))
     target_type = forms.ChoiceField(
         choices=[("", "")] + [(t, t) for t in TARGET_TYPES], required=False,
         widget=forms.HiddenInput)
@@ -14,7 +15,8 @@ class ThreadStartForm(forms.Form):
 
 class ReplyForm(forms.Form):
     subject = forms.CharField(max_length=300, required=False)
-    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 16, "class": "mail-input"}))
+    body = forms.CharField(strip=False,
+                           widget=forms.Textarea(attrs={"rows": 16, "class": "mail-input"}))
 
 
 class ImportForm(forms.Form):

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
@@ -24,12 +25,15 @@ def thread_posts(thread: Thread, *, flat: bool = False) -> QuerySet:
     return posts.by_date() if flat else posts.in_thread_order()
 
 
-def thread_page(thread: Thread, *, page_number, flat: bool = False,
-                per_page: int = POSTS_PER_PAGE) -> ThreadPage:
+def posts_per_page() -> int:
+    return getattr(settings, "DISCUSSIONS_POSTS_PER_PAGE", POSTS_PER_PAGE)
+
+
+def thread_page(thread: Thread, *, page_number, flat: bool = False) -> ThreadPage:
     """One page of a thread: the posts come in one query ordered by the stored thread order.
 
     The page count comes from the stored post_count, so paging costs no COUNT query."""
-    paginator = Paginator(thread_posts(thread, flat=flat), per_page)
+    paginator = Paginator(thread_posts(thread, flat=flat), posts_per_page())
     paginator.count = thread.post_count
     return ThreadPage(thread, paginator.get_page(page_number), flat)
 

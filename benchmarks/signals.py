@@ -1,0 +1,9 @@
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
+
+from benchmarks.models import Run, RunTombstone
+
+
+@receiver(post_delete, sender=Run, dispatch_uid="run-tombstone")
+def remember_deleted_run(sender, instance, **kwargs):
+    RunTombstone.objects.create(run_id=instance.pk)
