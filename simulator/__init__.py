@@ -6,6 +6,8 @@ Public API (used by the portal): ``__version__``, ``catalog()``, ``validate(spec
 Pure standard library; no Django import anywhere in this package.
 """
 
+import copy
+
 __version__ = "0.1.0"
 
 from .api import run, validate  # noqa: E402
@@ -22,8 +24,10 @@ from .workloads import catalog_workloads  # noqa: E402
 
 
 def catalog():
-    """Workloads (params, metrics) and kernel profiles (tunables): `list --format json`."""
-    return {"workloads": catalog_workloads(), "kernels": catalog_kernels()}
+    """Workloads (params, metrics) and kernel profiles (tunables): `list --format json`.
+
+    A fresh deep copy each call, so a caller may modify it freely."""
+    return copy.deepcopy({"workloads": catalog_workloads(), "kernels": catalog_kernels()})
 
 
 __all__ = ["__version__", "catalog", "validate", "run", "render_text", "SimulatorError",

@@ -302,9 +302,11 @@ def _move_tasks(eng, src, dst, level, imbalance):
             retry_at = cold_at if retry_at is None else min(retry_at, cold_at)
             if eng.trace_file is not None:
                 ago = (now - task.last_ran) / 1e6
+                limit = policy.hot_cost() / 1e6
                 eng.trace(dst.id, "refuse", f"migration of {task.name} from cpu{src.id} refused: "
-                          f"cache-hot {ago:.3f} ms ago (level {level.name}, "
-                          f"failed {level.nr_balance_failed} <= {level.cache_nice_tries})")
+                          f"cache-hot {ago:.3f} ms < {limit:.3f} ms (level {level.name}, "
+                          f"failed balances {level.nr_balance_failed} <= cache_nice_tries "
+                          f"{level.cache_nice_tries})")
             continue
         eng.dequeue(src, task)
         eng.enqueue(dst, task, "migrate")
