@@ -315,7 +315,6 @@ class Engine:
         elapsed = now - start
         cpu.seg_start = now
         cpu.busy_ns += elapsed
-        task.run_sum += elapsed
         task.sum_exec += elapsed
         if task.remaining > 0:
             task.remaining -= elapsed if cpu.speed == 1.0 else int(elapsed * cpu.speed)
@@ -552,7 +551,7 @@ class Engine:
         self._leave_cpu(cpu, task)
         totals = self.exited.setdefault(task.group, [0, 0])
         totals[0] += task.wait_sum
-        totals[1] += task.run_sum
+        totals[1] += task.sum_exec
         del self.tasks[task.tid]
         self.schedule(cpu)
 
@@ -562,7 +561,7 @@ class Engine:
         for t in self.tasks.values():
             acc = totals.setdefault(t.group, [0, 0])
             acc[0] += t.wait_sum
-            acc[1] += t.run_sum
+            acc[1] += t.sum_exec
         return totals
 
     def notify_spinners(self, obj):

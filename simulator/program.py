@@ -67,7 +67,7 @@ class Task:
         "tid", "name", "group", "prog", "pc", "loops", "remaining", "state", "cpu", "last_cpu",
         "last_ran", "exec_start", "sum_exec", "prev_sum_exec", "weight", "nice", "vruntime",
         "deadline", "slice_left", "prio", "level", "quota", "expired", "wait_start", "wait_sum",
-        "run_sum", "timer_gen", "key", "affinity", "spin_on", "spin_yield", "spin_target",
+        "timer_gen", "key", "affinity", "spin_on", "spin_yield", "spin_target",
         "parent", "joinsem", "data", "never_ran", "period", "release", "lock_mode",
         "yield_pending", "skip", "cpu_hist", "job_deadline",
     )
@@ -98,7 +98,6 @@ class Task:
         self.expired = False
         self.wait_start = 0
         self.wait_sum = 0
-        self.run_sum = 0
         self.timer_gen = 0
         self.key = None
         self.affinity = affinity
