@@ -82,7 +82,8 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # A file-backed test database lets a real Celery worker process see what a test wrote;
     # the pid keeps concurrent test runs on one checkout from sharing it.
-    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / f"test-schedbench-{os.getpid()}.sqlite3")}
+    _test_db = DATA_DIR / f"test-schedbench-{os.getpid()}.sqlite3"
+    DATABASES["default"]["TEST"] = {"NAME": str(_test_db)}
     DATABASES["default"]["OPTIONS"] = {"timeout": 30}
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
