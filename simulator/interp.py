@@ -36,15 +36,18 @@ def step(eng, cpu, task):
         _finish_spin(task)
     task.remaining = 0
     prog = task.prog
-    jitter = eng.jitter
-    noisy = eng.noise > 0.0
+    noise = eng.noise
+    rand = eng._random
     while True:
         op = prog[task.pc]
         code = op[0]
         task.pc += 1
         # Ordered by frequency; WAIT/POST/LOCK/UNLOCK fast paths avoid a call when uncontended.
         if code == RUN:
-            task.remaining = ns = jitter(op[1]) if noisy else op[1]
+            ns = op[1]
+            if noise > 0.0 and ns > 0:  # Engine.jitter(), inlined on the hottest path
+                ns = int(ns * (1.0 + noise * (2.0 * rand() - 1.0))) or 1
+            task.remaining = ns
             if ns > 0:
                 preempt_at = cpu.preempt_at
                 if cpu.need_resched or (preempt_at is not None and eng.now >= preempt_at):
@@ -60,8 +63,16 @@ def step(eng, cpu, task):
             op[1].owner = None
         elif code == POST and not op[1].waiters and op[2] == 1:
             op[1].count += 1
-        elif code == LOOP:
-            _loop(task, op)
+        elif code == LOOP:  # _loop(), inlined
+            loops = task.loops
+            if loops is None:
+                loops = task.loops = {}
+            left = loops.get(task.pc, op[1]) - 1
+            if left > 0:
+                loops[task.pc] = left
+                task.pc = op[2]
+            else:
+                loops.pop(task.pc, None)
         elif code == SPIN:
             counter = op[1]
             if counter.value < op[2]:
@@ -80,19 +91,6 @@ def step(eng, cpu, task):
             op[1](eng, task)
         else:
             raise AssertionError(f"unknown op {code}")
-
-
-def _loop(task, op):
-    loops = task.loops
-    if loops is None:
-        loops = task.loops = {}
-    key = task.pc
-    left = loops.get(key, op[1]) - 1
-    if left > 0:
-        loops[key] = left
-        task.pc = op[2]
-    else:
-        loops.pop(key, None)
 
 
 def _start_spin(eng, cpu, task, obj, target, use_yield, lock_mode):
