@@ -156,3 +156,12 @@ def api_client(api_user):
 
     _, key = token_create(user=api_user, name="tests")
     return Client(HTTP_AUTHORIZATION=f"Token {key}")
+
+
+@pytest.fixture(autouse=True)
+def _cache_in_tmp(settings, tmp_path):
+    """Each test gets an empty cache of its own."""
+    settings.CACHES = {"default": {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(tmp_path / "cache"),
+    }}
