@@ -79,8 +79,7 @@ def parse_stream(stream: BinaryIO, *, format: str | None = None) -> parsers.Pars
     # newline="" keeps \r\n so line numbers match what the user sees in an editor.
     text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
     try:
-        parser = parsers.choose(head, format)
-        return parser.parse(text)
+        return parsers.parse_lines(text, head=head, format=format)
     except parsers.UnknownFormat as exc:
         raise IngestError(
             exc.message, line=exc.line, formats=exc.formats, best_guess=exc.best_guess

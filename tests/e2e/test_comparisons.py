@@ -1,0 +1,77 @@
+"""Build a comparison in the browser, toggle the axis, save, reopen it elsewhere, get the CSV."""
+
+import pytest
+
+from benchmarks.models import Comparison
+from tests.factories import make_run
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def sweep():
+    for kernel, base in (("2.6.22", 3300.0), ("2.6.24", 8900.0), ("2.6.24-git19", 8200.0)):
+        for loops in (1_000_000, 10_000_000, 40_000_000):
+            scale = loops / 1_000_000
+            make_run(kernel, [base * scale + i for i in range(5)],
+                     params={"loops": loops, "iterations": 500})
+
+
+def sign_in(page, django_user_model):
+    django_user_model.objects.create_user("lkml", password="a-long-test-password")
+    page.goto("/accounts/login/")
+    page.fill("input[name=username]", "lkml")
+    page.fill("input[name=password]", "a-long-test-password")
+    page.click("form button[type=submit]")
+    page.wait_for_url("**/")
+
+
+def test_build_toggle_save_reopen_and_download(page, browser, live_server, sweep,
+                                               django_user_model):
+    sign_in(page, django_user_model)
+    page.goto("/compare/?benchmark=threadtest")
+    page.wait_for_selector("#builder-chart[data-rendered='1']")
+    assert page.input_value("#x-select") == "kernel"
+    page.select_option("#x-select", "param.loops")
+    page.select_option("#series-select", "kernel")
+    page.select_option("#baseline-dim-select", "kernel")
+    page.select_option("#baseline-value-select", "2.6.22")
+    page.wait_for_function(
+        "Array.from(document.querySelectorAll('#builder-chart .legendtext'))"
+        ".map(e => e.textContent).join() === '2.6.22,2.6.24,2.6.24-git19'")
+    assert page.locator("#builder-chart .scatterlayer .trace").count() == 3
+    legend = page.locator("#builder-chart .legendtext").all_text_contents()
+    assert legend == ["2.6.22", "2.6.24", "2.6.24-git19"]  # version order
+    page.fill("#title-input", "threadtest by loop size")
+    page.click("#save-button")
+    page.wait_for_url("**/c/*/")
+    slug = page.url.rstrip("/").rsplit("/", 1)[1]
+    assert Comparison.objects.get(slug=slug).spec["baseline"] == {"dim": "kernel",
+                                                                  "value": "2.6.22"}
+    page.wait_for_selector("#comparison-chart[data-rendered='1']")
+    assert page.evaluate("document.getElementById('comparison-chart').layout.xaxis.type") == \
+        "linear"
+    page.click("#toggle-x-scale")
+    page.wait_for_function(
+        "document.getElementById('comparison-chart').layout.xaxis.type === 'log'")
+    assert page.text_content("#toggle-x-scale") == "x axis: log"
+
+    fresh = browser.new_context(base_url=live_server.url, accept_downloads=True)
+    other = fresh.new_page()
+    other.goto(f"/c/{slug}/")
+    other.wait_for_selector("#comparison-chart[data-rendered='1']")
+    assert "threadtest by loop size" in other.text_content("h1")
+    assert "Mann-Whitney" in other.text_content("body") or "Welch" in other.text_content("body")
+    with other.expect_download() as download:
+        other.click("#csv-link")
+    content = open(download.value.path()).read()
+    assert content.splitlines()[0].startswith("x,series,facet,n,value,median")
+    assert len(content.splitlines()) == 1 + 9
+    fresh.close()
+    assert page.js_errors == []
+
+
+def test_empty_selection_explains_itself(page, sweep):
+    page.goto("/compare/?benchmark=threadtest&kernel=9.9.9")
+    page.wait_for_function("document.getElementById('builder-empty').textContent.includes('9.9.9')")
+    assert page.is_hidden("#builder-preview")
