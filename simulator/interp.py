@@ -53,7 +53,7 @@ def step(eng, cpu, task):
                 if cpu.need_resched or (preempt_at is not None and eng.now >= preempt_at):
                     eng.begin(cpu, task)
                 else:  # common case: no preemption is due, just plan the segment's end
-                    eng.plan(cpu)
+                    _plan_run(eng, cpu, task, ns)
                 return
         elif code == WAIT and op[1].count > 0:
             op[1].count -= 1
@@ -91,6 +91,17 @@ def step(eng, cpu, task):
             op[1](eng, task)
         else:
             raise AssertionError(f"unknown op {code}")
+
+
+def _plan_run(eng, cpu, task, ns):
+    """Engine.plan() specialised for a fresh run segment with no resched pending."""
+    start = cpu.seg_start
+    end = start + (ns if cpu.speed == 1.0 else int(-(-ns // cpu.speed)))
+    preempt_at = cpu.preempt_at if cpu.preempt_valid else eng.slice_expiry(cpu, task, start)
+    if preempt_at is not None and preempt_at < end:
+        end = preempt_at
+    if end != cpu.pending_at:
+        eng.arm(cpu, end)
 
 
 def _start_spin(eng, cpu, task, obj, target, use_yield, lock_mode):
