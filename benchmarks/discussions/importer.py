@@ -21,7 +21,7 @@ from .extraction import find_tables
 from .mail import MailMessage, parse_message
 from .mbox import GZIP_MAGIC, chunk_problem, gunzip, split_mbox
 from .models import Attachment, Post, PostRun, PostSource, Thread
-from .render import attachment_kind
+from .render import attachment_kind, rendered_fields
 from .services import thread_relayout, thread_subject
 from .targets import Target
 
@@ -170,6 +170,7 @@ def _post_row(message: MailMessage, thread: Thread) -> Post:
         author_email=message.author_email[:254], date=message.date or timezone.now(),
         subject=message.subject[:300] or "(no subject)", body=message.body, raw=message.raw,
         envelope=message.envelope[:300], source=PostSource.MAIL, notes=message.notes[:20],
+        **rendered_fields(message.body),
     )
 
 
@@ -204,14 +205,16 @@ def _own_texts(message: MailMessage) -> str:
 
 
 def _extract(stored, user, report: ImportReport) -> None:
-    """Runs from each new message's own text, earliest message first, each table once."""
-    seen_tables: set[str] = set()
+    """Runs from each new message's own text, earliest message first, each table once per
+    thread (two people can post the same three numbers in different threads)."""
+    seen_tables: set[tuple[int, str]] = set()
     links = []
     for post, message in sorted(stored, key=lambda pair: (pair[0].date, pair[1].position)):
         for table in find_tables(_own_texts(message), message.subject):
-            if table.fingerprint in seen_tables:
+            key = (post.thread_id, table.fingerprint)
+            if key in seen_tables:
                 continue  # pasted again without quote marks: the first poster has it
-            seen_tables.add(table.fingerprint)
+            seen_tables.add(key)
             try:
                 outcome = upload_ingest(
                     stream=io.BytesIO(table.text.encode("utf-8")),

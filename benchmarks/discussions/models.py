@@ -83,6 +83,10 @@ class Post(models.Model):
     date = models.DateTimeField(db_index=True)
     subject = models.CharField(max_length=300)
     body = models.TextField(blank=True)  # decoded plain text, as written
+    # The renderer's output for `body`, kept so a 1,000-post page does not re-render every post;
+    # used only while `render_version` matches render.RENDER_VERSION (see post_body_html).
+    body_html = models.TextField(blank=True, editable=False)
+    render_version = models.PositiveSmallIntegerField(default=0, editable=False)
     raw = models.BinaryField(blank=True, default=b"")  # imported source, verbatim (no From_ line)
     envelope = models.CharField(max_length=300, blank=True)  # the mbox From_ line it came with
     thread_order = models.PositiveIntegerField(default=0)

@@ -12,6 +12,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from .quoting import attribution_author, is_quote, is_signature_separator, unquote_once
 
+RENDER_VERSION = 1  # bump when the output changes: stored renderings are then ignored
 URL_RE = re.compile(r"\bhttps?://[^\s<>\"'`]+", re.I)
 URL_TRAILING = ".,;:!?)]}"
 MAX_QUOTE_NESTING = 12
@@ -138,3 +139,15 @@ def render_attachment_text(filename: str, content_type: str, text: str) -> SafeS
     if kind == "patch":
         return mark_safe(_patch_block(lines))  # noqa: S308
     return mark_safe(f'<pre class="{kind}">{escape(text)}</pre>')  # noqa: S308
+
+
+def rendered_fields(text: str) -> dict:
+    """What a post stores of its rendering: the HTML and the renderer version that made it."""
+    return {"body_html": str(render_body(text)), "render_version": RENDER_VERSION}
+
+
+def post_body_html(post) -> SafeString:
+    """The post's stored rendering when current, else a fresh one (never trusted otherwise)."""
+    if post.render_version == RENDER_VERSION and post.body_html:
+        return mark_safe(post.body_html)  # noqa: S308 - produced by render_body above
+    return render_body(post.body)

@@ -15,6 +15,7 @@ from django.utils import timezone
 from . import notifications
 from .models import Attachment, Post, PostSource, Thread, ThreadFollow
 from .ordering import Node, thread_layout
+from .render import rendered_fields
 from .targets import Target
 
 MAX_SUBJECT = 300
@@ -108,7 +109,7 @@ def _new_post(*, thread, user, body, subject, parent, source) -> Post:
         in_reply_to=parent.message_id if parent else "", references=" ".join(references),
         root_id=(references or [message_id])[0],
         author=_author_name(user), user=user, date=timezone.now(), subject=subject,
-        body=body, source=source,
+        body=body, source=source, **rendered_fields(body),
     )
     ThreadFollow.objects.get_or_create(thread=thread, user=user)  # you hear about the replies
     thread_relayout(thread=thread)
@@ -155,7 +156,9 @@ def post_edit(*, user, post: Post, body, subject=None) -> Post:
     if subject is not None and _clean_subject(subject):
         post.subject = _clean_subject(subject)
     post.edited = timezone.now()
-    post.save(update_fields=["body", "subject", "edited"])
+    for name, value in rendered_fields(post.body).items():
+        setattr(post, name, value)
+    post.save(update_fields=["body", "subject", "edited", "body_html", "render_version"])
     return post
 
 
@@ -165,8 +168,8 @@ def post_delete(*, user, post: Post) -> None:
         raise PermissionDenied("only the author or staff can delete this message")
     with transaction.atomic():
         post.attachments.all().delete()
-        post.deleted, post.body, post.edited = True, "", timezone.now()
-        post.save(update_fields=["deleted", "body", "edited"])
+        post.deleted, post.body, post.body_html, post.edited = True, "", "", timezone.now()
+        post.save(update_fields=["deleted", "body", "body_html", "edited"])
 
 
 def thread_follow(*, user, thread: Thread, follow: bool = True) -> bool:

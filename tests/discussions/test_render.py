@@ -92,3 +92,17 @@ def test_reply_with_quote_prequotes_under_an_attribution_and_drops_the_signature
     assert text == ("On Mon, 11 Feb 2008 10:00, Olof Example wrote:\n"
                     "> time 5 ms\n>\n> > older\n\n")
     assert attribution_author(text.splitlines()[0]) == "Olof Example"
+
+
+def test_stored_rendering_is_used_only_while_the_renderer_version_matches(db, poster):
+    from benchmarks.discussions import services
+    from benchmarks.discussions.models import Post
+    from benchmarks.discussions.render import RENDER_VERSION, post_body_html
+
+    services.thread_create(user=poster, subject="s", body="> q\nhello <b>")
+    post = Post.objects.get()
+    assert post.render_version == RENDER_VERSION and "<details" in post.body_html
+    post.body_html = '<div class="mail-body">kept</div>'
+    assert post_body_html(post) == '<div class="mail-body">kept</div>'
+    post.render_version = RENDER_VERSION - 1  # an older renderer's output is never shown
+    assert "hello &lt;b&gt;" in post_body_html(post) and "kept" not in post_body_html(post)

@@ -12,6 +12,11 @@ def mail_body(text):
 
 
 @register.filter
+def post_body(post):
+    return render.post_body_html(post)
+
+
+@register.filter
 def attachment_body(attachment):
     return render.render_attachment_text(
         attachment.filename, attachment.content_type, attachment.text)
