@@ -1,10 +1,11 @@
 """Reads. Filters people use on runs, with a human message when a value matches nothing."""
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db.models import Count, QuerySet
 
-from benchmarks.models import Benchmark, Kernel, Machine, Run, RunParam, RunSource
+from benchmarks.models import Benchmark, Kernel, Machine, Run, RunParam, RunSource, Sample
 
 PARAM_PREFIX = "param."
 
@@ -73,6 +74,15 @@ def run_filter(params) -> RunFilterResult:
             runs = runs.filter(id__in=matching)
     result.runs = runs.none() if result.problems else runs
     return result
+
+
+def samples_by_metric(run: Run) -> dict[int, list[float]]:
+    """Every sample of a run in repeat order, keyed by metric id, in one query."""
+    values = defaultdict(list)
+    rows = Sample.objects.filter(run=run).order_by("metric_id", "index")
+    for metric_id, value in rows.values_list("metric_id", "value"):
+        values[metric_id].append(value)
+    return values
 
 
 def benchmarks_with_counts() -> QuerySet:

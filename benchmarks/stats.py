@@ -79,16 +79,6 @@ BOOTSTRAP_BUDGET = 4_000_000  # resamples x sample size: keeps a 200-series comp
 TINY = 5  # below this many samples per side, Mann-Whitney cannot reach p < 0.05
 
 
-def statistic_of(values: np.ndarray, statistic: str) -> float:
-    if statistic == "median":
-        return median(values)
-    if statistic == "mean":
-        return float(values.mean())
-    if statistic == "min":
-        return float(values.min())
-    raise ValueError(f"unknown statistic {statistic!r}")
-
-
 def bootstrap_ci(
     values: np.ndarray, statistic: str, *, seed: int, level: float = 0.95
 ) -> tuple[float, float] | None:

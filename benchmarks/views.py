@@ -1,6 +1,5 @@
 """Pages. Each view parses, authorises, makes one domain call, and renders."""
 
-from collections import defaultdict
 
 from django.conf import settings
 from django.contrib import messages
@@ -14,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from benchmarks import charts, parsers, selectors
 from benchmarks.envdiff import environment_diff
-from benchmarks.models import ApiToken, Run, Sample
+from benchmarks.models import ApiToken, Run
 from benchmarks.services.tokens import token_create, token_revoke
 
 RUNS_PER_PAGE = 50
@@ -51,17 +50,9 @@ def run_list(request):
     return render(request, "benchmarks/run_list.html", context)
 
 
-def _samples_by_metric(run: Run) -> dict[int, list[float]]:
-    values = defaultdict(list)
-    rows = Sample.objects.filter(run=run).order_by("metric_id", "index")
-    for metric_id, value in rows.values_list("metric_id", "value"):
-        values[metric_id].append(value)
-    return values
-
-
 def run_detail(request, pk: int):
     run = get_object_or_404(Run.objects.with_detail_relations(), pk=pk)
-    values = _samples_by_metric(run)
+    values = selectors.samples_by_metric(run)
     summaries = list(run.summaries.all())
     metrics = [(s.metric.name, s.metric.unit, values[s.metric_id]) for s in summaries]
     series = list(run.series.all())

@@ -1,10 +1,9 @@
-from collections import defaultdict
-
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from benchmarks.models import Benchmark, Kernel, Machine, Metric, Run, Sample
+from benchmarks.models import Benchmark, Kernel, Machine, Metric, Run
+from benchmarks.selectors import samples_by_metric
 
 
 class MachineSerializer(serializers.ModelSerializer):
@@ -92,10 +91,7 @@ class RunDetailSerializer(RunListSerializer):
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_metrics(self, run) -> dict:
         """{metric: {"unit", "higher_is_better", "values": [every sample in repeat order]}}"""
-        values = defaultdict(list)
-        rows = Sample.objects.filter(run=run).order_by("metric_id", "index")
-        for metric_id, value in rows.values_list("metric_id", "value"):
-            values[metric_id].append(value)
+        values = samples_by_metric(run)
         return {
             s.metric.name: {
                 "unit": s.metric.unit,
