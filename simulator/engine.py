@@ -108,19 +108,23 @@ class Engine:
         return ns if ns > 0 else 1
 
     # ----------------------------------------------------------------- main loop
+    def _seed_events(self):
+        if self.tun["vmstat_interval_ms"] > 0:
+            self.push(0, EV_SAMPLE, None, 0)
+        if self.stop_at is not None:
+            self.push(self.stop_at, EV_STOP, None, 0)
+        for cpu in self.cpus:
+            self.arm(cpu, 0)
+
     def run(self):
+        """Process events until every task is done, the stop time, or nothing can happen."""
         heap = self.heap
         pop = heapq.heappop
         counters = self.counters
         budget = self.max_events
         events = 0
         cpus = self.cpus
-        if self.tun["vmstat_interval_ms"] > 0:
-            self.push(0, EV_SAMPLE, None, 0)
-        if self.stop_at is not None:
-            self.push(self.stop_at, EV_STOP, None, 0)
-        for cpu in cpus:
-            self.arm(cpu, 0)
+        self._seed_events()
         while heap and self.alive > 0:
             when, _seq, kind, obj, gen = pop(heap)
             if kind == EV_SEG:

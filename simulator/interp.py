@@ -31,7 +31,10 @@ def _finish_spin(task):
 
 
 def step(eng, cpu, task):
-    """The current action is done; run the following ones until the CPU has its next plan."""
+    """The current action is done; run the following ones until the CPU has its next plan.
+
+    This is the simulator's innermost loop, so the commonest actions are handled inline rather
+    than through helper calls; the rarer ones go through the _BLOCKING table."""
     if task.spin_on is not None:
         _finish_spin(task)
     task.remaining = 0
