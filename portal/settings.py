@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "django_celery_results",
     "benchmarks",
     "benchmarks.discussions",
+    "benchmarks.simulations",
 ]
 
 MIDDLEWARE = [
@@ -184,6 +185,18 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# Simulation jobs (benchmarks/simulations): per-job limits, time limit per point, and the
+# heartbeat/stale intervals of the watchdog that re-queues points of a dead worker.
+SIMULATION_MAX_POINTS = env_int("SCHEDBENCH_SIMULATION_MAX_POINTS", 500, minimum=1)
+SIMULATION_MAX_EVENTS_PER_RUN = env_int("SCHEDBENCH_SIMULATION_MAX_EVENTS_PER_RUN", 20_000_000,
+                                        minimum=1)
+SIMULATION_MAX_EVENTS = env_int("SCHEDBENCH_SIMULATION_MAX_EVENTS", 20_000_000_000, minimum=1)
+SIMULATION_POINT_TIME_LIMIT = env_int("SCHEDBENCH_SIMULATION_TIME_LIMIT", 600, minimum=1)
+SIMULATION_HEARTBEAT_SECONDS = env_int("SCHEDBENCH_SIMULATION_HEARTBEAT", 5, minimum=1)
+SIMULATION_STALE_SECONDS = env_int("SCHEDBENCH_SIMULATION_STALE", 60, minimum=2)
+SIMULATION_RESEND_SECONDS = env_int("SCHEDBENCH_SIMULATION_RESEND", 1800, minimum=10)
+SIMULATION_MAX_ATTEMPTS = env_int("SCHEDBENCH_SIMULATION_MAX_ATTEMPTS", 3, minimum=1)
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND") or (
     "django.core.mail.backends.console.EmailBackend"

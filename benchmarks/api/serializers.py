@@ -121,5 +121,5 @@ class RunDetailSerializer(RunListSerializer):
                 if run.parser_name else None
             ),
             "message": None,
-            "simulation": None,
+            "simulation": job_for_run(run),
         }

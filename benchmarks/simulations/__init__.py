@@ -1,0 +1,1 @@
+"""Simulation jobs: a sweep of simulator runs fanned out over Celery workers, stored as runs."""

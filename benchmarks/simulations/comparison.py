@@ -1,0 +1,52 @@
+"""The comparison a finished job links to: its runs, x = the first sweep axis, one line per
+kernel. Built once, inside the finishing transaction, and skipped when it would be expensive."""
+
+import logging
+
+from django.db import transaction
+
+import simulator
+from benchmarks.comparisons.spec import SpecError, parse_spec
+from benchmarks.services.comparisons import comparison_create
+
+from .models import SimulationPoint, Status
+
+log = logging.getLogger(__name__)
+MAX_COMPARED_RUNS = 500  # a frozen comparison recomputes bootstrap CIs per cell: keep it cheap
+
+
+def x_dimension(spec: dict) -> str:
+    for axis in spec.get("sweep") or {}:
+        if axis in ("cpus", "topology"):
+            return "machine"  # simulated machines are named from the topology (sim-1x2x1)
+        if axis.startswith(("params.", "tunables.")):
+            kind, name = axis.split(".", 1)
+            return f"{kind[:-1]}.{name}"
+        params = simulator.catalog()["workloads"][spec["workload"]]["params"]
+        return f"param.{axis}" if axis in params else f"tunable.{axis}"
+    return "kernel"
+
+
+def comparison_spec(job, run_ids: list[int]) -> dict:
+    spec = job.spec
+    x = x_dimension(spec)
+    metric = next(iter(simulator.catalog()["workloads"][spec["workload"]]["metrics"]))
+    title = spec.get("title") or f"simulation #{job.pk}: {spec['workload']} {metric} by {x}"
+    return {"title": title[:200], "runs": run_ids, "metric": metric, "x": x,
+            "series": "kernel" if x != "kernel" else None, "statistic": "median",
+            "error": "stdev"}
+
+
+def job_comparison(job):
+    run_ids = list(dict.fromkeys(
+        SimulationPoint.objects.filter(job=job, status=Status.SUCCEEDED, run__isnull=False)
+        .order_by("index").values_list("run_id", flat=True)))
+    if not run_ids or len(run_ids) > MAX_COMPARED_RUNS:
+        return None
+    try:
+        with transaction.atomic():
+            return comparison_create(spec=parse_spec(comparison_spec(job, run_ids)),
+                                     author=job.owner)
+    except SpecError as exc:  # e.g. a metric the workload did not produce for every run
+        log.warning("simulation %s: no comparison: %s", job.pk, exc)
+        return None
