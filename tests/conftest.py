@@ -165,3 +165,20 @@ def _cache_in_tmp(settings, tmp_path):
         "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
         "LOCATION": str(tmp_path / "cache"),
     }}
+
+
+@pytest.fixture
+def signed_in(page, live_server, django_user_model):
+    """The browser page, signed in as a fresh user through a real session cookie."""
+    from django.conf import settings
+    from django.test import Client
+
+    user = django_user_model.objects.create_user("browser-user", password="a-long-test-password")
+    client = Client()
+    client.force_login(user)
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    page.context.add_cookies([
+        {"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_server.url}
+    ])
+    page.user = user
+    return page

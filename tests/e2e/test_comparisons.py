@@ -17,18 +17,8 @@ def sweep():
                      params={"loops": loops, "iterations": 500})
 
 
-def sign_in(page, django_user_model):
-    django_user_model.objects.create_user("lkml", password="a-long-test-password")
-    page.goto("/accounts/login/")
-    page.fill("input[name=username]", "lkml")
-    page.fill("input[name=password]", "a-long-test-password")
-    page.click("form button[type=submit]")
-    page.wait_for_url("**/")
-
-
-def test_build_toggle_save_reopen_and_download(page, browser, live_server, sweep,
-                                               django_user_model):
-    sign_in(page, django_user_model)
+def test_build_toggle_save_reopen_and_download(signed_in, browser, live_server, sweep):
+    page = signed_in
     page.goto("/compare/?benchmark=threadtest")
     page.wait_for_selector("#builder-chart[data-rendered='1']")
     assert page.input_value("#x-select") == "kernel"

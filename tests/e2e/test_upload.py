@@ -10,15 +10,15 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "uploads"
 
 
-@pytest.fixture
-def signed_in(page, django_user_model):
+def test_sign_in_through_the_form(page, django_user_model):
     django_user_model.objects.create_user("uploader", password="a-long-test-password")
-    page.goto("/accounts/login/")
+    page.goto("/upload/")
+    page.wait_for_url("**/accounts/login/?next=/upload/")
     page.fill("input[name=username]", "uploader")
     page.fill("input[name=password]", "a-long-test-password")
     page.click("form button[type=submit]")
-    page.wait_for_url("**/")
-    return page
+    page.wait_for_url("**/upload/")
+    assert page.text_content("header .account a") == "uploader"
 
 
 def test_paste_preview_correct_and_commit(signed_in):
@@ -66,8 +66,3 @@ def test_file_upload_and_an_error_that_points_at_the_line(signed_in):
     error = page.text_content("#upload-error")
     assert "Line 3" in error and "abc" in error
     assert page.locator("#upload-error pre .bad").text_content().startswith("3  2.6.25,abc")
-
-
-def test_upload_page_needs_sign_in(page):
-    page.goto("/upload/")
-    assert "/accounts/login/" in page.url
