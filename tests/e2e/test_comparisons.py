@@ -1,5 +1,7 @@
 """Build a comparison in the browser, toggle the axis, save, reopen it elsewhere, get the CSV."""
 
+from pathlib import Path
+
 import pytest
 
 from benchmarks.models import Comparison
@@ -54,7 +56,7 @@ def test_build_toggle_save_reopen_and_download(signed_in, browser, live_server, 
     assert "Mann-Whitney" in other.text_content("body") or "Welch" in other.text_content("body")
     with other.expect_download() as download:
         other.click("#csv-link")
-    content = open(download.value.path()).read()
+    content = Path(download.value.path()).read_text()
     assert content.splitlines()[0].startswith("x,series,facet,n,value,median")
     assert len(content.splitlines()) == 1 + 9
     fresh.close()
