@@ -178,3 +178,16 @@ def test_no_django_import_in_the_package():
     pattern = re.compile(r"^\s*(import|from)\s+django", re.MULTILINE)
     for path in package.glob("*.py"):
         assert not pattern.search(path.read_text()), path.name
+
+
+def test_memory_follows_live_tasks_not_history():
+    """Exited threads leave only their group totals behind (memory O(tasks), not O(events))."""
+    from simulator.api import run_once
+    from simulator.topology import parse_topology
+
+    norm = simulator.validate({"workload": "threadtest", "kernel": "2.6.24",
+                               "params": {"iterations": 300, "loops": 1000}})
+    eng, _ = run_once(norm, parse_topology(norm["topology"]), 0, None)
+    assert eng.counters["forks"] == 300
+    assert len(eng.tasks) <= 1
+    assert len(eng.heap) < 20
