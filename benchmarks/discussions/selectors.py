@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 from .models import Post, Thread
 
 POSTS_PER_PAGE = 200
+WHOLE_THREAD_LIMIT = 2000  # "?all=1" shows a whole thread on one page up to this many posts
 THREADS_PER_PAGE = 50
 MAX_INDENT = 10  # deeper replies stay at this indent; their depth is still shown
 
@@ -18,6 +19,12 @@ class ThreadPage:
     thread: Thread
     page: Page
     flat: bool
+    whole: bool = False
+
+    @property
+    def query_prefix(self) -> str:
+        """What the page links keep of the current view."""
+        return ("view=flat&" if self.flat else "") + ("all=1&" if self.whole else "")
 
 
 def thread_posts(thread: Thread, *, flat: bool = False) -> QuerySet:
@@ -29,13 +36,15 @@ def posts_per_page() -> int:
     return getattr(settings, "DISCUSSIONS_POSTS_PER_PAGE", POSTS_PER_PAGE)
 
 
-def thread_page(thread: Thread, *, page_number, flat: bool = False) -> ThreadPage:
+def thread_page(thread: Thread, *, page_number, flat: bool = False,
+                whole: bool = False) -> ThreadPage:
     """One page of a thread: the posts come in one query ordered by the stored thread order.
 
     The page count comes from the stored post_count, so paging costs no COUNT query."""
-    paginator = Paginator(thread_posts(thread, flat=flat), posts_per_page())
+    per_page = WHOLE_THREAD_LIMIT if whole else posts_per_page()
+    paginator = Paginator(thread_posts(thread, flat=flat), per_page)
     paginator.count = thread.post_count
-    return ThreadPage(thread, paginator.get_page(page_number), flat)
+    return ThreadPage(thread, paginator.get_page(page_number), flat, whole)
 
 
 def threads_listed(*, target_type: str = "", target_id: str = "") -> QuerySet:

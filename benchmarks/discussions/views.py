@@ -67,7 +67,8 @@ def thread_detail(request, pk: int):
     thread = get_object_or_404(Thread, pk=pk)
     flat = request.GET.get("view") == "flat"
     context = {
-        "view": selectors.thread_page(thread, page_number=request.GET.get("page"), flat=flat),
+        "view": selectors.thread_page(thread, page_number=request.GET.get("page"), flat=flat,
+                                      whole=request.GET.get("all") == "1"),
         "target": _safe_target(thread),
         "following": request.user.is_authenticated
         and ThreadFollow.objects.filter(thread=thread, user=request.user).exists(),

@@ -48,6 +48,11 @@ def test_long_threads_are_paged_and_indent_is_capped(client, poster, settings):
     page3 = client.get(reverse("thread-detail", args=[thread.pk]), {"page": 3}).content
     assert "page 3 of 3" in page3.decode()
     assert page3.decode().count('<article class="post') == 5
+    assert 'href="?page=2"' in page3.decode()
+    flat = client.get(reverse("thread-detail", args=[thread.pk]), {"view": "flat", "page": 2})
+    assert 'href="?view=flat&amp;page=3"' in flat.content.decode()
+    whole = client.get(reverse("thread-detail", args=[thread.pk]), {"all": "1"}).content
+    assert whole.decode().count('<article class="post') == 15
 
 
 def test_flat_view_is_by_date_and_threaded_view_by_tree(client, imported):
