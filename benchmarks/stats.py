@@ -41,6 +41,28 @@ def summarize(values: Sequence[float]) -> Summary:
     )
 
 
+def summarize_many(groups: list[np.ndarray]) -> list[Summary]:
+    """`summarize` for many samples at once: a few array operations instead of a few per group,
+    which matters for a comparison of a thousand cells. Every group needs at least one value."""
+    sizes = np.array([group.size for group in groups])
+    if not groups or (sizes == 0).any():
+        raise ValueError("cannot summarise an empty sample")
+    flat = np.concatenate(groups)
+    if not np.isfinite(flat).all():
+        raise ValueError("samples must be finite numbers")
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    ordered = flat[np.lexsort((flat, np.repeat(np.arange(len(groups)), sizes)))]
+    means = np.add.reduceat(flat, starts) / sizes
+    squares = np.add.reduceat((flat - np.repeat(means, sizes)) ** 2, starts)
+    medians = (ordered[starts + (sizes - 1) // 2] + ordered[starts + sizes // 2]) / 2
+    return [
+        Summary(n=int(n), mean=float(mean), median=float(med),
+                stdev=float(np.sqrt(sq / (n - 1))) if n > 1 else None,
+                minimum=float(ordered[start]), maximum=float(ordered[start + n - 1]))
+        for n, mean, med, sq, start in zip(sizes, means, medians, squares, starts, strict=True)
+    ]
+
+
 SMALL = 2_000_000
 BLOCK = 1_000_000
 

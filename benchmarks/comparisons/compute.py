@@ -15,7 +15,16 @@ from benchmarks import selectors, stats
 from benchmarks.comparisons import dimensions
 from benchmarks.comparisons.spec import ComparisonSpec, SpecError
 from benchmarks.envdiff import environment_diff
-from benchmarks.models import Metric, MetricSummary, MonitorSeries, Run, Sample
+from benchmarks.models import (
+    Benchmark,
+    Kernel,
+    Machine,
+    Metric,
+    MetricSummary,
+    MonitorSeries,
+    Run,
+    Sample,
+)
 
 NOISY_CV = 0.05
 FEW_SAMPLES = 5
@@ -34,8 +43,21 @@ class Cell:
         return (dimensions.label(self.x), _maybe_label(self.series), _maybe_label(self.facet))
 
 
+def _attach_relations(runs: list[Run]) -> list[Run]:
+    """Share one Kernel/Machine/Benchmark object among the runs that use it.
+
+    A comparison's runs name few distinct kernels and machines; select_related would build one
+    object per run and relation, which is most of the cost of a thousand-run selection.
+    """
+    for model, name in ((Benchmark, "benchmark"), (Kernel, "kernel"), (Machine, "machine")):
+        found = model.objects.in_bulk({getattr(run, f"{name}_id") for run in runs})
+        for run in runs:
+            setattr(run, name, found[getattr(run, f"{name}_id")])
+    return runs
+
+
 def resolve_runs(spec: ComparisonSpec) -> list[Run]:
-    runs = Run.objects.select_related("benchmark", "kernel", "machine")
+    runs = Run.objects.all()
     if spec.runs is not None:
         found = {run.pk: run for run in runs.filter(pk__in=spec.runs)}
         missing = [pk for pk in spec.runs if pk not in found]
@@ -46,10 +68,10 @@ def resolve_runs(spec: ComparisonSpec) -> list[Run]:
         filtered = selectors.run_filter(spec.filters)
         if filtered.problems:
             raise SpecError("filters", "; ".join(filtered.problems))
-        selected = list(filtered.runs.select_related("benchmark", "kernel", "machine"))
+        selected = list(filtered.runs)
     if not selected:
         raise SpecError("runs", "no runs match this selection")
-    return selected
+    return _attach_relations(selected)
 
 
 def choose_metric(spec: ComparisonSpec, runs: list[Run]) -> dict:
@@ -132,10 +154,8 @@ def _seed(spec: ComparisonSpec, cell: Cell) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-def cell_statistics(spec: ComparisonSpec, cell: Cell) -> dict:
-    values = cell.values
-    summary = stats.summarize(values)
-    ci = stats.bootstrap_ci(values, spec.statistic, seed=_seed(spec, cell)) \
+def cell_statistics(spec: ComparisonSpec, cell: Cell, summary: stats.Summary) -> dict:
+    ci = stats.bootstrap_ci(cell.values, spec.statistic, seed=_seed(spec, cell)) \
         if spec.error == "ci95" else None
     flags = []
     if summary.n < FEW_SAMPLES:
@@ -259,7 +279,8 @@ def compute(spec: ComparisonSpec) -> dict:
     metric = choose_metric(spec, runs)
     samples = fetch_samples(runs, metric["name"])
     cells = group_cells(spec, runs, samples)
-    rows = [cell_statistics(spec, cell) for cell in cells]
+    summaries = stats.summarize_many([cell.values for cell in cells])
+    rows = [cell_statistics(spec, c, s) for c, s in zip(cells, summaries, strict=True)]
     summary = apply_baseline(spec, cells, rows) if spec.baseline else {"geomean": [], "tests": []}
     axes = dimension_axes(spec, cells)
     monitors = monitor_series(runs)

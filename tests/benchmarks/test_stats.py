@@ -42,3 +42,24 @@ def test_large_sample_median_with_a_skewed_bracket_falls_back_correctly():
 @given(st.lists(st.floats(-1e9, 1e9), min_size=1, max_size=200))
 def test_median_matches_numpy_for_any_sample(values):
     assert stats.summarize(values).median == pytest.approx(float(np.median(values)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=30), min_size=1,
+                max_size=8))
+def test_summarize_many_matches_one_at_a_time(groups):
+    together = stats.summarize_many([np.asarray(g) for g in groups])
+    for group, summary in zip(groups, together, strict=True):
+        alone = stats.summarize(group)
+        assert summary.n == alone.n and summary.median == pytest.approx(alone.median)
+        assert summary.mean == pytest.approx(alone.mean, abs=1e-6)
+        assert (summary.minimum, summary.maximum) == (alone.minimum, alone.maximum)
+        if alone.stdev is None:
+            assert summary.stdev is None
+        else:
+            assert summary.stdev == pytest.approx(alone.stdev, rel=1e-6, abs=1e-6)
+
+
+def test_summarize_many_refuses_an_empty_group():
+    with pytest.raises(ValueError):
+        stats.summarize_many([np.asarray([1.0]), np.asarray([])])
