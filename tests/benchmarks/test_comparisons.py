@@ -132,7 +132,7 @@ def test_facets_make_one_panel_each(sweep):
 @pytest.mark.parametrize(
     "data, field, message",
     [
-        ({"runs": [1, 99999]}, "runs", "no run(s) with id 99999"),
+        ({"runs": [99999, 99998]}, "runs", "no run(s) with id 99999, 99998"),
         ({"filters": {"kernel": "9.9"}}, "filters", "no kernel '9.9'"),
         ({"filters": {"benchmark": "threadtest"}, "metric": "latency_us"}, "metric",
          "not measured"),
