@@ -1,0 +1,47 @@
+"""Launch a small sweep from the generated form and watch it finish in the browser."""
+
+import re
+
+import pytest
+
+from benchmarks.models import Run
+from benchmarks.simulations.models import SimulationJob
+
+pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def test_launch_sweep_and_watch_progress_and_chart(page, live_server, celery_worker_factory,
+                                                   django_user_model):
+    django_user_model.objects.create_user("hunter", password="a-long-test-password")
+    celery_worker_factory()
+    page.goto("/accounts/login/?next=/simulations/new/")
+    page.fill("input[name=username]", "hunter")
+    page.fill("input[name=password]", "a-long-test-password")
+    page.click("form button[type=submit]")
+    page.wait_for_url("**/simulations/new/")
+    # The form comes from the simulator's catalog: every workload and profile is offered.
+    assert page.locator("#workload-select option").count() >= 10
+    assert page.locator("input[name=kernels][value='6.6-eevdf']").count() == 1
+    assert page.input_value("input[name='param.threadtest.loops']") == "1000000"
+    page.select_option("#workload-select", "threadtest")
+    page.fill("input[name='param.threadtest.iterations']", "5")
+    page.check("input[name=kernels][value='2.6.22']")
+    page.check("input[name=kernels][value='2.6.24']")
+    page.select_option("#sweep-axis-1", "loops")
+    page.fill("#sweep-values-1", "100000, 1000000, 4000000")
+    page.fill("#repeat-input", "2")
+    page.click("#launch-button")
+    page.wait_for_url(re.compile(r".*/simulations/\d+/$"))
+    page.wait_for_function(
+        "document.getElementById('progress-percent').textContent === '100%'", timeout=60000)
+    page.wait_for_selector("#job[data-finished='succeeded']", timeout=30000)
+    page.wait_for_selector("#simulation-chart[data-rendered='1']", timeout=30000)
+    assert page.locator("#simulation-chart .scatterlayer .trace").count() == 2  # per kernel
+    assert page.text_content("#progress-text") == "6 / 6 points"
+    assert page.get_attribute("#progress-fill", "style") == "width: 100%;"
+    assert page.locator("td.point-status.status-succeeded").count() == 6
+    job = SimulationJob.objects.get()
+    assert job.spec["sweep"] == {"loops": [100000, 1000000, 4000000]}
+    assert Run.objects.filter(source="simulator").count() == 6
+    assert page.is_visible("#comparison-link")
+    assert page.js_errors == []

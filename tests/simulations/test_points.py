@@ -1,0 +1,92 @@
+"""Point tasks run in-process: idempotency, re-use of identical runs, failures, the watchdog."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from benchmarks.models import Run
+from benchmarks.simulations import points, watchdog
+from benchmarks.simulations.models import SimulationPoint, Status
+from benchmarks.simulations.services import simulation_create
+from benchmarks.simulations.tasks import run_point
+from tests.simulations.conftest import tiny_spec
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """Messages that would go to the broker; these tests run the task in-process instead."""
+    messages = []
+    monkeypatch.setattr(points, "points_send", messages.extend)
+    return messages
+
+
+def run_all(job) -> list[str]:
+    return [run_point.apply(args=[p.pk]).get() for p in job.points.order_by("index")]
+
+
+def test_a_point_task_run_twice_makes_one_run(owner, sent):
+    job = simulation_create(spec=tiny_spec(kernels=["2.6.24"], sweep={}), owner=owner)
+    assert sent == [job.points.get().pk]
+    assert run_point.apply(args=[sent[0]]).get() == "stored"
+    assert run_point.apply(args=[sent[0]]).get() == "skipped"  # a redelivered message
+    assert Run.objects.count() == 1
+    point = job.points.get()
+    assert point.attempts == 1 and point.run_id == Run.objects.get().pk
+    assert run_point.apply(args=[point.pk + 999]).get() == "skipped"  # deleted: no error
+
+
+def test_losing_store_writes_nothing(owner, sent):
+    job = simulation_create(spec=tiny_spec(kernels=["2.6.24"], sweep={}), owner=owner)
+    point = points.point_claim(point_id=job.points.get().pk, worker="w1")
+    calls = []
+    assert points.point_store(point=point, build_run=lambda: calls.append(1) or (None, 0, 0))
+    assert not points.point_store(point=point, build_run=lambda: calls.append(2))
+    assert calls == [1]
+
+
+def test_identical_spec_and_seed_reuse_runs(owner, sent):
+    first = simulation_create(spec=tiny_spec(), owner=owner)
+    assert set(run_all(first)) == {"stored"}
+    first.refresh_from_db()
+    assert first.status == Status.SUCCEEDED and first.comparison_id
+    again = simulation_create(spec=tiny_spec(), owner=owner)
+    assert again.status == Status.SUCCEEDED and again.comparison_id  # finished at once
+    assert Run.objects.count() == 4 and len(sent) == 4
+    wider = simulation_create(spec=tiny_spec(sweep={"loops": [100000, 1000000, 2000000]}),
+                              owner=owner)
+    assert wider.points.filter(reused=True).count() == 4  # seeds follow coordinates
+    assert len(sent) == 4 + 2
+    other_seed = simulation_create(spec=tiny_spec(seed=8), owner=owner)
+    assert not other_seed.points.filter(reused=True).exists()
+
+
+def test_a_failed_point_keeps_its_error_and_the_others_go_on(owner, sent):
+    spec = tiny_spec(kernels=["2.6.24"], sweep={"iterations": [1, 3000]}, max_events=5000,
+                     repeat=1)
+    job = simulation_create(spec=spec, owner=owner)
+    assert run_all(job) == ["stored", "failed"]
+    job.refresh_from_db()
+    failed = job.points.get(status=Status.FAILED)
+    assert "event budget exceeded" in failed.error
+    assert job.status == Status.FAILED and "1 of 2 points failed" in job.error
+    assert job.done == 2 and Run.objects.count() == 1 and job.comparison_id
+
+
+def test_watchdog_requeues_a_silent_point_then_gives_up(owner, sent, settings):
+    job = simulation_create(spec=tiny_spec(kernels=["2.6.24"], sweep={}), owner=owner)
+    point = points.point_claim(point_id=job.points.get().pk, worker="dead@host")
+    old = timezone.now() - timedelta(seconds=settings.SIMULATION_STALE_SECONDS + 1)
+    SimulationPoint.objects.filter(pk=point.pk).update(heartbeat=old)
+    assert watchdog.requeue_stale() == 1 and sent[-1] == point.pk
+    assert SimulationPoint.objects.get(pk=point.pk).status == Status.QUEUED
+    assert watchdog.requeue_stale() == 0  # a fresh queued point is left alone
+    SimulationPoint.objects.filter(pk=point.pk).update(
+        status=Status.RUNNING, heartbeat=old, attempts=settings.SIMULATION_MAX_ATTEMPTS)
+    assert watchdog.requeue_stale() == 0
+    point.refresh_from_db()
+    job.refresh_from_db()
+    assert point.status == Status.FAILED and "stopped reporting" in point.error
+    assert job.status == Status.FAILED
