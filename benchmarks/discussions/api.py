@@ -43,7 +43,7 @@ def post_json(post: Post) -> dict:
         "depth": post.depth, "body": "" if post.deleted else post.body,
         "deleted": post.deleted, "runs": selectors.run_ids_of(post),
         "attachments": [{"filename": a.filename, "content_type": a.content_type,
-                         "size": a.size} for a in post.attachments.all()],
+                         "size": a.size} for a in post.attachment_list],
         "url": post.get_absolute_url(),
     }
 

@@ -64,5 +64,4 @@ def post_by_message_id(message_id: str) -> Post | None:
 
 
 def run_ids_of(post: Post) -> list[int]:
-    """Run ids extracted from the post; uses the prefetched links when they are there."""
-    return [link.run_id for link in post.run_links.all()]
+    return post.run_ids

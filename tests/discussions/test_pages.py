@@ -188,3 +188,10 @@ def test_comparison_report_is_offered_as_a_reply_draft(signed_in, poster, monkey
     page = signed_in.get(reverse("message-reply", args=[post.message_id]),
                          {"draft": "comparison:ab12"})
     assert page.context["form"].initial["body"] == "report ab12 from http://testserver/c/ab12/\n"
+
+
+@pytest.mark.parametrize("message_id", [
+    "20080211100000.GA1@example.org", "a/b@c", "x\"y&z@evil", "sp ace+%25@x", "ünï@x", "~'*@x"])
+def test_post_url_is_what_reverse_builds(message_id):
+    post = Post(message_id=message_id)
+    assert post.url == reverse("message-detail", args=[message_id])

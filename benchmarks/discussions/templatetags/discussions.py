@@ -1,6 +1,6 @@
 from django import template
 
-from benchmarks.discussions import render, selectors
+from benchmarks.discussions import render
 from benchmarks.discussions.selectors import MAX_INDENT, threads_listed
 
 register = template.Library()
@@ -31,7 +31,3 @@ def indent(depth):
 def threads_about(target_type, target_id):
     return list(threads_listed(target_type=target_type, target_id=str(target_id))[:20])
 
-
-@register.filter
-def runs_of(post):
-    return selectors.run_ids_of(post)
