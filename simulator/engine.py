@@ -54,6 +54,11 @@ class Cpu:
 
 
 class Engine:
+    __slots__ = ("topo", "policy", "tun", "rng", "_random", "max_events", "trace_file", "now",
+                 "heap", "seq", "tasks", "exited", "alive", "stop_at", "tick_ns", "noise",
+                 "refill_us", "counters", "marks", "samples", "overloaded", "pending_timers",
+                 "depth", "track_load", "policy_account", "cpus")
+
     def __init__(self, topo, policy, tun, seed, max_events, trace=None):
         self.topo = topo
         self.policy = policy
@@ -185,6 +190,10 @@ class Engine:
         before = rq.nr_running
         self.policy.enqueue(rq, task, how, self.now)
         rq.nr_running = before + 1
+        if self.policy.global_queue:
+            if self.policy.tick_preempts:
+                self._replan_for_queued(cpu, task)
+            return
         if self.track_load:
             balance.load_changed(self, cpu)
         self._replan_for_queued(cpu, task)
@@ -303,11 +312,6 @@ class Engine:
         else:
             self.check_preempt(self.cpus[target], child)
 
-    def job_done(self, task):
-        self.counters["jobs"] += 1
-        if self.now > task.job_deadline:
-            self.counters["deadline_misses"] += 1
-
     # ----------------------------------------------------------------- CPU segments
     def account(self, cpu):
         """Charge the time since the segment started to the running task (analytic progress)."""
@@ -404,7 +408,7 @@ class Engine:
     def slice_expiry(self, cpu, task, start):
         preempt_at = None
         policy = self.policy
-        if cpu.rq.nr_running > 1 or policy.global_queue:
+        if policy.tick_preempts and (cpu.rq.nr_running > 1 or policy.global_queue):
             raw = policy.preempt_time(cpu.rq, task, start)
             if raw is not None:
                 preempt_at = raw if policy.hrtick else self.tick_after(raw)

@@ -39,6 +39,7 @@ class Policy:
 
     global_queue = False
     hrtick = False
+    tick_preempts = True  # False for classes no tick ever preempts (SCHED_DEADLINE)
 
     def __init__(self, kernel, tun, ncpus):
         self.kernel = kernel
