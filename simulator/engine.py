@@ -80,7 +80,7 @@ class Engine:
         self.counters = dict.fromkeys(
             ("events", "context_switches", "migrations", "wakeups", "balance_attempts",
              "balance_failed", "balance_moved", "cache_hot_refusals", "preemptions", "yields",
-             "forks", "sched_decisions", "sched_cost_ns", "deadline_misses", "jobs"), 0)
+             "forks", "sched_decisions", "sched_cost_total_ns", "deadline_misses", "jobs"), 0)
         self.marks = {}
         self.samples = []
         self.overloaded = 0
@@ -439,7 +439,7 @@ class Engine:
             nxt = policy.pick_next(rq, cpu, now)
         cost = policy.decision_cost(rq)
         self.counters["sched_decisions"] += 1
-        self.counters["sched_cost_ns"] += cost
+        self.counters["sched_cost_total_ns"] += cost
         if nxt is None:
             self.go_idle(cpu, prev)
             return

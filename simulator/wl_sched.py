@@ -62,7 +62,7 @@ class RunqueueCost:
     def collect(self, b):
         c = b.eng.counters
         n = max(1, c["sched_decisions"])
-        return {"schedule_us": c["sched_cost_ns"] / n / 1000}
+        return {"schedule_us": c["sched_cost_total_ns"] / n / 1000}
 
 
 def parse_periodic(text):
