@@ -9,6 +9,14 @@
 Names are snake_case; a repeated name is another sample of the same metric (blank lines between
 repeats are optional). Known setup knobs (`loops: 10000`, see units.KNOWN_PARAMS) are params for
 the lines after them; everything else is a metric whose unit follows from its name.
+
+A line may also carry several pairs, as the harness's yieldloop and pipeline demo print them:
+
+    tasks: 3  cpus: 2  yields: 548747  yields/s: 547629  switches/s: 312146
+    time: 5120 (ms)  cpu_utilization: 1.02  stages: 4  compressor: bzip2
+
+`x/s` becomes `x_per_s`, a unit in parentheses becomes the name's suffix (`time_ms`), and a word
+value (`compressor: bzip2`) is a param.
 """
 
 from __future__ import annotations
@@ -29,7 +37,17 @@ from .base import (
 )
 from .units import KNOWN_PARAMS
 
-LINE_RE = re.compile(rf"([a-z][a-z0-9_]*)\s*:\s*({NUMBER})")
+PAIR = rf"([a-z][a-z0-9_/]*)\s*:\s*({NUMBER}|[A-Za-z][\w.+-]*)(?:\s*\(([a-z]+)\))?"
+PAIR_RE = re.compile(PAIR)
+LINE_RE = re.compile(rf"{PAIR}(?:\s+{PAIR})*")
+UNITS = {"ns", "us", "ms", "s"}
+
+
+def _metric_name(name: str, unit: str | None) -> str:
+    name = name[:-2] + "_per_s" if name.endswith("/s") else name.replace("/", "_per_")
+    if unit in UNITS and not name.endswith(f"_{unit}"):
+        name = f"{name}_{unit}"
+    return name
 
 
 class MetricLinesParser(Parser):
@@ -46,13 +64,19 @@ class MetricLinesParser(Parser):
         groups = ResultGroups()
         params: dict = {}
         for lineno, text in numbered_lines(lines, warnings):
-            match = LINE_RE.fullmatch(text.strip())
-            if not match:
+            if not LINE_RE.fullmatch(text.strip()):
                 warnings.add(lineno, "ignored unrecognised line")
                 continue
-            name, value = match.group(1), parse_number(match.group(2), line=lineno)
-            if name in KNOWN_PARAMS:
-                params = {**params, name: value}
-            else:
-                groups.get(lineno, params=params).add(name, value)
+            metrics = []
+            for raw_name, raw_value, unit in PAIR_RE.findall(text):
+                name = _metric_name(raw_name, unit or None)
+                if name in KNOWN_PARAMS or not re.fullmatch(NUMBER, raw_value):
+                    value = raw_value if not re.fullmatch(NUMBER, raw_value) else \
+                        parse_number(raw_value, line=lineno)
+                    params = {**params, name: value}
+                else:
+                    metrics.append((name, parse_number(raw_value, line=lineno)))
+            target = groups.get(lineno, params=params) if metrics else None
+            for name, value in metrics:
+                target.add(name, value)
         return self.result(groups.results(), warnings)

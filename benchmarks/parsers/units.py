@@ -31,6 +31,7 @@ KNOWN_METRICS: dict[str, tuple[str, bool]] = {
 KNOWN_PARAMS = {
     "loops", "iterations", "cpus", "burn_us", "clients", "threads", "tasks", "groups", "fds",
     "runqueue_length", "runtime_s", "messages", "message_bytes", "ops", "rooms", "seed",
+    "stages", "input_mb", "blocks", "pairs",
 }
 
 

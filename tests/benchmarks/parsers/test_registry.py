@@ -23,6 +23,8 @@ EXPECTED_FORMAT = {
     "time_ms.txt": "time-ms",
     "loops_time.txt": "loops-time",
     "metric_lines.txt": "metric-lines",
+    "yieldloop.txt": "metric-lines",
+    "pipeline.txt": "metric-lines",
     "kernel_time.txt": "kernel-time",
     "results_file.txt": "results-file",
     "results_mail.txt": "results-file",

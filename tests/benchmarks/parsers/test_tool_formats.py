@@ -161,3 +161,21 @@ def test_metric_lines_reject_infinite_values():
     with pytest.raises(ParseError) as caught:
         PARSERS["metric-lines"].parse(["time_ms: 5", "time_ms: 1e999"])
     assert caught.value.line == 2
+
+
+def test_several_pairs_per_line_as_the_harness_yieldloop_prints_them():
+    result = parse_fixture("metric-lines", "yieldloop.txt")
+    assert [(r.params, r.line) for r in result.results] == [
+        ({"tasks": 3, "cpus": 2}, 1), ({"tasks": 1, "cpus": 2}, 4)]
+    three_tasks, one_task = result.results
+    assert list(three_tasks.metrics["switches_per_s"]) == [312146, 309667]
+    assert three_tasks.units["yields_per_s"] == "1/s"
+    assert list(one_task.metrics["context_switches"]) == [12]  # fewer tasks than CPUs
+
+
+def test_units_in_parentheses_and_word_values_as_the_pipeline_demo_prints_them():
+    result = parse_fixture("metric-lines", "pipeline.txt")
+    [repeats] = result.results
+    assert list(repeats.metrics["time_ms"]) == [21100, 20950]
+    assert repeats.units["time_ms"] == "ms"
+    assert repeats.params == {"stages": 4, "input_mb": 16, "compressor": "bzip2"}
