@@ -437,12 +437,12 @@ class Engine:
         if nxt is None and self.tun["newidle_balance"] and not policy.global_queue:
             balance.newidle(self, cpu)
             nxt = policy.pick_next(rq, cpu, now)
-        cost = policy.decision_cost(rq)
-        self.counters["sched_decisions"] += 1
-        self.counters["sched_cost_total_ns"] += cost
         if nxt is None:
             self.go_idle(cpu, prev)
             return
+        cost = policy.decision_cost(rq)
+        self.counters["sched_decisions"] += 1  # decisions that had a task to pick
+        self.counters["sched_cost_total_ns"] += cost
         if nxt is not prev:
             if involuntary:
                 self.counters["preemptions"] += 1
