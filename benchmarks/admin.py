@@ -69,3 +69,16 @@ class ArtifactAdmin(admin.ModelAdmin):
 class ApiTokenAdmin(admin.ModelAdmin):
     list_display = ["prefix", "user", "name", "created", "last_used", "revoked"]
     readonly_fields = ["prefix", "key_hash"]
+
+
+@admin.register(models.Comparison)
+class ComparisonAdmin(admin.ModelAdmin):
+    list_display = ["slug", "title", "author", "created"]
+    search_fields = ["slug", "title"]
+    readonly_fields = ["slug", "spec", "run_ids", "content_hash", "frozen", "created"]
+    raw_id_fields = ["author", "forked_from"]
+
+
+@admin.register(models.RunTombstone)
+class RunTombstoneAdmin(admin.ModelAdmin):
+    list_display = ["run_id", "deleted"]
