@@ -6,6 +6,7 @@ after a failed or successful move, as in 2.6's load_balance()).  Balance events 
 while some runqueue has a second task, so an idle or evenly loaded machine costs no ticks.
 """
 
+from .events import EV_BALANCE
 from .topology import build_domains
 
 NEWIDLE, WAKE_AFFINE, BALANCE_FORK, BALANCE_WAKE = "NEWIDLE", "WAKE_AFFINE", "FORK", "WAKE"
@@ -133,7 +134,7 @@ def _schedule_balance(eng, cpu, at=None, kick=False):
         return
     cpu.bal_at = at
     cpu.bal_gen += 1
-    eng.push(at, 2, cpu, cpu.bal_gen)  # EV_BALANCE
+    eng.push(at, EV_BALANCE, cpu, cpu.bal_gen)
 
 
 def became_overloaded(eng, busy_cpu):

@@ -17,10 +17,9 @@ from heapq import heappush
 
 from . import balance
 from .errors import EventBudgetExceeded
+from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER
 from .interp import step
 from .program import BLOCKED, DONE, QUEUED, RUNNING
-
-EV_SEG, EV_TIMER, EV_BALANCE, EV_SAMPLE, EV_STOP, EV_CALL = range(6)
 
 
 class Cpu:

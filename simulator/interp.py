@@ -1,5 +1,8 @@
 """Executes a task's instantaneous actions until it reaches a running action, blocks or exits."""
 
+from heapq import heappush
+
+from .events import EV_SEG
 from .program import (
     ADD,
     BARRIER,
@@ -103,8 +106,11 @@ def _plan_run(eng, cpu, task, ns):
     preempt_at = cpu.preempt_at if cpu.preempt_valid else eng.slice_expiry(cpu, task, start)
     if preempt_at is not None and preempt_at < end:
         end = preempt_at
-    if end != cpu.pending_at:
-        eng.arm(cpu, end)
+    if end != cpu.pending_at:  # Engine.arm(), inlined
+        cpu.gen += 1
+        cpu.pending_at = end
+        eng.seq += 1
+        heappush(eng.heap, (end, eng.seq, EV_SEG, cpu, cpu.gen))
 
 
 def _start_spin(eng, cpu, task, obj, target, use_yield, lock_mode):
