@@ -5,7 +5,16 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, QuerySet
 
-from benchmarks.models import Benchmark, Kernel, Machine, Run, RunParam, RunSource, Sample
+from benchmarks.models import (
+    Benchmark,
+    Comparison,
+    Kernel,
+    Machine,
+    Run,
+    RunParam,
+    RunSource,
+    Sample,
+)
 
 PARAM_PREFIX = "param."
 
@@ -83,6 +92,10 @@ def samples_by_metric(run: Run) -> dict[int, list[float]]:
     for metric_id, value in rows.values_list("metric_id", "value"):
         values[metric_id].append(value)
     return values
+
+
+def recent_comparisons(limit: int = 8) -> QuerySet:
+    return Comparison.objects.defer("frozen", "spec").order_by("-created", "-id")[:limit]
 
 
 def benchmarks_with_counts() -> QuerySet:

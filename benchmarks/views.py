@@ -25,6 +25,7 @@ def home(request):
         "recent_runs": Run.objects.with_listing_relations().order_by("-created", "-id")[:10],
         "benchmarks": selectors.benchmarks_with_counts(),
         "machines": selectors.machines_with_counts(),
+        "comparisons": selectors.recent_comparisons(),
     }
     return render(request, "benchmarks/home.html", context)
 
