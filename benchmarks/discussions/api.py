@@ -80,8 +80,9 @@ def _data(request) -> dict:
     return request.data if isinstance(request.data, dict) else {}
 
 
-@extend_schema(request=THREAD_START, responses={200: OpenApiTypes.OBJECT,
-                                                201: OpenApiTypes.OBJECT})
+@extend_schema(methods=["GET"], operation_id="threads_list", responses={200: OpenApiTypes.OBJECT})
+@extend_schema(methods=["POST"], operation_id="threads_start", responses={201: OpenApiTypes.OBJECT},
+               request={"application/json": THREAD_START})
 @api_view(["GET", "POST"])
 @parser_classes([JSONParser])
 def threads(request):
@@ -105,7 +106,7 @@ def threads(request):
     return Response(thread_json(thread, posts=selectors.thread_posts(thread)), status=201)
 
 
-@extend_schema(responses={200: OpenApiTypes.OBJECT})
+@extend_schema(responses={200: OpenApiTypes.OBJECT}, operation_id="threads_retrieve")
 @api_view(["GET"])
 def thread_detail(request, pk: int):
     """The thread with every post in thread order."""
@@ -113,7 +114,7 @@ def thread_detail(request, pk: int):
     return Response(thread_json(thread, posts=selectors.thread_posts(thread)))
 
 
-@extend_schema(request=REPLY, responses={201: OpenApiTypes.OBJECT})
+@extend_schema(request={"application/json": REPLY}, responses={201: OpenApiTypes.OBJECT})
 @api_view(["POST"])
 @parser_classes([JSONParser])
 def thread_reply(request, pk: int):

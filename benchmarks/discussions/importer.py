@@ -6,6 +6,7 @@ message it concerns and why. Messages already stored (same Message-ID) are skipp
 
 import io
 import logging
+import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -37,6 +38,7 @@ class ImportReport:
     skipped: int = 0
     runs_extracted: int = 0
     problems: list[dict] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)  # per phase, for bench scripts
 
     def problem(self, message: MailMessage | None, reason: str, position: int | None = None):
         where = None
@@ -235,6 +237,7 @@ def mbox_import(*, data: bytes, user, target: Target | None = None,
                 site_url: str = "") -> ImportReport:
     """Import an mbox (or .mbox.gz). Returns the report; never raises on bad input."""
     report = ImportReport()
+    started = time.perf_counter()
     messages = _new_messages(_read_messages(data, report), report)
     for message in messages:
         for note in message.notes:
@@ -247,5 +250,8 @@ def mbox_import(*, data: bytes, user, target: Target | None = None,
             notifications.notify_import_on_commit(
                 thread=thread, new_posts=report.posts_by_thread[thread.pk], site_url=site_url)
     report.imported = len(stored)
+    report.seconds["read_and_store"] = time.perf_counter() - started
     _extract(stored, user, report)
+    report.seconds["extract_runs"] = time.perf_counter() - started - report.seconds[
+        "read_and_store"]
     return report
