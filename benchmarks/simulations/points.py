@@ -39,7 +39,7 @@ def point_claim(*, point_id: int, worker: str) -> SimulationPoint | None:
     if not taken:
         return None
     point = SimulationPoint.objects.select_related("job__owner").filter(pk=point_id).first()
-    if point is not None:
+    if point is not None and point.job.status == Status.QUEUED:
         SimulationJob.objects.filter(pk=point.job_id, status=Status.QUEUED).update(
             status=Status.RUNNING, started=now)
     return point
@@ -62,17 +62,25 @@ def point_reuse(*, point: SimulationPoint) -> bool:
     return True
 
 
+class _Lost(Exception):
+    pass
+
+
 def point_store(*, point: SimulationPoint, build_run) -> bool:
-    """Flip the point to succeeded and write its run in one transaction; False if we lost."""
-    with transaction.atomic():
-        won = SimulationPoint.objects.filter(
-            pk=point.pk, status__in=ACTIVE, run__isnull=True).update(
-            status=Status.SUCCEEDED, finished=timezone.now())
-        if not won:
-            return False
-        run, events, wall = build_run()
-        SimulationPoint.objects.filter(pk=point.pk).update(run=run, events=events,
-                                                           wall_seconds=wall)
+    """Write the run and flip the point to succeeded in one transaction; False if another
+    attempt got there first (its row lock makes our UPDATE wait, then match nothing, and the
+    run we wrote is rolled back)."""
+    try:
+        with transaction.atomic():
+            run, events, wall = build_run()
+            won = SimulationPoint.objects.filter(
+                pk=point.pk, status__in=ACTIVE, run__isnull=True).update(
+                status=Status.SUCCEEDED, finished=timezone.now(), run=run, events=events,
+                wall_seconds=wall)
+            if not won:
+                raise _Lost()
+    except _Lost:
+        return False
     return True
 
 

@@ -2,12 +2,16 @@
 
 from functools import lru_cache
 
+from django.utils.text import slugify
+
 import simulator
-from benchmarks.models import RunSource
+from benchmarks.models import Benchmark, Kernel, Machine, Metric, RunSource
 from benchmarks.services.catalog import (
     benchmark_get_or_create,
     kernel_get_or_create,
+    machine_fingerprint,
     machine_get_or_create,
+    metric_get_or_create,
 )
 from benchmarks.services.runs import MetricInput, Provenance, run_create
 
@@ -27,16 +31,38 @@ def defaults_for(workload: str, kernel: str) -> dict:
     }
 
 
-def simulated_machine(topology: str):
+# Every point needs the same benchmark, kernel, machine and metric rows. They exist after the
+# first point, so look them up with one plain SELECT each and fall back to the catalog's
+# get-or-create (a savepoint and two or three statements) only when missing.
+
+def simulated_machine(topology: str) -> Machine:
     sockets, cores, threads = (int(part) for part in topology.split("x"))
-    return machine_get_or_create(spec={
-        "name": f"sim-{topology}", "cpu_model": "schedbench simulator", "arch": "simulated",
-        "sockets": sockets, "cores_per_socket": cores, "threads_per_core": threads,
-        "virtualization": "simulated"})
+    spec = {"name": f"sim-{topology}", "cpu_model": "schedbench simulator", "arch": "simulated",
+            "sockets": sockets, "cores_per_socket": cores, "threads_per_core": threads,
+            "virtualization": "simulated"}
+    return (Machine.objects.filter(fingerprint=machine_fingerprint(spec)).first()
+            or machine_get_or_create(spec=spec))
 
 
-def point_run_create(*, point, result: dict):
-    """One run per point: every repeat is a sample, the vmstat series, the reproducing command."""
+def _benchmark(name: str) -> Benchmark:
+    return Benchmark.objects.filter(slug=slugify(name)).first() or benchmark_get_or_create(
+        name=name)
+
+
+def _kernel(version: str) -> Kernel:
+    return Kernel.objects.filter(version=version).first() or kernel_get_or_create(
+        version=version)
+
+
+def _metric(*, benchmark, name, unit="", higher_is_better=False) -> Metric:
+    return Metric.objects.filter(benchmark=benchmark, name=name).first() or metric_get_or_create(
+        benchmark=benchmark, name=name, unit=unit, higher_is_better=higher_is_better)
+
+
+def point_run_args(*, point, result: dict) -> dict:
+    """Everything `run_create` needs, resolved outside the storing transaction."""
+
+
     norm = point.spec
     units = _catalog()["workloads"][norm["workload"]]["metrics"]
     metrics = {
@@ -49,11 +75,15 @@ def point_run_create(*, point, result: dict):
                                                                         norm["kernel"])),
         "counters": result["counters"], "groups": result["groups"],
         "wall_seconds": result["wall_seconds"], "job": point.job_id, "point": point.pk}}
-    return run_create(
-        benchmark=benchmark_get_or_create(name=norm["workload"]),
-        machine=simulated_machine(norm["topology"]),
-        kernel=kernel_get_or_create(version=norm["kernel"]),
-        metrics=metrics, params=norm["params"], tunables=norm["tunables"],
-        environment=environment, series={"vmstat": result["vmstat"]},
-        label=f"simulation {point.job_id}",
-        provenance=Provenance(source=RunSource.SIMULATOR, submitter=point.job.owner))
+    return {
+        "benchmark": _benchmark(norm["workload"]), "machine": simulated_machine(norm["topology"]),
+        "kernel": _kernel(norm["kernel"]), "metrics": metrics, "params": norm["params"],
+        "tunables": norm["tunables"], "environment": environment,
+        "series": {"vmstat": result["vmstat"]}, "label": f"simulation {point.job_id}",
+        "metric_resolver": _metric,
+        "provenance": Provenance(source=RunSource.SIMULATOR, submitter=point.job.owner)}
+
+
+def point_run_create(*, point, result: dict):
+    """One run per point: every repeat is a sample, the vmstat series, the reproducing command."""
+    return run_create(**point_run_args(point=point, result=result))

@@ -13,10 +13,10 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
 
 import simulator
-from benchmarks.services.runs import RunError
+from benchmarks.services.runs import RunError, run_create
 
 from . import points, watchdog
-from .runs import point_run_create
+from .runs import point_run_args
 
 log = logging.getLogger(__name__)
 TRANSIENT = (OperationalError, InterfaceError)
@@ -79,12 +79,14 @@ def _execute(point) -> None:
         result = _simulate(point, beat)
     if beat.stopped.is_set():
         raise PointStopped()
+    arguments = point_run_args(point=point, result=result)  # reads, before the transaction
     points.point_store(point=point, build_run=lambda: (
-        point_run_create(point=point, result=result), result["counters"].get("events", 0),
-        result["wall_seconds"]))
+        run_create(**arguments), result["counters"].get("events", 0), result["wall_seconds"]))
 
 
+# The point row is the result (status, error, run): nothing is stored in the result backend.
 @shared_task(bind=True, name="simulations.run_point", acks_late=True, max_retries=3,
+             ignore_result=True,
              soft_time_limit=settings.SIMULATION_POINT_TIME_LIMIT + 30,
              time_limit=settings.SIMULATION_POINT_TIME_LIMIT + 90)
 def run_point(self, point_id: int) -> str:

@@ -10,6 +10,7 @@ from benchmarks.simulations import points, watchdog
 from benchmarks.simulations.models import SimulationPoint, Status
 from benchmarks.simulations.services import simulation_create
 from benchmarks.simulations.tasks import run_point
+from tests.factories import make_run
 from tests.simulations.conftest import tiny_spec
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -41,10 +42,13 @@ def test_a_point_task_run_twice_makes_one_run(owner, sent):
 def test_losing_store_writes_nothing(owner, sent):
     job = simulation_create(spec=tiny_spec(kernels=["2.6.24"], sweep={}), owner=owner)
     point = points.point_claim(point_id=job.points.get().pk, worker="w1")
-    calls = []
-    assert points.point_store(point=point, build_run=lambda: calls.append(1) or (None, 0, 0))
-    assert not points.point_store(point=point, build_run=lambda: calls.append(2))
-    assert calls == [1]
+    first = points.point_store(point=point, build_run=lambda: (make_run("2.6.24", [1.0]), 9, 0.1))
+    assert first and Run.objects.count() == 1
+    # A second attempt (a redelivered message racing the first) writes a run, loses, rolls back.
+    assert not points.point_store(point=point,
+                                  build_run=lambda: (make_run("2.6.24", [2.0]), 9, 0.1))
+    assert Run.objects.count() == 1
+    assert SimulationPoint.objects.get(pk=point.pk).run == Run.objects.get()
 
 
 def test_identical_spec_and_seed_reuse_runs(owner, sent):

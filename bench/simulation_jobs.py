@@ -1,0 +1,134 @@
+"""Simulation jobs fanned out over real Celery workers (Redis broker, PostgreSQL).
+
+    .venv/bin/python bench/simulation_jobs.py [--points-empty 40]
+
+Prints, measured in the same run:
+- a sweep of 4 kernels x 8 loop sizes x 5 repeats (threadtest, 32 points) on 1 worker, then on
+  2 workers (separate `celery worker --concurrency 1` processes), the wall time of each from
+  launch to the job's `succeeded`, and the ratio (target, issue 5: 2 workers <= 60% of 1);
+- the queueing overhead per point: a job of trivial points (1 iteration, loops 0) on 1 worker,
+  wall time per point minus the simulator's own time.
+Each phase uses a fresh seed and empty tables, so no run is re-used from an earlier phase.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.portal_support import PYTHON, ROOT, bench_env, prepare_database  # noqa: E402
+
+KERNELS = ["2.6.22", "2.6.23", "2.6.24", "2.6.25"]
+LOOPS = [1_000_000, 2_000_000, 5_000_000, 10_000_000, 15_000_000, 20_000_000, 30_000_000,
+         40_000_000]
+QUEUE = f"bench-sim-{uuid.uuid4().hex[:8]}"
+ENV = bench_env(DATABASE_URL="postgres://postgres@127.0.0.1:5432/schedbench_sim_bench",
+                CELERY_BROKER_URL=os.environ.get("CELERY_BROKER_URL",
+                                                 "redis://127.0.0.1:6379/0"),
+                SCHEDBENCH_CELERY_QUEUE=QUEUE, LOG_LEVEL="WARNING")
+
+
+def start_workers(count: int) -> list[subprocess.Popen]:
+    log = (ROOT / "var" / "bench-simulation-workers.log").open("ab")
+    return [subprocess.Popen(
+        [PYTHON, "-m", "celery", "-A", "portal", "worker", "--concurrency", "1",
+         "--loglevel", "WARNING", "-Q", QUEUE, "-n", f"{QUEUE}-{n}@%h", "--without-gossip",
+         "--without-mingle", "--without-heartbeat"],
+        cwd=ROOT, env=ENV, stdout=log, stderr=subprocess.STDOUT) for n in range(count)]
+
+
+def stop_workers(workers: list[subprocess.Popen]) -> None:
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.wait(timeout=60)
+
+
+def clear_tables() -> None:
+    from benchmarks.models import Comparison, Run
+    from benchmarks.simulations.models import SimulationJob
+
+    SimulationJob.objects.all().delete()
+    Comparison.objects.all().delete()
+    Run.objects.all().delete()
+
+
+def run_job(spec: dict, owner) -> tuple[float, object]:
+    """Launch, wait for the end; the wall time from launch to the last point's commit."""
+    from benchmarks.simulations.models import ACTIVE
+    from benchmarks.simulations.services import simulation_create
+
+    started = time.perf_counter()
+    job = simulation_create(spec=spec, owner=owner)
+    while True:
+        job.refresh_from_db()
+        if job.status not in ACTIVE:
+            break
+        time.sleep(0.05)
+    elapsed = time.perf_counter() - started
+    if job.status != "succeeded":
+        raise SystemExit(f"job {job.pk} ended {job.status}: {job.error}")
+    return elapsed, job
+
+
+def sweep_phase(workers: int, seed: int, owner) -> float:
+    clear_tables()
+    pool = start_workers(workers)
+    try:
+        run_job({"workload": "threadtest", "kernels": KERNELS[:1], "repeat": 1,
+                 "params": {"iterations": 1}, "seed": 10_000 + seed,
+                 "sweep": {"loops": list(range(workers * 2))}}, owner)  # warm every worker
+        elapsed, job = run_job({"workload": "threadtest", "kernels": KERNELS, "repeat": 5,
+                                "sweep": {"loops": LOOPS}, "seed": seed}, owner)
+        hosts = set(job.points.values_list("worker", flat=True))
+        print(f"{workers} worker(s): {job.total} points, {job.events:,} events, "
+              f"{elapsed:.2f} s wall, points spread over {len(hosts)} worker(s)")
+        return elapsed
+    finally:
+        stop_workers(pool)
+
+
+def overhead_phase(count: int, owner) -> None:
+    clear_tables()
+    pool = start_workers(1)
+    try:
+        run_job({"workload": "threadtest", "kernels": ["2.6.24"], "params": {"iterations": 1},
+                 "sweep": {"loops": [0, 1]}, "seed": 99}, owner)  # warm-up
+        elapsed, job = run_job({"workload": "threadtest", "kernels": ["2.6.24"],
+                                "params": {"iterations": 1},
+                                "sweep": {"loops": list(range(count))}, "seed": 5}, owner)
+        simulated = sum(p.wall_seconds or 0 for p in job.points.all())
+        print(f"empty workload, 1 worker: {count} points in {elapsed:.2f} s = "
+              f"{1000 * elapsed / count:.1f} ms per point end to end; simulator time "
+              f"{1000 * simulated / count:.2f} ms per point; queueing + storing overhead "
+              f"{1000 * (elapsed - simulated) / count:.1f} ms per point")
+    finally:
+        stop_workers(pool)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--points-empty", type=int, default=40)
+    args = parser.parse_args()
+    prepare_database(ENV)
+    os.environ.update(ENV)
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+
+    owner, _ = get_user_model().objects.get_or_create(username="bench-simulations")
+    print(f"broker {ENV['CELERY_BROKER_URL']}, database {ENV['DATABASE_URL']}, "
+          f"queue {QUEUE}, {os.cpu_count()} CPUs")
+    one = sweep_phase(1, seed=1, owner=owner)
+    two = sweep_phase(2, seed=2, owner=owner)
+    print(f"ratio 2 workers / 1 worker: {100 * two / one:.0f}% (target <= 60%)")
+    overhead_phase(args.points_empty, owner)
+
+
+if __name__ == "__main__":
+    main()
