@@ -1,8 +1,9 @@
 """Simulator speed: events/s on the chatroom case, RSS of a 10M-event run, SimSo side by side.
 
 Run from the repository root:  .venv/bin/python bench/simulator_speed.py [--quick]
-Rates use process CPU time, so other load on the machine does not distort them (wall time is
-printed beside).  One Python process = one core.
+Rates use process CPU time, best of --runs (default 3), so other load on a shared machine
+distorts them as little as possible (wall time is printed beside).  One Python process = one
+core.
 
 SimSo is never a dependency of the project: install it into a throwaway virtualenv, e.g.
     python3.11 -m venv /tmp/simso-venv
@@ -31,15 +32,27 @@ ZERO_OVERHEAD = {"context_switch_ns": 0, "sched_cost_ns": 0, "sched_cost_log_ns"
                  "noise_pct": 0, "vmstat_interval_ms": 0}
 
 
-def chatroom_rate(kernel, messages):
+def best_of(runs, fn):
+    """Run ``fn`` (returning a dict with cpu_seconds) ``runs`` times; keep the fastest, the
+    usual way to take other load on a shared machine out of a timing."""
+    results = [fn() for _ in range(runs)]
+    return min(results, key=lambda r: r["cpu_seconds"])
+
+
+def chatroom_rate(kernel, messages, runs=1):
     spec = {"workload": "chatroom", "kernel": kernel, "cpus": 8,
             "params": {"rooms": 10, "clients": 20, "messages": messages},
             "max_events": 10**9}
-    cpu0 = time.process_time()
-    result = simulator.run(spec)
-    cpu = time.process_time() - cpu0
-    events = result["counters"]["events"]
-    return events, result["wall_seconds"], cpu, events / cpu
+
+    def once():
+        cpu0 = time.process_time()
+        result = simulator.run(spec)
+        return {"cpu_seconds": time.process_time() - cpu0, "result": result}
+
+    best = best_of(runs, once)
+    events = best["result"]["counters"]["events"]
+    cpu = best["cpu_seconds"]
+    return events, best["result"]["wall_seconds"], cpu, events / cpu
 
 
 def rss_child(messages):
@@ -93,27 +106,37 @@ def run_simso(tasks, cpus, seconds):
     return json.loads(proc.stdout.strip().splitlines()[-1]), None
 
 
-def edf_side_by_side(seconds):
-    tasks = [tuple(float(x) for x in t.split(":")) for t in EDF_TASKS.split(";")]
+def edf_ours(seconds):
     cpu0 = time.process_time()
     ours = simulator.run({"workload": "periodic", "kernel": "6.6-eevdf", "cpus": 4,
                           "params": {"tasks": EDF_TASKS, "duration_ms": int(seconds * 1000)},
                           "tunables": ZERO_OVERHEAD, "max_events": 10**9})
-    mine = {"jobs": ours["metrics"]["jobs"][0],
+    return {"jobs": ours["metrics"]["jobs"][0],
             "deadline_misses": ours["metrics"]["deadline_misses"][0],
             "wall_seconds": ours["wall_seconds"], "cpu_seconds": time.process_time() - cpu0}
-    theirs, problem = run_simso(tasks, 4, seconds)
-    return mine, theirs, problem
+
+
+def edf_side_by_side(seconds, runs=1):
+    tasks = [tuple(float(x) for x in t.split(":")) for t in EDF_TASKS.split(";")]
+    mine = best_of(runs, lambda: edf_ours(seconds))
+    attempts = [run_simso(tasks, 4, seconds) for _ in range(runs)]
+    good = [t for t, _problem in attempts if t is not None]
+    if not good:
+        return mine, None, attempts[0][1]
+    return mine, min(good, key=lambda t: t["cpu_seconds"]), None
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller runs (smoke test)")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="repeat each timing and keep the fastest (default 3)")
     args = parser.parse_args()
     messages = 200 if args.quick else 2000
-    print(f"simulator {simulator.__version__}, Python {sys.version.split()[0]}")
+    print(f"simulator {simulator.__version__}, Python {sys.version.split()[0]}, "
+          f"best of {args.runs} runs, load average {os.getloadavg()[0]:.2f} at start")
     for kernel in ("2.6.24", "2.6.22", "3.3"):
-        events, wall, cpu, rate = chatroom_rate(kernel, messages)
+        events, wall, cpu, rate = chatroom_rate(kernel, messages, args.runs)
         print(f"chatroom 10 rooms x 20 clients x {messages} messages, 8 CPUs, {kernel}: "
               f"{events} events, {cpu:.2f} CPU-s ({wall:.2f} s wall) = {rate:,.0f} events/s")
     big = 2000 if args.quick else 25000
@@ -121,7 +144,7 @@ def main():
     print(f"memory: chatroom x {big} messages: {events} events in {wall:.1f} s, "
           f"peak RSS {rss_kb / 1024:.1f} MB (tracing off)")
     seconds = 10 if args.quick else 100
-    mine, theirs, problem = edf_side_by_side(seconds)
+    mine, theirs, problem = edf_side_by_side(seconds, args.runs)
     print(f"global EDF, 8 periodic tasks on 4 CPUs, {seconds} s simulated ({EDF_TASKS}):")
     print(f"  schedbench simulator: {mine['jobs']} jobs, {mine['deadline_misses']} deadline "
           f"misses, {mine['cpu_seconds']:.3f} CPU-s ({mine['wall_seconds']:.3f} s wall)")
