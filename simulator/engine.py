@@ -456,7 +456,8 @@ class Engine:
         was_idle = prev is None or cpu.curr is None
         nxt.state = RUNNING
         nxt.wait_sum += now - nxt.wait_start
-        cost += self.refill_cost(nxt, cpu.id)
+        if self.refill_us:
+            cost += self.refill_cost(nxt, cpu.id)
         if self.policy.global_queue and nxt.last_cpu is not None and nxt.last_cpu != cpu.id:
             self.counters["migrations"] += 1
         nxt.cpu = cpu.id
@@ -467,7 +468,7 @@ class Engine:
         cpu.preempt_at = None
         cpu.preempt_valid = False
         self.policy.on_pick(cpu.rq, nxt, now)
-        if was_idle:
+        if was_idle and cpu.siblings:
             self.sibling_changed(cpu)
         if cpu.seg_start == now and self.depth < 32:
             self.depth += 1
@@ -494,11 +495,12 @@ class Engine:
         cpu.gen += 1
         cpu.pending_at = None
         cpu.idle_since = self.now
-        if prev is not None:
+        if prev is not None and cpu.siblings:
             self.sibling_changed(cpu)
         if self.trace_file is not None:
             self.trace(cpu.id, "idle")
-        balance.went_idle(self, cpu)
+        if cpu.domains:
+            balance.went_idle(self, cpu)
 
     def sibling_changed(self, cpu):
         """SMT: a core's threads share its throughput, so a sibling's state sets our speed."""
