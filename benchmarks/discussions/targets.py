@@ -46,7 +46,7 @@ class Target:
 
 def target_resolve(target_type: str, target_id) -> Target:
     """The target named by (type, id); raises TargetError saying what is wrong."""
-    target_type = (target_type or "").strip()
+    target_type = str(target_type or "").strip()
     target_id = str(target_id if target_id is not None else "").strip()
     if target_type not in TARGET_TYPES:
         raise TargetError(f"attach_to.type must be one of {', '.join(TARGET_TYPES)}")

@@ -129,3 +129,26 @@ def test_followers_get_one_mail_per_new_post_but_not_for_their_own(
     assert [m.to for m in mail.outbox] == [["jan@example.com"]]
     assert mail.outbox[0].subject == "[schedbench] Re: s"
     assert "new numbers" in mail.outbox[0].body and "/m/" in mail.outbox[0].body
+
+
+def test_any_json_body_gets_a_4xx_json_answer_never_a_500(api_client):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+    values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
+                          | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=6)
+    bodies = st.fixed_dictionaries({}, optional={
+        "subject": values, "body": values, "attach_to": values, "in_reply_to": values}) | values
+
+    @settings(max_examples=60, deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(bodies)
+    def check(body):
+        for url in ("/api/v1/threads/", "/api/v1/threads/1/posts/"):
+            response = post_json(api_client, url, body)
+            assert response.status_code < 500, (url, body)
+            if response.status_code >= 400:
+                assert "error" in response.json()
+
+    check()

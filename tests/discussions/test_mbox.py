@@ -77,3 +77,21 @@ def test_not_an_mbox_and_binary_and_empty_input_are_reported(mbox_bytes, poster)
 def test_a_single_saved_message_without_from_line_is_accepted(poster):
     data = b"From: A <a@x>\nSubject: lone\nMessage-ID: <lone@x>\n\ntime 5 ms\n"
     assert mbox_import(data=data, user=poster).imported == 1
+
+
+def test_random_and_mangled_input_never_raises(poster, mbox_bytes):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    good = mbox_bytes("threadtest.mbox")
+
+    @settings(max_examples=20, deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.binary(max_size=300), st.integers(0, len(good)), st.integers(0, len(good)))
+    def check(noise, cut, splice):
+        for data in (noise, b"From x Mon Feb 11 10:00:00 2008\n" + noise,
+                     good[:cut] + noise + good[splice:]):
+            report = mbox_import(data=data, user=poster)
+            assert report.imported >= 0 and isinstance(report.as_dict()["problems"], list)
+
+    check()
