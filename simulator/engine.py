@@ -268,7 +268,9 @@ class Engine:
             self.resched(cpu, "idle cpu has work", direct)
         elif policy.wakeup_preempts(cpu.rq, curr, task, self.now):
             self.account(cpu)
-            self.resched(cpu, f"wakeup preemption: {task.name} preempts {curr.name}")
+            tracing = self.trace_file is not None
+            self.resched(cpu, f"wakeup preemption: {task.name} preempts {curr.name}"
+                         if tracing else "")
 
     def resched(self, cpu, reason="", direct=False):
         if self.trace_file is not None:
