@@ -68,9 +68,9 @@ def spec_from_form(post) -> dict:
     for name, spec in catalog["workloads"].get(workload, {}).get("params", {}).items():
         value = post.get(f"param.{workload}.{name}", "").strip()
         if value and value != _text(spec["default"]):
-            params[name] = value
-    tunables = {name[len("tunable."):]: value.strip() for name, value in post.items()
-                if name.startswith("tunable.") and value.strip()}
+            params[name] = value if spec["type"] == "str" else _number_or_text(value)
+    tunables = {name[len("tunable."):]: _number_or_text(value.strip())
+                for name, value in post.items() if name.startswith("tunable.") and value.strip()}
     sweep = {}
     for row in range(1, SWEEP_ROWS + 1):
         axis = post.get(f"sweep_axis_{row}", "").strip()

@@ -90,8 +90,11 @@ def _execute(point) -> None:
              soft_time_limit=settings.SIMULATION_POINT_TIME_LIMIT + 30,
              time_limit=settings.SIMULATION_POINT_TIME_LIMIT + 90)
 def run_point(self, point_id: int) -> str:
-    point = points.point_claim(point_id=point_id,
-                               worker=self.request.hostname or socket.gethostname())
+    try:
+        point = points.point_claim(point_id=point_id,
+                                   worker=self.request.hostname or socket.gethostname())
+    except TRANSIENT as exc:  # the database is restarting: try again shortly
+        raise self.retry(exc=exc, countdown=2 ** self.request.retries) from exc
     if point is None:
         return "skipped"  # done, running elsewhere, cancelled or deleted
     outcome = "stored"
