@@ -28,6 +28,7 @@ from .targets import Target
 
 logger = logging.getLogger(__name__)
 BATCH = 500
+TABLES_PER_COMMIT = 50
 
 
 @dataclass
@@ -206,31 +207,47 @@ def _own_texts(message: MailMessage) -> str:
     return "\n\n".join([message.body, *extra])
 
 
-def _extract(stored, user, report: ImportReport) -> None:
-    """Runs from each new message's own text, earliest message first, each table once per
+def _tables(stored) -> list[tuple[Post, MailMessage, object]]:
+    """Tables in each new message's own text, earliest message first, each table once per
     thread (two people can post the same three numbers in different threads)."""
-    seen_tables: set[tuple[int, str]] = set()
-    links = []
+    seen: set[tuple[int, str]] = set()
+    found = []
     for post, message in sorted(stored, key=lambda pair: (pair[0].date, pair[1].position)):
         for table in find_tables(_own_texts(message), message.subject):
             key = (post.thread_id, table.fingerprint)
-            if key in seen_tables:
-                continue  # pasted again without quote marks: the first poster has it
-            seen_tables.add(key)
-            try:
-                outcome = upload_ingest(
-                    stream=io.BytesIO(table.text.encode("utf-8")),
-                    filename=f"{message.message_id}.txt"[:255],
-                    metadata=UploadMetadata(kernel=table.kernel_hint),
-                    source=RunSource.MAIL, submitter=user, format=table.format,
-                )
-            except IngestError as exc:
-                report.problem(message, f"table at line {table.first_line} not stored: "
-                                        f"{exc.message}")
-                continue
-            links.extend(PostRun(post=post, run=run) for run in outcome.runs)
-    PostRun.objects.bulk_create(links, batch_size=BATCH)
-    report.runs_extracted = len(links)
+            if key not in seen:  # else pasted again without quote marks: the first poster has it
+                seen.add(key)
+                found.append((post, message, table))
+    return found
+
+
+def _ingest(post, message, table, user, report: ImportReport) -> list[PostRun]:
+    try:
+        outcome = upload_ingest(
+            stream=io.BytesIO(table.text.encode("utf-8")),
+            filename=f"{message.message_id}.txt"[:255],
+            metadata=UploadMetadata(kernel=table.kernel_hint),
+            source=RunSource.MAIL, submitter=user, format=table.format,
+        )
+    except IngestError as exc:
+        report.problem(message, f"table at line {table.first_line} not stored: {exc.message}")
+        return []
+    return [PostRun(post=post, run=run) for run in outcome.runs]
+
+
+def _extract(stored, user, report: ImportReport) -> None:
+    """Each table through the ingestion service, its runs linked to the post that posted it.
+
+    Tables are committed in batches: one commit per table made large imports wait on the
+    disk, one transaction for all of them would hold catalog rows locked for the whole import.
+    """
+    tables = _tables(stored)
+    for start in range(0, len(tables), TABLES_PER_COMMIT):
+        with transaction.atomic():
+            links = [link for post, message, table in tables[start:start + TABLES_PER_COMMIT]
+                     for link in _ingest(post, message, table, user, report)]
+            PostRun.objects.bulk_create(links)
+        report.runs_extracted += len(links)
 
 
 def mbox_import(*, data: bytes, user, target: Target | None = None,
