@@ -137,10 +137,27 @@ def page(browser, live_server):
     context.close()
 
 
+
+
 @pytest.fixture(autouse=True)
-def _media_in_tmp(settings, tmp_path):
-    """Stored raw uploads go to a per-test folder, never into the developer's var/."""
+def _media_in_tmp(request, tmp_path):
+    """Per test: raw uploads in a folder of its own (never the developer's var/), an empty
+    cache, and no frozen pages remembered from another test. Skipped when a test run has
+    the Django plugin off (`-p no:django` for the pure-Python packages)."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield
+        return
+    from benchmarks.comparisons.pagecache import frozen_pages
+
+    settings = request.getfixturevalue("settings")
     settings.MEDIA_ROOT = tmp_path / "media"
+    settings.CACHES = {"default": {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(tmp_path / "cache"),
+    }}
+    frozen_pages.clear_memory()
+    yield
+    frozen_pages.clear_memory()
 
 
 @pytest.fixture
@@ -158,13 +175,6 @@ def api_client(api_user):
     return Client(HTTP_AUTHORIZATION=f"Token {key}")
 
 
-@pytest.fixture(autouse=True)
-def _cache_in_tmp(settings, tmp_path):
-    """Each test gets an empty cache of its own."""
-    settings.CACHES = {"default": {
-        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-        "LOCATION": str(tmp_path / "cache"),
-    }}
 
 
 @pytest.fixture

@@ -1,12 +1,11 @@
 """Comparison pages: the builder, the permalink page and its exports."""
 
-from django.core.cache import cache
-from django.db.models import Max
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.clickjacking import xframe_options_exempt
 
 from benchmarks import selectors
+from benchmarks.comparisons.pagecache import frozen_pages
 from benchmarks.comparisons.report import as_csv, as_json, as_text
 from benchmarks.models import Comparison, RunTombstone
 
@@ -51,20 +50,15 @@ def _render_detail(request, comparison: Comparison) -> HttpResponse:
 
 
 def detail(request, slug: str):
-    """Frozen, so rendered once per process; only a deleted source run changes the page.
-
-    The newest tombstone versions the cache key: one tiny query per request, however many
-    runs the comparison has. Signed-in visitors see their name in the header, so only
-    anonymous pages are cached whole.
-    """
-    version = RunTombstone.objects.aggregate(newest=Max("id"))["newest"] or 0
-    key = f"comparison-page:{slug}:{version}"
+    """Frozen, so rendered once (see pagecache). Signed-in visitors see their name in the
+    header, so only anonymous pages are cached whole."""
     anonymous = not request.user.is_authenticated
-    if anonymous and (cached := cache.get(key)) is not None:
+    key = f"comparison-page:{slug}:{frozen_pages.version()}"
+    if anonymous and (cached := frozen_pages.get(key)) is not None:
         return HttpResponse(cached)
     response = _render_detail(request, _frozen(slug))
     if anonymous:
-        cache.set(key, response.content, FROZEN_MAX_AGE)
+        frozen_pages.set(key, response.content)
     return response
 
 

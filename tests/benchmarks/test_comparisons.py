@@ -243,10 +243,10 @@ def test_preview_and_options_need_no_account(client, sweep):
     assert preview.status_code == 200 and len(preview.json()["cells"]) == 2
 
 
-def test_permalink_page_query_count(sweep, api_client, client, django_assert_num_queries):
+def test_permalink_page_query_count(sweep, api_client, client, django_assert_max_num_queries):
     slug = save(api_client)
     client.get(f"/c/{slug}/")
-    with django_assert_num_queries(1):  # only the deletion version: the page itself is cached
+    with django_assert_max_num_queries(1):  # at most the deletion version: the page is cached
         assert client.get(f"/c/{slug}/").status_code == 200
 
 
