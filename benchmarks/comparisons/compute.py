@@ -239,11 +239,27 @@ def monitor_series(runs: list[Run]) -> list[dict]:
             for s in series]
 
 
-def environment_differences(runs: list[Run]) -> list[dict]:
-    """Settings that differ between the runs, each value with the runs that have it."""
+def _compared(spec: ComparisonSpec, section: str, key: str) -> bool:
+    """Is this setting one of the comparison's own dimensions (so of course it differs)?"""
+    for dim in spec.dimensions():
+        if dim == "kernel" and section == "kernel":
+            return True
+        if dim == "machine" and section == "machine":
+            return True
+        if (dim, section, key) in (("policy", "run", "policy"), ("benchmark", "run", "benchmark")):
+            return True
+        kind, _, name = dim.partition(".")
+        if (kind, section) in (("param", "params"), ("tunable", "tunables")) and name == key:
+            return True
+    return False
+
+
+def environment_differences(spec: ComparisonSpec, runs: list[Run]) -> list[dict]:
+    """Settings that differ between the runs besides the compared dimensions, each value with
+    the runs that have it."""
     rows = []
     for row in environment_diff(runs):
-        if not row.differs:
+        if not row.differs or _compared(spec, row.section, row.key):
             continue
         holders = defaultdict(list)
         for run, value in zip(runs, row.values, strict=True):
@@ -304,7 +320,7 @@ def compute(spec: ComparisonSpec) -> dict:
         "axes": axes,
         "cells": rows,
         "summary": summary,
-        "environment_diff": environment_differences(runs),
+        "environment_diff": environment_differences(spec, runs),
         "recipes": rerun_recipes(runs, samples),
         "figure": comparison_figure(spec, metric, axes, rows, cells),
         "monitor_figure": monitor_figure(monitors) if monitors else None,

@@ -257,3 +257,12 @@ def test_permalink_page_escapes_and_embeds(sweep, api_client, client):
     embed = client.get(f"/c/{slug}/embed")
     assert embed.status_code == 200 and "X-Frame-Options" not in embed
     assert client.get("/c/nosuchslug/").status_code == 404
+
+
+def test_environment_diff_leaves_out_the_compared_dimensions():
+    old = make_run("2.6.22", [1.0, 2.0], tunables={"sched_compat_yield": 0})
+    new = make_run("2.6.24", [3.0, 4.0], tunables={"sched_compat_yield": 1})
+    result = compute(parse_spec({"filters": {"benchmark": "threadtest"}}))
+    assert [(row["section"], row["key"]) for row in result["environment_diff"]] == [
+        ("tunables", "sched_compat_yield")]
+    assert result["environment_diff"][0]["values"] == {"0": [old.pk], "1": [new.pk]}

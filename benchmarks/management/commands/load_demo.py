@@ -4,8 +4,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from benchmarks.models import Artifact, RunSource
+from benchmarks.comparisons.spec import parse_spec
+from benchmarks.models import Artifact, Comparison, RunSource
 from benchmarks.services.artifacts import sha256_of_bytes
+from benchmarks.services.comparisons import comparison_create
 from benchmarks.services.ingest import UploadMetadata, upload_ingest
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
@@ -45,6 +47,21 @@ DEMO_SETS = [
 ]
 
 
+DEMO_COMPARISONS = [
+    {
+        "title": "threadtest on a 2-CPU Core 2: 2.6.22 to 2.6.24 by loop size (LKML, Feb 2008)",
+        "filters": {"benchmark": "threadtest", "machine": "core2-duo-laptop"},
+        "x": "param.loops", "series": "kernel", "baseline": {"dim": "kernel", "value": "2.6.22"},
+        "x_scale": "log",
+    },
+    {
+        "title": "threadtest on a Pentium 4 with HT: every repeat per kernel (LKML, Feb 2008)",
+        "filters": {"benchmark": "threadtest", "machine": "p4-ht"},
+        "x": "kernel", "chart": "box", "error": "minmax",
+    },
+]
+
+
 class Command(BaseCommand):
     help = "Load the demo data set (published threadtest figures). Idempotent."
 
@@ -63,3 +80,8 @@ class Command(BaseCommand):
                     source=RunSource.DEMO,
                 )
             self.stdout.write(f"{demo['file']}: {len(outcome.runs)} runs ({outcome.format})")
+        for spec in DEMO_COMPARISONS:
+            existing = Comparison.objects.filter(title=spec["title"]).first()
+            if existing is None:
+                existing = comparison_create(spec=parse_spec(spec))
+            self.stdout.write(f"comparison /c/{existing.slug}/: {existing.title}")
