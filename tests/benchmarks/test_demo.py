@@ -1,0 +1,32 @@
+import pytest
+from django.core.management import call_command
+
+from benchmarks.models import Artifact, Comparison, Run, Sample
+
+pytestmark = pytest.mark.django_db
+
+
+def test_load_demo_loads_the_published_figures_once(capsys):
+    call_command("load_demo")
+    counts = (Run.objects.count(), Sample.objects.count(), Artifact.objects.count(),
+              Comparison.objects.count())
+    assert counts == (35 + 6, 35 + 18, 2, 2)
+    call_command("load_demo")
+    assert "already loaded" in capsys.readouterr().out
+    assert (Run.objects.count(), Sample.objects.count(), Artifact.objects.count(),
+            Comparison.objects.count()) == counts
+
+
+def test_demo_runs_carry_their_machines_and_params():
+    call_command("load_demo")
+    p4 = Run.objects.filter(machine__name="p4-ht", kernel__version="2.6.25-smp").get()
+    assert p4.machine.topology == "1x1x2"
+    assert p4.params == {"loops": 10000, "iterations": 500, "cpus": 2}
+    assert sorted(p4.samples.values_list("value", flat=True)) == [29, 61, 72]
+    core2 = Run.objects.get(machine__name="core2-duo-laptop", kernel__version="2.6.24",
+                            params__loops=1000000)
+    assert list(core2.samples.values_list("value", flat=True)) == [10765]
+    ordered = list(Run.objects.filter(machine__name="p4-ht").in_natural_order()
+                   .values_list("kernel__version", flat=True))
+    assert ordered == ["2.6.22.17-cfs-v24.1-smp", "2.6.22.17-smp", "2.6.23.15-cfs-v24-smp",
+                       "2.6.23.15-smp", "2.6.24.1-smp", "2.6.25-smp"]
