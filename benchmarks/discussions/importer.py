@@ -156,7 +156,7 @@ def _thread_for(group: list[MailMessage], user, target: Target | None) -> Thread
     """The stored thread this conversation already belongs to, or a new one."""
     existing = _stored_thread_id(group)
     if existing:
-        return Thread.objects.get(pk=existing)
+        return Thread.objects.select_for_update().get(pk=existing)
     first = min(group, key=lambda m: (m.date or timezone.now(), m.position))
     return Thread.objects.create(
         subject=thread_subject(first.subject), started_by=user,

@@ -101,7 +101,13 @@ def thread_relayout(*, thread: Thread) -> None:
     thread.post_count, thread.last_activity = len(rows), latest
 
 
+def lock_thread(thread: Thread) -> None:
+    """Serialise writers of one thread, so concurrent replies never get the same place."""
+    list(Thread.objects.select_for_update().filter(pk=thread.pk).values_list("pk"))
+
+
 def _new_post(*, thread, user, body, subject, parent, source) -> Post:
+    lock_thread(thread)
     references = [*parent.reference_ids, parent.message_id][-MAX_REFERENCES:] if parent else []
     message_id = make_msgid(domain=mail_domain()).strip("<>")
     post = Post.objects.create(
