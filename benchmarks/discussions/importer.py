@@ -23,7 +23,7 @@ from .mail import MailMessage, parse_message
 from .mbox import GZIP_MAGIC, chunk_problem, gunzip, split_mbox
 from .models import Attachment, Post, PostRun, PostSource, Thread
 from .render import attachment_kind, rendered_fields
-from .services import thread_relayout, thread_subject
+from .services import REPLY_PREFIXES, thread_relayout, thread_subject
 from .targets import Target
 
 logger = logging.getLogger(__name__)
@@ -123,6 +123,23 @@ class _Groups:
         self.parent[self.find(a)] = self.find(b)
 
 
+def _join_replies_without_headers(messages: list[MailMessage], groups: _Groups) -> None:
+    """Old mailers sent "Re: subject" without In-Reply-To or References: such a reply joins
+    the message in the same file that started that subject."""
+    starters: dict[str, str] = {}
+    for message in sorted(messages, key=lambda m: (m.date or timezone.now(), m.position)):
+        if not message.subject.lower().startswith(REPLY_PREFIXES):
+            starters.setdefault(thread_subject(message.subject).lower(), message.message_id)
+    for message in messages:
+        orphan = not message.in_reply_to and not message.references
+        if orphan and message.subject.lower().startswith(REPLY_PREFIXES):
+            starter = starters.get(thread_subject(message.subject).lower())
+            if starter:
+                groups.union(message.message_id, starter)
+                message.in_reply_to = starter  # so the layout hangs it under the starter
+                message.notes.append("no In-Reply-To or References: threaded by subject")
+
+
 def _group(messages: list[MailMessage]) -> dict[str, list[MailMessage]]:
     groups = _Groups()
     for message in messages:
@@ -130,6 +147,7 @@ def _group(messages: list[MailMessage]) -> dict[str, list[MailMessage]]:
         for related in [message.in_reply_to, *message.references]:
             if related:
                 groups.union(message.message_id, related)
+    _join_replies_without_headers(messages, groups)
     grouped: dict[str, list[MailMessage]] = {}
     for message in messages:
         grouped.setdefault(groups.find(message.message_id), []).append(message)

@@ -92,3 +92,18 @@ def test_a_later_mbox_joins_the_stored_thread_and_a_late_parent_adopts_its_child
     ordered = [(p.message_id, p.depth) for p in Post.objects.in_thread_order()]
     assert ordered == [("top@x", 0), ("middle@x", 1), ("child@x", 2)]
     assert Thread.objects.get().post_count == 3
+
+
+@pytest.mark.django_db
+def test_replies_without_threading_headers_join_by_subject(poster):
+    def message(mid, subject, minutes):
+        return (f"From x Mon Feb 11 10:{minutes:02d}:00 2008\nFrom: P <p@x>\nSubject: {subject}\n"
+                f"Date: Mon, 11 Feb 2008 10:{minutes:02d}:00 +0000\nMessage-ID: <{mid}>\n\n"
+                f"text\n\n")
+    data = (message("r@x", "Re: yield semantics", 5) + message("s@x", "yield semantics", 1)
+            + message("o@x", "Re: something else", 7)).encode()
+    report = mbox_import(data=data, user=poster)
+    assert sorted(t.post_count for t in report.threads) == [1, 2]
+    reply = Post.objects.get(message_id="r@x")
+    assert reply.parent.message_id == "s@x" and reply.depth == 1
+    assert "threaded by subject" in " ".join(reply.notes)
