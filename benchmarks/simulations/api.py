@@ -57,7 +57,7 @@ def simulation_detail(request, pk: int):
     if request.query_params.get("figure") == "1":
         seen = request.query_params.get("seen", "")
         if not seen.isdigit() or int(seen) != job.done:
-            data["figure"] = selectors.job_figure(job, data["runs"])
+            data["figure"] = selectors.job_figure(job)
     return Response(data)
 
 

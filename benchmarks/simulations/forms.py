@@ -4,7 +4,7 @@ No field is hard-coded: workloads, their params (with defaults and types), kerne
 their tunables all come from the simulator, so a new workload or tunable shows up by itself.
 """
 
-from .runs import _catalog
+from .runs import simulator_catalog
 
 SWEEP_ROWS = 2
 TOPOLOGY_AXES = ("topology", "cpus")
@@ -27,7 +27,7 @@ def _field(name: str, spec: dict) -> dict:
 
 def form_catalog() -> dict:
     """What the template needs: workloads with param fields, kernels, the union of tunables."""
-    catalog = _catalog()
+    catalog = simulator_catalog()
     kernels = list(catalog["kernels"])
     tunables: dict[str, dict] = {}
     for kernel, profile in catalog["kernels"].items():
@@ -62,7 +62,7 @@ def _number_or_text(text: str):
 
 def spec_from_form(post) -> dict:
     """The POSTed form as an /api/v1/simulations/ body; the simulator judges the values."""
-    catalog = _catalog()
+    catalog = simulator_catalog()
     workload = post.get("workload", "")
     params = {}
     for name, spec in catalog["workloads"].get(workload, {}).get("params", {}).items():

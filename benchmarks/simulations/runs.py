@@ -19,12 +19,12 @@ from .expansion import cli_command
 
 
 @lru_cache(maxsize=1)
-def _catalog() -> dict:
+def simulator_catalog() -> dict:
     return simulator.catalog()
 
 
 def defaults_for(workload: str, kernel: str) -> dict:
-    catalog = _catalog()
+    catalog = simulator_catalog()
     return {
         "params": {n: s["default"] for n, s in catalog["workloads"][workload]["params"].items()},
         "tunables": {n: s["default"] for n, s in catalog["kernels"][kernel]["tunables"].items()},
@@ -64,7 +64,7 @@ def point_run_args(*, point, result: dict) -> dict:
 
 
     norm = point.spec
-    units = _catalog()["workloads"][norm["workload"]]["metrics"]
+    units = simulator_catalog()["workloads"][norm["workload"]]["metrics"]
     metrics = {
         name: MetricInput(values=values, unit=units.get(name, {}).get("unit", ""),
                           higher_is_better=bool(units.get(name, {}).get("higher_is_better")))

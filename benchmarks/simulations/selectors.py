@@ -1,15 +1,9 @@
 """Reads for simulation jobs: the API/page JSON, the point list, the live chart."""
 
-import logging
+from benchmarks.models import MetricSummary, Run
 
-from benchmarks.comparisons.compute import compute
-from benchmarks.comparisons.spec import SpecError, parse_spec
-from benchmarks.models import Run
-
-from .comparison import MAX_COMPARED_RUNS, comparison_spec
 from .models import SimulationJob, SimulationPoint, Status
-
-log = logging.getLogger(__name__)
+from .runs import simulator_catalog
 
 
 def job_by_pk_text(target_id: str) -> SimulationJob | None:
@@ -58,15 +52,32 @@ def job_json(job: SimulationJob, *, with_points: bool = False) -> dict:
     return data
 
 
-def job_figure(job: SimulationJob, run_ids: list[int]) -> dict | None:
-    """The chart of the results so far, drawn like the comparison the job will end with."""
-    if not run_ids or len(run_ids) > MAX_COMPARED_RUNS:
+def job_figure(job: SimulationJob) -> dict | None:
+    """The live chart: the median of the workload's first metric per finished point, one line
+    per kernel over the first sweep axis. Two queries, so polling it every second is cheap; the
+    job's frozen comparison has the full statistics."""
+    metrics = simulator_catalog()["workloads"][job.spec["workload"]]["metrics"]
+    metric = next(iter(metrics))
+    done = list(job.points.filter(status=Status.SUCCEEDED, run__isnull=False)
+                .order_by("index").values_list("kernel", "values", "run_id"))
+    if not done:
         return None
-    try:
-        return compute(parse_spec(comparison_spec(job, run_ids)))["figure"]
-    except SpecError as exc:
-        log.info("simulation %s: no chart yet: %s", job.pk, exc)
-        return None
+    medians = dict(MetricSummary.objects.filter(
+        run_id__in={run for *_, run in done}, metric__name=metric).values_list("run_id", "median"))
+    axis = next(iter(job.spec.get("sweep") or {}), None)
+    traces = {}
+    for kernel, values, run_id in done:
+        trace = traces.setdefault(kernel, {"type": "scatter", "mode": "lines+markers",
+                                           "name": kernel, "x": [], "y": []})
+        trace["x"].append(values.get(axis) if axis else kernel)
+        trace["y"].append(medians.get(run_id))
+    order = {kernel: n for n, kernel in enumerate(job.spec["kernels"])}
+    unit = metrics[metric].get("unit") or ""
+    return {"data": sorted(traces.values(), key=lambda t: order.get(t["name"], 0)),
+            "layout": {"xaxis": {"title": {"text": axis or "kernel"}},
+                       "yaxis": {"title": {"text": f"{metric} ({unit}), median" if unit
+                                           else f"{metric}, median"}},
+                       "margin": {"t": 30}, "legend": {"title": {"text": "kernel"}}}}
 
 
 def jobs_listed():

@@ -44,6 +44,10 @@ def test_sweep_lands_one_run_per_point(celery_worker_factory, owner, client):
     assert sorted(body["runs"]) == sorted(runs.values_list("pk", flat=True))
     comparison = Comparison.objects.get(slug=body["comparison"])
     assert comparison.spec["x"] == "param.loops" and comparison.spec["series"] == "kernel"
+    figure = client.get(f"/api/v1/simulations/{job.pk}/?figure=1").json()["figure"]
+    assert [t["name"] for t in figure["data"]] == ["2.6.22", "2.6.24"]
+    assert figure["data"][0]["x"] == [100000, 1000000] and None not in figure["data"][0]["y"]
+    assert "figure" not in client.get(f"/api/v1/simulations/{job.pk}/?figure=1&seen=4").json()
     detail = client.get(f"/api/v1/runs/{run.pk}/").json()
     assert detail["provenance"]["simulation"]["id"] == job.pk
 
