@@ -60,7 +60,8 @@ def thread_list_page(page_number, **filters) -> Page:
 
 def post_by_message_id(message_id: str) -> Post | None:
     message_id = (message_id or "").strip().strip("<>")
-    return Post.objects.select_related("thread", "user").filter(message_id=message_id).first()
+    posts = Post.objects.select_related("thread", "user", "parent")
+    return posts.filter(message_id=message_id).first()
 
 
 def run_ids_of(post: Post) -> list[int]:

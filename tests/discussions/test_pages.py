@@ -79,7 +79,10 @@ def test_post_links_to_its_runs_and_compare_these(client, imported):
 def test_message_page_shows_headers_and_raw_source(client, imported):
     post = Post.objects.get(author="Peter Example")
     html = client.get(f"/m/{post.message_id}/").content.decode()
-    assert "&lt;not-in-archive-1@example.org&gt;" in html
+    assert "&lt;not-in-archive-1@example.org&gt; <span class=\"muted\">(not in this archive" in html
+    jan = Post.objects.get(author="Jan Example")
+    jan_html = client.get(jan.url).content.decode()
+    assert f'<a href="{jan.parent.url}">&lt;{jan.in_reply_to}&gt;</a>' in jan_html
     raw = client.get(f"/m/{post.message_id}/raw/")
     assert raw["Content-Type"].startswith("text/plain") and raw.content == bytes(post.raw)
     assert client.get("/m/nothing@here/").status_code == 404
