@@ -10,7 +10,8 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Count, F, Q, Sum, Value
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from .models import ACTIVE, SimulationJob, SimulationPoint, Status
@@ -102,8 +103,12 @@ def job_refresh(*, job_id: int) -> None:
         failed=Count("pk", filter=Q(status=Status.FAILED)),
         active=Count("pk", filter=Q(status__in=ACTIVE)),
         events=Sum("events"))
+    # Counts only grow (a finished point stays finished), so an UPDATE from a refresh that read
+    # an older state and lands after a newer one can never move progress backwards.
     SimulationJob.objects.filter(pk=job_id).update(
-        done=counts["done"], failed=counts["failed"], events=counts["events"] or 0)
+        done=Greatest(F("done"), Value(counts["done"])),
+        failed=Greatest(F("failed"), Value(counts["failed"])),
+        events=Greatest(F("events"), Value(counts["events"] or 0)))
     if counts["active"] == 0:
         job_finish(job_id=job_id, failed=counts["failed"])
 
