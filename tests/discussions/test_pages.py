@@ -198,3 +198,19 @@ def test_comparison_report_is_offered_as_a_reply_draft(signed_in, poster, monkey
 def test_post_url_is_what_reverse_builds(message_id):
     post = Post(message_id=message_id)
     assert post.url == reverse("message-detail", args=[message_id])
+
+
+def test_a_real_comparisons_text_report_becomes_the_reply_draft(signed_in, poster):
+    from benchmarks.comparisons.spec import parse_spec
+    from benchmarks.services.comparisons import comparison_create
+
+    runs = [make_run("2.6.22", [3332, 3350]), make_run("2.6.24", [8953, 9001])]
+    comparison = comparison_create(spec=parse_spec(
+        {"title": "create/join", "runs": [r.pk for r in runs], "x": "kernel"}))
+    services.thread_create(user=poster, subject="s", body="first")
+    post = Post.objects.get()
+    page = signed_in.get(reverse("message-reply", args=[post.message_id]),
+                         {"quote": "1", "draft": f"comparison:{comparison.slug}"})
+    body = page.context["form"].initial["body"]
+    assert body.startswith("On ") and "> first" in body
+    assert f"/c/{comparison.slug}/" in body and "2.6.24" in body
