@@ -74,13 +74,13 @@ def _simulate(point, beat: Heartbeat) -> dict:
     return simulator.run(point.spec, progress=between_repeats)
 
 
-def _execute(point) -> None:
+def _execute(point) -> bool:
     with Heartbeat(point.pk) as beat:
         result = _simulate(point, beat)
     if beat.stopped.is_set():
         raise PointStopped()
     arguments = point_run_args(point=point, result=result)  # reads, before the transaction
-    points.point_store(point=point, build_run=lambda: (
+    return points.point_store(point=point, build_run=lambda: (
         run_create(**arguments), result["counters"].get("events", 0), result["wall_seconds"]))
 
 
@@ -97,12 +97,11 @@ def run_point(self, point_id: int) -> str:
         raise self.retry(exc=exc, countdown=2 ** self.request.retries) from exc
     if point is None:
         return "skipped"  # done, running elsewhere, cancelled or deleted
-    outcome = "stored"
     try:
         if points.point_reuse(point=point):
             outcome = "reused"
         else:
-            _execute(point)
+            outcome = "stored" if _execute(point) else "duplicate"
     except PointStopped:
         outcome = "stopped"
     except TRANSIENT as exc:

@@ -94,3 +94,32 @@ def test_watchdog_requeues_a_silent_point_then_gives_up(owner, sent, settings):
     job.refresh_from_db()
     assert point.status == Status.FAILED and "stopped reporting" in point.error
     assert job.status == Status.FAILED
+
+
+def test_a_point_over_its_time_limit_fails_between_repeats(owner, sent, settings):
+    settings.SIMULATION_POINT_TIME_LIMIT = 0
+    job = simulation_create(spec=tiny_spec(kernels=["2.6.24"], sweep={}, repeat=3), owner=owner)
+    assert run_all(job) == ["failed"]
+    assert "time limit exceeded" in job.points.get().error
+    assert not Run.objects.exists()
+
+
+def test_a_transient_database_error_is_retried(owner, sent, monkeypatch):
+    from django.db import OperationalError
+
+    from benchmarks.simulations import tasks
+
+    real, calls = tasks.point_run_args, []
+
+    def flaky(**kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("server closed the connection unexpectedly")
+        return real(**kwargs)
+
+    monkeypatch.setattr(tasks, "point_run_args", flaky)
+    job = simulation_create(spec=tiny_spec(kernels=["2.6.24"], sweep={}), owner=owner)
+    run_point.apply(args=[job.points.get().pk])  # an eager retry runs again at once
+    point = job.points.get()
+    assert len(calls) == 2 and point.status == Status.SUCCEEDED and point.attempts == 2
+    assert Run.objects.count() == 1
