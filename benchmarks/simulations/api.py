@@ -29,7 +29,10 @@ def spec_error_response(exc: JobSpecError) -> Response:
     return Response(body, status=status.HTTP_400_BAD_REQUEST)
 
 
-@extend_schema(request=JOB_SPEC, responses={202: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT})
+@extend_schema(methods=["POST"], request={"application/json": JOB_SPEC},
+               responses={202: OpenApiTypes.OBJECT})
+@extend_schema(methods=["GET"], operation_id="v1_simulations_list",
+               responses=OpenApiTypes.OBJECT)
 @api_view(["GET", "POST"])
 def simulations(request):
     """POST launches a job (202 {"id", "url", "status"}); GET lists recent jobs."""
