@@ -5,6 +5,8 @@ from . import api, views
 urlpatterns = [
     path("threads/", views.thread_list, name="thread-list"),
     path("threads/new/", views.thread_new, name="thread-new"),
+    path("threads/about/<str:target_type>/<str:target_id>/", views.threads_about,
+         name="threads-about"),
     path("threads/import/", views.import_page, name="thread-import"),
     path("threads/<int:pk>/", views.thread_detail, name="thread-detail"),
     path("threads/<int:pk>.mbox", views.thread_mbox, name="thread-mbox"),

@@ -40,6 +40,17 @@ def thread_list(request):
     return render(request, "discussions/thread_list.html", {"page": page, **filters})
 
 
+def threads_about(request, target_type: str, target_id: str):
+    """The "threads about this" panel alone, for pages cached whole (frozen comparisons)
+    that fetch it after loading."""
+    try:
+        target_resolve(target_type, target_id)
+    except TargetError as exc:
+        raise Http404(str(exc)) from None
+    return render(request, "discussions/_attached.html",
+                  {"target_type": target_type, "target_id": target_id})
+
+
 @login_required
 def thread_new(request):
     form = ThreadStartForm(request.POST or None, initial=request.GET.dict())

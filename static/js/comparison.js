@@ -1,6 +1,17 @@
-// Permalink page: switch the x axis between linear and log, download the chart as PNG or SVG.
+// Permalink page: switch the x axis between linear and log, download the chart as PNG or SVG,
+// and fetch the live "threads about this comparison" panel (the page itself is cached whole).
 (function () {
   "use strict";
+  document.addEventListener("DOMContentLoaded", function () {
+    var holder = document.getElementById("comparison-threads");
+    if (!holder) { return; }
+    fetch(holder.dataset.fragment, { credentials: "same-origin" }).then(function (response) {
+      return response.ok ? response.text() : "";
+    }).then(function (html) {
+      holder.innerHTML = html;  // our own server-rendered, escaped fragment
+      holder.dataset.loaded = "1";
+    });
+  });
   function chart() { return document.getElementById("comparison-chart"); }
   document.addEventListener("click", function (event) {
     var toggle = event.target.closest("#toggle-x-scale");

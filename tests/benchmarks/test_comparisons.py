@@ -266,3 +266,20 @@ def test_environment_diff_leaves_out_the_compared_dimensions():
     assert [(row["section"], row["key"]) for row in result["environment_diff"]] == [
         ("tunables", "sched_compat_yield")]
     assert result["environment_diff"][0]["values"] == {"0": [old.pk], "1": [new.pk]}
+
+
+def test_threads_about_a_comparison_come_as_a_fragment(sweep, api_client, api_user, client):
+    from benchmarks.discussions.services import thread_create
+    from benchmarks.discussions.targets import target_resolve
+
+    slug = save(api_client)
+    page = client.get(f"/c/{slug}/").content.decode()
+    assert f'data-fragment="/threads/about/comparison/{slug}/"' in page
+    fragment = client.get(f"/threads/about/comparison/{slug}/").content.decode()
+    assert "No discussion about this comparison yet" in fragment
+    thread_create(user=api_user, subject="2.6.24 <regression>", body="see the chart",
+                  target=target_resolve("comparison", slug))
+    fragment = client.get(f"/threads/about/comparison/{slug}/").content.decode()
+    assert "2.6.24 &lt;regression&gt;" in fragment
+    assert client.get(f"/c/{slug}/").content.decode() == page  # the cached page is unchanged
+    assert client.get("/threads/about/comparison/nosuch/").status_code == 404

@@ -53,6 +53,7 @@ def test_build_toggle_save_reopen_and_download(signed_in, browser, live_server, 
     other.goto(f"/c/{slug}/")
     other.wait_for_selector("#comparison-chart[data-rendered='1']")
     assert "threadtest by loop size" in other.text_content("h1")
+    other.wait_for_selector("#comparison-threads[data-loaded='1'] a.start-thread")
     assert "Mann-Whitney" in other.text_content("body") or "Welch" in other.text_content("body")
     with other.expect_download() as download:
         other.click("#csv-link")
