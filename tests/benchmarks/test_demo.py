@@ -10,7 +10,7 @@ def test_load_demo_loads_the_published_figures_once(capsys):
     call_command("load_demo")
     counts = (Run.objects.count(), Sample.objects.count(), Artifact.objects.count(),
               Comparison.objects.count())
-    assert counts == (35 + 6, 35 + 18, 2, 2)
+    assert counts == (35 + 6 + 16, 35 + 18 + 16, 2 + 2, 2)  # 2 message tables: 4 + 12 runs
     call_command("load_demo")
     assert "already loaded" in capsys.readouterr().out
     assert (Run.objects.count(), Sample.objects.count(), Artifact.objects.count(),
@@ -30,3 +30,14 @@ def test_demo_runs_carry_their_machines_and_params():
                    .values_list("kernel__version", flat=True))
     assert ordered == ["2.6.22.17-cfs-v24.1-smp", "2.6.22.17-smp", "2.6.23.15-cfs-v24-smp",
                        "2.6.23.15-smp", "2.6.24.1-smp", "2.6.25-smp"]
+
+
+def test_demo_thread_extracts_each_table_once():
+    from benchmarks.discussions.models import Post
+
+    call_command("load_demo")
+    posts = list(Post.objects.order_by("thread_order"))
+    assert [p.depth for p in posts] == [0, 1, 2]
+    extracted = {p.message_id: len(p.run_ids) for p in posts}
+    # The second message only quotes the first one's table: nothing is extracted from it.
+    assert list(extracted.values()) == [4, 0, 12]
