@@ -50,6 +50,27 @@ def stop_workers(workers: list[subprocess.Popen]) -> None:
         worker.wait(timeout=60)
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds every process on the machine has used so far (from /proc/stat)."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def workers_cpu_seconds(workers: list[subprocess.Popen]) -> float:
+    """CPU seconds used by the worker processes and their pool children."""
+    pids = []
+    for worker in workers:
+        pids.append(worker.pid)
+        children = Path(f"/proc/{worker.pid}/task/{worker.pid}/children")
+        pids += [int(pid) for pid in children.read_text().split()] if children.exists() else []
+    total = 0
+    for pid in pids:
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(stat[11]) + int(stat[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def clear_tables() -> None:
     from benchmarks.models import Comparison, Run
     from benchmarks.simulations.models import SimulationJob
@@ -70,7 +91,7 @@ def run_job(spec: dict, owner) -> tuple[float, object]:
         job.refresh_from_db()
         if job.status not in ACTIVE:
             break
-        time.sleep(0.05)
+        time.sleep(0.1)
     elapsed = time.perf_counter() - started
     if job.status != "succeeded":
         raise SystemExit(f"job {job.pk} ended {job.status}: {job.error}")
@@ -84,15 +105,19 @@ def sweep_phase(workers: int, seed: int, owner) -> float:
         run_job({"workload": "threadtest", "kernels": KERNELS[:1], "repeat": 1,
                  "params": {"iterations": 1}, "seed": 10_000 + seed,
                  "sweep": {"loops": list(range(workers * 2))}}, owner)  # warm every worker
+        busy, own = machine_busy_seconds(), workers_cpu_seconds(pool)
         elapsed, job = run_job({"workload": "threadtest", "kernels": KERNELS, "repeat": 5,
                                 "sweep": {"loops": LOOPS}, "seed": seed}, owner)
+        own = workers_cpu_seconds(pool) - own
+        others = machine_busy_seconds() - busy - own
         rows = list(job.points.values_list("worker", "started", "finished", "wall_seconds"))
         busy = sum((end - start).total_seconds() for _, start, end, _ in rows)
         simulated = sum(wall for *_, wall in rows)
         print(f"{workers} worker(s): {job.total} points, {job.events:,} events, "
               f"{elapsed:.2f} s wall; points spread over {len({r[0] for r in rows})} worker(s), "
               f"{busy / elapsed:.2f} points in flight on average, simulator time "
-              f"{simulated:.2f} s in all; load average {os.getloadavg()[0]:.1f}")
+              f"{simulated:.2f} s in all; CPU: workers {own:.1f} s, everything else on the "
+              f"machine {others:.1f} s, of {os.cpu_count() * elapsed:.1f} s available")
         return elapsed
     finally:
         stop_workers(pool)
