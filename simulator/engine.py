@@ -19,6 +19,7 @@ from . import balance
 from .errors import EventBudgetExceeded
 from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER
 from .interp import step
+from .policies import Policy
 from .program import BLOCKED, DONE, QUEUED, RUNNING
 
 
@@ -87,7 +88,9 @@ class Engine:
         self.depth = 0
         self.track_load = not policy.global_queue
         policy.attach(self)
-        self.policy_account = policy.account
+        # None when the policy keeps the base class's no-op account(): the hot paths skip it
+        self.policy_account = (None if type(policy).account is Policy.account
+                               else policy.account)
         self.cpus = [Cpu(c, policy.new_rq(c), topo.siblings(c)) for c in range(topo.ncpus)]
         balance.setup(self)
 
@@ -124,47 +127,50 @@ class Engine:
         """Process events until every task is done, the stop time, or nothing can happen."""
         heap = self.heap
         pop = heapq.heappop
-        counters = self.counters
         budget = self.max_events
         events = 0
-        cpus = self.cpus
+        # the policy's account() hook, None when it is the base class's no-op
         policy_account = self.policy_account
+        ev_seg, ev_timer, ev_balance, ev_sample, ev_call = (EV_SEG, EV_TIMER, EV_BALANCE,
+                                                            EV_SAMPLE, EV_CALL)
         self._seed_events()
         while heap and self.alive > 0:
             when, _seq, kind, obj, gen = pop(heap)
-            if kind == EV_SEG:
+            if kind == ev_seg:
                 if gen != obj.gen:
                     continue
                 obj.pending_at = None
                 self.now = when
                 task = obj.curr
-                if (task is not None and 0 < task.remaining <= when - obj.seg_start
-                        and obj.speed == 1.0 and not obj.need_resched):
-                    # on_segment_end() for its commonest case, inlined: a full-speed run
-                    # segment has completed, so account it and go on with the next action
+                # on_segment_end() for its commonest case, inlined: a full-speed run segment
+                # has completed, so account it and go on with the next action
+                if task is not None and obj.speed == 1.0 and not obj.need_resched:
                     elapsed = when - obj.seg_start
-                    obj.seg_start = when
-                    obj.busy_ns += elapsed
-                    task.sum_exec += elapsed
-                    task.remaining = 0
-                    policy_account(obj.rq, task, elapsed, when)
-                    step(self, obj, task)
+                    if 0 < task.remaining <= elapsed:
+                        obj.seg_start = when
+                        obj.busy_ns += elapsed
+                        task.sum_exec += elapsed
+                        if policy_account is not None:
+                            policy_account(obj.rq, task, elapsed, when)
+                        step(self, obj, task)
+                    else:
+                        self.on_segment_end(obj)
                 else:
                     self.on_segment_end(obj)
-            elif kind == EV_TIMER:
+            elif kind == ev_timer:
                 if gen != obj.timer_gen:
                     continue
                 self.now = when
                 self.on_timer(obj)
-            elif kind == EV_BALANCE:
+            elif kind == ev_balance:
                 if gen != obj.bal_gen:
                     continue
                 self.now = when
                 balance.periodic(self, obj)
-            elif kind == EV_SAMPLE:
+            elif kind == ev_sample:
                 self.now = when
                 self.sample()
-            elif kind == EV_CALL:
+            elif kind == ev_call:
                 self.now = when
                 obj(self)
             else:
@@ -172,10 +178,10 @@ class Engine:
                 break
             events += 1
             if events > budget:
-                counters["events"] = events
+                self.counters["events"] = events
                 raise EventBudgetExceeded(budget, self.now)
-        counters["events"] = events
-        for cpu in cpus:
+        self.counters["events"] = events
+        for cpu in self.cpus:
             self.account(cpu)
         if self.samples and self.samples[-1][0] < self.now:
             self.alive, alive = 0, self.alive  # final partial interval, no next sample
@@ -343,7 +349,8 @@ class Engine:
             task.remaining -= elapsed if cpu.speed == 1.0 else int(elapsed * cpu.speed)
         elif task.spin_yield:
             self.counters["yields"] += elapsed // self.tun["yield_syscall_ns"]
-        self.policy_account(cpu.rq, task, elapsed, now)
+        if self.policy_account is not None:
+            self.policy_account(cpu.rq, task, elapsed, now)
 
     def on_segment_end(self, cpu):
         task = cpu.curr
@@ -360,7 +367,8 @@ class Engine:
             cpu.busy_ns += elapsed
             task.sum_exec += elapsed
             task.remaining -= elapsed
-            self.policy_account(cpu.rq, task, elapsed, now)
+            if self.policy_account is not None:
+                self.policy_account(cpu.rq, task, elapsed, now)
         else:
             self.account(cpu)
         if cpu.need_resched:

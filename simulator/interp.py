@@ -11,6 +11,7 @@ from .program import (
     LOCK,
     LOOP,
     MARK,
+    OP_NAMES,
     POST,
     RUN,
     SET,
@@ -36,81 +37,79 @@ def _finish_spin(task):
 def step(eng, cpu, task):
     """The current action is done; run the following ones until the CPU has its next plan.
 
-    This is the simulator's innermost loop, so the commonest actions are handled inline rather
-    than through helper calls; the rarer ones go through the _BLOCKING table."""
+    This is the simulator's innermost loop (once per event on most workloads), so the commonest
+    actions and their uncontended cases are handled inline, the program counter lives in a local
+    (written back before anything that could look at it) and planning a fresh run segment is
+    inlined; every other case goes through the _HANDLERS table, indexed by op code."""
     if task.spin_on is not None:
         _finish_spin(task)
     task.remaining = 0
     prog = task.prog
-    noise = eng.noise
-    rand = eng._random
+    pc = task.pc
     while True:
-        op = prog[task.pc]
+        op = prog[pc]
         code = op[0]
-        task.pc += 1
-        # Ordered by frequency; WAIT/POST/LOCK/UNLOCK fast paths avoid a call when uncontended.
+        pc += 1
+        # Ordered by frequency
         if code == RUN:
             ns = op[1]
-            if noise > 0.0 and ns > 0:  # Engine.jitter(), inlined on the hottest path
-                ns = int(ns * (1.0 + noise * (2.0 * rand() - 1.0))) or 1
+            if ns <= 0:
+                task.remaining = ns
+                continue
+            task.pc = pc
+            noise = eng.noise
+            if noise > 0.0:  # Engine.jitter(), inlined on the hottest path
+                ns = int(ns * (1.0 + noise * (2.0 * eng._random() - 1.0))) or 1
             task.remaining = ns
-            if ns > 0:
-                preempt_at = cpu.preempt_at
-                if cpu.need_resched or (preempt_at is not None and eng.now >= preempt_at):
-                    eng.begin(cpu, task)
-                else:  # common case: no preemption is due, just plan the segment's end
-                    _plan_run(eng, cpu, task, ns)
+            preempt_at = cpu.preempt_at
+            if cpu.need_resched or (preempt_at is not None and eng.now >= preempt_at):
+                eng.begin(cpu, task)
                 return
-        elif code == WAIT and op[1].count > 0:
-            op[1].count -= 1
-        elif code == LOCK and op[1].owner is None:
-            op[1].owner = task
-        elif code == UNLOCK and not op[1].waiters and not op[1].spinners:
-            op[1].owner = None
-        elif code == POST and not op[1].waiters and op[2] == 1:
-            op[1].count += 1
-        elif code == LOOP:  # _loop(), inlined
+            # common case, no preemption due: Engine.plan() for a fresh run segment
+            start = cpu.seg_start
+            end = start + (ns if cpu.speed == 1.0 else int(-(-ns // cpu.speed)))
+            if not cpu.preempt_valid:
+                preempt_at = eng.slice_expiry(cpu, task, start)
+            if preempt_at is not None and preempt_at < end:
+                end = preempt_at
+            if end != cpu.pending_at:  # Engine.arm(), inlined
+                gen = cpu.gen = cpu.gen + 1
+                cpu.pending_at = end
+                seq = eng.seq = eng.seq + 1
+                heappush(eng.heap, (end, seq, EV_SEG, cpu, gen))
+            return
+        if code == WAIT:
+            if op[1].count > 0:
+                op[1].count -= 1
+                continue
+        elif code == LOCK:
+            if op[1].owner is None:
+                op[1].owner = task
+                continue
+        elif code == UNLOCK:
+            if not op[1].waiters and not op[1].spinners:
+                op[1].owner = None
+                continue
+        elif code == POST:
+            if not op[1].waiters and op[2] == 1:
+                op[1].count += 1
+                continue
+        elif code == LOOP:  # counters are keyed by the LOOP's pc + 1
             loops = task.loops
             if loops is None:
                 loops = task.loops = {}
-            left = loops.get(task.pc, op[1]) - 1
+            left = loops.get(pc, op[1]) - 1
             if left > 0:
-                loops[task.pc] = left
-                task.pc = op[2]
+                loops[pc] = left
+                pc = op[2]
             else:
-                loops.pop(task.pc, None)
-        elif code == SPIN:
-            counter = op[1]
-            if counter.value < op[2]:
-                _start_spin(eng, cpu, task, counter, op[2], op[3], None)
-                return
-        elif code == ADD:
-            op[1].value += op[2]
-            if op[1].spinners:
-                eng.notify_spinners(op[1])
-        elif code == SET:
-            op[1].value = op[2]
-        elif code in _BLOCKING:
-            if _BLOCKING[code](eng, cpu, task, op):
-                return
-        elif code == MARK:
-            op[1](eng, task)
-        else:
-            raise AssertionError(f"unknown op {code}")
-
-
-def _plan_run(eng, cpu, task, ns):
-    """Engine.plan() specialised for a fresh run segment with no resched pending."""
-    start = cpu.seg_start
-    end = start + (ns if cpu.speed == 1.0 else int(-(-ns // cpu.speed)))
-    preempt_at = cpu.preempt_at if cpu.preempt_valid else eng.slice_expiry(cpu, task, start)
-    if preempt_at is not None and preempt_at < end:
-        end = preempt_at
-    if end != cpu.pending_at:  # Engine.arm(), inlined
-        cpu.gen += 1
-        cpu.pending_at = end
-        eng.seq += 1
-        heappush(eng.heap, (end, eng.seq, EV_SEG, cpu, cpu.gen))
+                loops.pop(pc, None)
+            continue
+        # the contended cases and the rarer actions
+        task.pc = pc
+        if _HANDLERS[code](eng, cpu, task, op):
+            return
+        pc = task.pc  # a handler that returns False leaves the task where it was
 
 
 def _start_spin(eng, cpu, task, obj, target, use_yield, lock_mode):
@@ -182,6 +181,31 @@ def _op_unlock(eng, cpu, task, op):
     return False
 
 
+def _op_spin(eng, cpu, task, op):
+    counter = op[1]
+    if counter.value >= op[2]:
+        return False
+    _start_spin(eng, cpu, task, counter, op[2], op[3], None)
+    return True
+
+
+def _op_add(eng, cpu, task, op):
+    op[1].value += op[2]
+    if op[1].spinners:
+        eng.notify_spinners(op[1])
+    return False
+
+
+def _op_set(eng, cpu, task, op):
+    op[1].value = op[2]
+    return False
+
+
+def _op_mark(eng, cpu, task, op):
+    op[1](eng, task)
+    return False
+
+
 def _op_sleep(eng, cpu, task, op):
     eng.sleep(cpu, task, eng.now + eng.jitter(op[1]))
     return True
@@ -238,6 +262,15 @@ def _op_barrier(eng, cpu, task, op):
     return False
 
 
-_BLOCKING = {WAIT: _op_wait, POST: _op_post, LOCK: _op_lock, UNLOCK: _op_unlock,
-             SLEEP: _op_sleep, TIMER: _op_timer, YIELD: _op_yield, FORK: _op_fork,
-             EXIT: _op_exit, BARRIER: _op_barrier}
+def _op_unknown(eng, cpu, task, op):
+    raise AssertionError(f"unknown op {op[0]}")
+
+
+# step()'s table for everything it does not handle inline, indexed by op code (RUN and LOOP
+# are always inline)
+_HANDLERS = [_op_unknown] * len(OP_NAMES)
+for _code, _fn in ((WAIT, _op_wait), (POST, _op_post), (LOCK, _op_lock), (UNLOCK, _op_unlock),
+                   (SPIN, _op_spin), (ADD, _op_add), (SET, _op_set), (MARK, _op_mark),
+                   (SLEEP, _op_sleep), (TIMER, _op_timer), (YIELD, _op_yield), (FORK, _op_fork),
+                   (EXIT, _op_exit), (BARRIER, _op_barrier)):
+    _HANDLERS[_code] = _fn
