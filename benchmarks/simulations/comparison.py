@@ -15,26 +15,28 @@ log = logging.getLogger(__name__)
 MAX_COMPARED_RUNS = 500  # a frozen comparison recomputes bootstrap CIs per cell: keep it cheap
 
 
-def x_dimension(spec: dict) -> str:
-    for axis in spec.get("sweep") or {}:
-        if axis in ("cpus", "topology"):
-            return "machine"  # simulated machines are named from the topology (sim-1x2x1)
-        if axis.startswith(("params.", "tunables.")):
-            kind, name = axis.split(".", 1)
-            return f"{kind[:-1]}.{name}"
-        params = simulator.catalog()["workloads"][spec["workload"]]["params"]
-        return f"param.{axis}" if axis in params else f"tunable.{axis}"
-    return "kernel"
+def axis_dimension(spec: dict, axis: str) -> str:
+    """The comparison dimension of a sweep axis: param.<name>, tunable.<name> or machine."""
+    if axis in ("cpus", "topology"):
+        return "machine"  # simulated machines are named from the topology (sim-1x2x1)
+    if axis.startswith(("params.", "tunables.")):
+        kind, name = axis.split(".", 1)
+        return f"{kind[:-1]}.{name}"
+    params = simulator.catalog()["workloads"][spec["workload"]]["params"]
+    return f"param.{axis}" if axis in params else f"tunable.{axis}"
 
 
 def comparison_spec(job, run_ids: list[int]) -> dict:
+    """x = the first sweep axis (or kernel), a line per kernel, a panel per second-axis value."""
     spec = job.spec
-    x = x_dimension(spec)
+    axes = [axis_dimension(spec, axis) for axis in spec.get("sweep") or {}]
+    x = axes[0] if axes else "kernel"
+    facet = axes[1] if len(axes) > 1 and axes[1] != x else None
     metric = next(iter(simulator.catalog()["workloads"][spec["workload"]]["metrics"]))
     title = spec.get("title") or f"simulation #{job.pk}: {spec['workload']} {metric} by {x}"
     return {"title": title[:200], "runs": run_ids, "metric": metric, "x": x,
-            "series": "kernel" if x != "kernel" else None, "statistic": "median",
-            "error": "stdev"}
+            "series": "kernel" if x != "kernel" else None, "facet": facet,
+            "statistic": "median", "error": "stdev"}
 
 
 def job_comparison(job):

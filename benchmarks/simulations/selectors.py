@@ -64,16 +64,20 @@ def job_figure(job: SimulationJob) -> dict | None:
         return None
     medians = dict(MetricSummary.objects.filter(
         run_id__in={run for *_, run in done}, metric__name=metric).values_list("run_id", "median"))
-    axis = next(iter(job.spec.get("sweep") or {}), None)
-    traces = {}
+    axes = list(job.spec.get("sweep") or {})
+    axis, other = (axes + [None, None])[:2]
+    traces = {}  # a line per kernel, and per value of a second sweep axis if there is one
     for kernel, values, run_id in done:
-        trace = traces.setdefault(kernel, {"type": "scatter", "mode": "lines+markers",
-                                           "name": kernel, "x": [], "y": []})
+        name = f"{kernel} · {other}={values.get(other)}" if other else kernel
+        trace = traces.setdefault(name, {"type": "scatter", "mode": "lines+markers",
+                                         "name": name, "x": [], "y": [], "kernel": kernel})
         trace["x"].append(values.get(axis) if axis else kernel)
         trace["y"].append(medians.get(run_id))
     order = {kernel: n for n, kernel in enumerate(job.spec["kernels"])}
+    for trace in traces.values():
+        trace["meta"] = trace.pop("kernel")
     unit = metrics[metric].get("unit") or ""
-    return {"data": sorted(traces.values(), key=lambda t: order.get(t["name"], 0)),
+    return {"data": sorted(traces.values(), key=lambda t: order.get(t["meta"], 0)),
             "layout": {"xaxis": {"title": {"text": axis or "kernel"}},
                        "yaxis": {"title": {"text": f"{metric} ({unit}), median" if unit
                                            else f"{metric}, median"}},

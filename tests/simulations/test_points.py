@@ -123,3 +123,19 @@ def test_a_transient_database_error_is_retried(owner, sent, monkeypatch):
     point = job.points.get()
     assert len(calls) == 2 and point.status == Status.SUCCEEDED and point.attempts == 2
     assert Run.objects.count() == 1
+
+
+def test_two_sweep_axes_chart_and_compare_without_mixing_points(owner, sent):
+    from benchmarks.simulations.selectors import job_figure
+
+    job = simulation_create(spec=tiny_spec(kernels=["2.6.24"], topology=None,
+                                           sweep={"loops": [100000, 1000000], "cpus": [1, 2]}),
+                            owner=owner)
+    assert set(run_all(job)) == {"stored"}
+    job.refresh_from_db()
+    assert job.comparison.spec["x"] == "param.loops"
+    assert job.comparison.spec["facet"] == "machine"  # cpus -> the simulated machine
+    assert {cell["n"] for cell in job.comparison.frozen["cells"]} == {2}  # one run per cell
+    figure = job_figure(job)
+    assert [t["name"] for t in figure["data"]] == ["2.6.24 · cpus=1", "2.6.24 · cpus=2"]
+    assert figure["data"][1]["x"] == [100000, 1000000]
