@@ -9,6 +9,7 @@ import simulator
 from benchmarks.comparisons.spec import SpecError, parse_spec
 from benchmarks.services.comparisons import comparison_create
 
+from .expansion import sweep_axes
 from .models import SimulationPoint, Status
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ def axis_dimension(spec: dict, axis: str) -> str:
 def comparison_spec(job, run_ids: list[int]) -> dict:
     """x = the first sweep axis (or kernel), a line per kernel, a panel per second-axis value."""
     spec = job.spec
-    axes = [axis_dimension(spec, axis) for axis in spec.get("sweep") or {}]
+    axes = [axis_dimension(spec, axis) for axis in sweep_axes(spec)]
     x = axes[0] if axes else "kernel"
     facet = axes[1] if len(axes) > 1 and axes[1] != x else None
     metric = next(iter(simulator.catalog()["workloads"][spec["workload"]]["metrics"]))

@@ -158,16 +158,23 @@ def clean_job_spec(data, limits: Limits) -> dict:
                            f"{', '.join(workloads)}")
     spec = {
         "workload": workload, "params": _mapping(data, "params"), "kernels": _kernels(data),
-        "tunables": _mapping(data, "tunables"), "sweep": _sweep(data),
+        "tunables": _mapping(data, "tunables"), "sweep": _sweep(data), "axes": [],
         "repeat": _int(data, "repeat", 1), "seed": _int(data, "seed", 1),
         "max_events": min(_int(data, "max_events", limits.max_events_per_run),
                           limits.max_events_per_run),
         "title": str(data.get("title") or "")[:200],
     }
+    # PostgreSQL's jsonb does not keep key order, and the first axis is the chart's x: keep the
+    # order the user gave in a list.
+    spec["axes"] = list(spec["sweep"])
     for name in TOPOLOGY_AXES:
         if data.get(name) not in (None, ""):
             spec[name] = data[name]
     return spec
+
+
+def sweep_axes(spec: dict) -> list[str]:
+    return list(spec.get("axes") or spec.get("sweep") or [])
 
 
 def check_limits(spec: dict, limits: Limits) -> int:

@@ -2,6 +2,7 @@
 
 from benchmarks.models import MetricSummary, Run
 
+from .expansion import sweep_axes
 from .models import SimulationJob, SimulationPoint, Status
 from .runs import simulator_catalog
 
@@ -64,7 +65,7 @@ def job_figure(job: SimulationJob) -> dict | None:
         return None
     medians = dict(MetricSummary.objects.filter(
         run_id__in={run for *_, run in done}, metric__name=metric).values_list("run_id", "median"))
-    axes = list(job.spec.get("sweep") or {})
+    axes = sweep_axes(job.spec)
     axis, other = (axes + [None, None])[:2]
     traces = {}  # a line per kernel, and per value of a second sweep axis if there is one
     for kernel, values, run_id in done:
