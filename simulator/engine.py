@@ -57,7 +57,8 @@ class Engine:
     __slots__ = ("topo", "policy", "tun", "rng", "_random", "max_events", "trace_file", "now",
                  "heap", "seq", "tasks", "exited", "alive", "stop_at", "tick_ns", "noise",
                  "refill_us", "counters", "marks", "samples", "overloaded", "pending_timers",
-                 "depth", "track_load", "policy_account", "cpus")
+                 "depth", "track_load", "policy_account", "cpus", "global_queue", "tick_preempts",
+                 "hrtick", "newidle", "switch_ns")
 
     def __init__(self, topo, policy, tun, seed, max_events, trace=None):
         self.topo = topo
@@ -86,7 +87,13 @@ class Engine:
         self.overloaded = 0
         self.pending_timers = 0
         self.depth = 0
+        # constants of the policy class and tunables the hot paths read, as plain slots
+        self.global_queue = policy.global_queue
+        self.tick_preempts = policy.tick_preempts
+        self.hrtick = policy.hrtick
         self.track_load = not policy.global_queue
+        self.newidle = tun["newidle_balance"] and not policy.global_queue
+        self.switch_ns = tun["context_switch_ns"]
         policy.attach(self)
         # None when the policy keeps the base class's no-op account(): the hot paths skip it
         self.policy_account = (None if type(policy).account is Policy.account
@@ -202,39 +209,38 @@ class Engine:
         return task
 
     def enqueue(self, cpu, task, how):
-        if task.cpu is not None and task.cpu != cpu.id and not self.policy.global_queue:
+        rq = cpu.rq
+        if self.global_queue:
+            task.cpu = cpu.id
+            self.policy.enqueue(rq, task, how, self.now)
+            rq.nr_running += 1
+            if self.tick_preempts:
+                self._replan_all_running()
+            return
+        if task.cpu is not None and task.cpu != cpu.id:
             self.counters["migrations"] += 1
         task.cpu = cpu.id
-        rq = cpu.rq
         before = rq.nr_running
         self.policy.enqueue(rq, task, how, self.now)
         rq.nr_running = before + 1
-        if self.policy.global_queue:
-            if self.policy.tick_preempts:
-                self._replan_for_queued(cpu, task)
-            return
-        if self.track_load:
-            balance.load_changed(self, cpu)
-        self._replan_for_queued(cpu, task)
-        if before + 1 == 2:
+        balance.load_changed(self, cpu)
+        # a task now waits: the running task needs its slice-expiry event (ticks were skipped)
+        cpu.preempt_valid = False
+        curr = cpu.curr
+        if curr is not None and curr is not task and curr.state == RUNNING:
+            self.account(cpu)
+            self.plan(cpu)
+        if before == 1:
             self.overloaded += 1
             balance.became_overloaded(self, cpu)
 
-    def _replan_for_queued(self, cpu, task):
-        """A task now waits: running tasks need their slice-expiry event (ticks were skipped)."""
-        if self.policy.global_queue:
-            if not self.policy.tick_preempts:
-                return
-            for c in self.cpus:
-                if c.curr is not None and c.preempt_at is None and c.curr.state == RUNNING:
-                    c.preempt_valid = False
-                    self.account(c)
-                    self.plan(c)
-        else:
-            cpu.preempt_valid = False
-            if cpu.curr is not None and cpu.curr is not task and cpu.curr.state == RUNNING:
-                self.account(cpu)
-                self.plan(cpu)
+    def _replan_all_running(self):
+        """Shared queue: a task now waits, so every running task may need its slice expiry."""
+        for c in self.cpus:
+            if c.curr is not None and c.preempt_at is None and c.curr.state == RUNNING:
+                c.preempt_valid = False
+                self.account(c)
+                self.plan(c)
 
     def dequeue(self, cpu, task):
         """Take a queued (not running) task off ``cpu`` for migration."""
@@ -266,7 +272,7 @@ class Engine:
         self.counters["wakeups"] += 1
         task.state = QUEUED
         task.wait_start = self.now
-        if self.policy.global_queue:  # one shared queue: placement happens at pick time
+        if self.global_queue:  # one shared queue: placement happens at pick time
             cpu = self.cpus[task.cpu if task.cpu is not None else 0]
         else:
             cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
@@ -278,7 +284,7 @@ class Engine:
         top-level event such as a timer, when no CPU is half-way through its actions) switches
         at once instead of through a resched event."""
         policy = self.policy
-        if policy.global_queue:
+        if self.global_queue:
             target = policy.preempt_target(self, task)
             if target is not None:
                 self.resched(target, "global queue: better task arrived", direct)
@@ -430,16 +436,16 @@ class Engine:
 
     def slice_expiry(self, cpu, task, start):
         preempt_at = None
-        policy = self.policy
-        if policy.tick_preempts and (cpu.rq.nr_running > 1 or policy.global_queue):
-            raw = policy.preempt_time(cpu.rq, task, start)
+        if self.tick_preempts and (cpu.rq.nr_running > 1 or self.global_queue):
+            raw = self.policy.preempt_time(cpu.rq, task, start)
             if raw is not None:
-                preempt_at = raw if policy.hrtick else self.tick_after(raw)
-                preempt_at = max(preempt_at, start)
+                if not self.hrtick:  # tick_after(), inlined
+                    tick = self.tick_ns
+                    raw = -(-raw // tick) * tick
+                preempt_at = raw if raw > start else start
         cpu.preempt_at = preempt_at
         cpu.preempt_valid = True
         return preempt_at
-
 
     # ----------------------------------------------------------------- scheduling
     def schedule(self, cpu):
@@ -457,20 +463,21 @@ class Engine:
             prev.last_cpu = cpu.id
             policy.put_prev(rq, prev, now)
         nxt = policy.pick_next(rq, cpu, now)
-        if nxt is None and self.tun["newidle_balance"] and not policy.global_queue:
+        if nxt is None and self.newidle:
             balance.newidle(self, cpu)
             nxt = policy.pick_next(rq, cpu, now)
         if nxt is None:
             self.go_idle(cpu, prev)
             return
         cost = policy.decision_cost(rq)
-        self.counters["sched_decisions"] += 1  # decisions that had a task to pick
-        self.counters["sched_cost_total_ns"] += cost
+        counters = self.counters
+        counters["sched_decisions"] += 1  # decisions that had a task to pick
+        counters["sched_cost_total_ns"] += cost
         if nxt is not prev:
             if involuntary:
-                self.counters["preemptions"] += 1
-            self.counters["context_switches"] += 1
-            cost += self.tun["context_switch_ns"]
+                counters["preemptions"] += 1
+            counters["context_switches"] += 1
+            cost += self.switch_ns
             if prev is not None and prev.state == QUEUED and self.trace_file is not None:
                 self.trace(cpu.id, "switch", f"{prev.name} -> {nxt.name}")
         self.switch_in(cpu, nxt, prev, cost)
@@ -480,10 +487,12 @@ class Engine:
         was_idle = prev is None or cpu.curr is None
         nxt.state = RUNNING
         nxt.wait_sum += now - nxt.wait_start
-        if self.refill_us:
-            cost += self.refill_cost(nxt, cpu.id)
-        if self.policy.global_queue and nxt.last_cpu is not None and nxt.last_cpu != cpu.id:
-            self.counters["migrations"] += 1
+        last = nxt.last_cpu
+        if last is not None and last != cpu.id:
+            if self.refill_us:
+                cost += self.refill_cost(nxt, cpu.id)
+            if self.global_queue:
+                self.counters["migrations"] += 1
         nxt.cpu = cpu.id
         nxt.never_ran = False
         cpu.curr = nxt
