@@ -37,7 +37,7 @@ class Cell:
     series: object
     facet: object
     run_ids: list[int]
-    values: np.ndarray
+    values: np.ndarray | None  # every sample, when something needs them
 
     @property
     def key(self) -> tuple:
@@ -123,10 +123,9 @@ def _fetch_postgresql(run_ids: list[int], metric_ids: list[int]) -> dict[int, np
     return dict(zip(found.tolist(), np.split(values, starts[1:]), strict=True))
 
 
-def fetch_samples(runs: list[Run], metric: str) -> dict[int, np.ndarray]:
+def fetch_samples(run_ids: list[int], metric: str) -> dict[int, np.ndarray]:
     """Every sample of `metric` for these runs, as one array per run (repeat order does not
     matter to any statistic, so none is imposed)."""
-    run_ids = [run.pk for run in runs]
     metric_ids = list(Metric.objects.filter(name=metric).values_list("pk", flat=True))
     if connection.vendor == "postgresql":
         return _fetch_postgresql(run_ids, metric_ids)
@@ -138,7 +137,8 @@ def fetch_samples(runs: list[Run], metric: str) -> dict[int, np.ndarray]:
     return {run_id: np.asarray(values, dtype=np.float64) for run_id, values in grouped.items()}
 
 
-def group_cells(spec: ComparisonSpec, runs: list[Run], samples: dict) -> list[Cell]:
+def group_cells(spec: ComparisonSpec, runs: list[Run]) -> list[Cell]:
+    """Runs grouped by their (x, series, facet) values, in natural order; no samples yet."""
     cells: dict[tuple, Cell] = {}
     for run in runs:
         coords = tuple(
@@ -148,10 +148,37 @@ def group_cells(spec: ComparisonSpec, runs: list[Run], samples: dict) -> list[Ce
         key = tuple(dimensions.label(v) for v in coords)
         cell = cells.get(key)
         if cell is None:
-            cell = cells[key] = Cell(*coords, run_ids=[], values=np.empty(0))
+            cell = cells[key] = Cell(*coords, run_ids=[], values=None)
         cell.run_ids.append(run.pk)
-        cell.values = np.concatenate([cell.values, samples.get(run.pk, np.empty(0))])
     return sorted(cells.values(), key=lambda c: _cell_order(spec, c))
+
+
+def needs_every_sample(spec: ComparisonSpec) -> bool:
+    """Bootstrap CIs, tests against a baseline and box plots use the samples themselves."""
+    return spec.error == "ci95" or spec.baseline is not None or spec.chart == "box"
+
+
+def stored_summaries(run_ids: list[int], metric: str) -> dict[int, stats.Summary]:
+    """The statistics computed when each run was stored (by the same code as below)."""
+    rows = MetricSummary.objects.filter(run_id__in=run_ids, metric__name=metric).values_list(
+        "run_id", "n", "mean", "median", "stdev", "minimum", "maximum")
+    return {run_id: stats.Summary(*numbers) for run_id, *numbers in rows}
+
+
+def summarize_cells(spec: ComparisonSpec, cells: list[Cell], metric: str) -> list[stats.Summary]:
+    """Each cell's summary. A cell of one run whose samples nothing else needs takes the
+    run's stored summary, so a large comparison reads only what it draws."""
+    whole = needs_every_sample(spec)
+    stored_ids = [c.run_ids[0] for c in cells if len(c.run_ids) == 1 and not whole]
+    stored = stored_summaries(stored_ids, metric) if stored_ids else {}
+    fetch = [pk for c in cells if len(c.run_ids) > 1 or whole for pk in c.run_ids]
+    samples = fetch_samples(fetch, metric) if fetch else {}
+    for cell in cells:
+        if cell.run_ids[0] not in stored:
+            cell.values = np.concatenate([samples.get(pk, np.empty(0)) for pk in cell.run_ids])
+    computed = iter(stats.summarize_many([c.values for c in cells if c.values is not None])
+                    if fetch else [])
+    return [stored[c.run_ids[0]] if c.values is None else next(computed) for c in cells]
 
 
 def _cell_order(spec: ComparisonSpec, cell: Cell):
@@ -268,8 +295,10 @@ def environment_differences(spec: ComparisonSpec, runs: list[Run]) -> list[dict]
     return rows
 
 
-def rerun_recipes(runs: list[Run], samples: dict) -> list[str]:
+def rerun_recipes(runs: list[Run], metric: str) -> list[str]:
     """How to measure it again: the harness command line, or the simulator spec."""
+    repeats = dict(MetricSummary.objects.filter(run__in=runs, metric__name=metric)
+                   .values_list("run_id", "n"))
     recipes = []
     for run in runs:
         simulated = run.environment.get("simulator") if run.source == "simulator" else None
@@ -279,7 +308,7 @@ def rerun_recipes(runs: list[Run], samples: dict) -> list[str]:
         params = " ".join(f"--param {k}={v}" for k, v in sorted(run.params.items()))
         command = run.environment.get("command") or [f"./{run.benchmark.slug}"]
         command = " ".join(command) if isinstance(command, list) else str(command)
-        repeat = max(1, len(samples.get(run.pk, ())))
+        repeat = max(1, repeats.get(run.pk, 1))
         recipes.append(" ".join(part for part in (
             "python3 schedbench.py run --url $SCHEDBENCH_URL --token $SCHEDBENCH_TOKEN",
             f"--benchmark {run.benchmark.slug}", params, f"--repeat {repeat}", "--", command,
@@ -306,9 +335,8 @@ def compute(spec: ComparisonSpec) -> dict:
 
     runs = resolve_runs(spec)
     metric = choose_metric(spec, runs)
-    samples = fetch_samples(runs, metric["name"])
-    cells = group_cells(spec, runs, samples)
-    summaries = stats.summarize_many([cell.values for cell in cells])
+    cells = group_cells(spec, runs)
+    summaries = summarize_cells(spec, cells, metric["name"])
     rows = [cell_statistics(spec, c, s) for c, s in zip(cells, summaries, strict=True)]
     summary = apply_baseline(spec, cells, rows) if spec.baseline else {"geomean": [], "tests": []}
     axes = dimension_axes(spec, cells)
@@ -321,7 +349,7 @@ def compute(spec: ComparisonSpec) -> dict:
         "cells": rows,
         "summary": summary,
         "environment_diff": environment_differences(spec, runs),
-        "recipes": rerun_recipes(runs, samples),
+        "recipes": rerun_recipes(runs, metric["name"]),
         "figure": comparison_figure(spec, metric, axes, rows, cells),
         "monitor_figure": monitor_figure(monitors) if monitors else None,
     }

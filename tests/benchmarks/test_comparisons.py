@@ -283,3 +283,14 @@ def test_threads_about_a_comparison_come_as_a_fragment(sweep, api_client, api_us
     assert "2.6.24 &lt;regression&gt;" in fragment
     assert client.get(f"/c/{slug}/").content.decode() == page  # the cached page is unchanged
     assert client.get("/threads/about/comparison/nosuch/").status_code == 404
+
+
+def test_stored_summaries_and_samples_give_the_same_numbers(sweep):
+    make_run("2.6.24", [8000.0, 8100.0], params={"loops": 1_000_000, "iterations": 500})
+    from_summaries = compute(spec())["cells"]  # one-run cells use the stored summaries
+    from_samples = compute(spec(chart="box"))["cells"]  # every cell reads its samples
+    keys = ("n", "median", "mean", "stdev", "min", "max", "value")
+    for a, b in zip(from_summaries, from_samples, strict=True):
+        assert {k: a[k] for k in keys} == pytest.approx({k: b[k] for k in keys})
+    merged = cell(from_summaries, "1000000", "2.6.24")  # two runs: samples pooled
+    assert merged["n"] == 8 and merged["median"] == np.median(NEW + [8000.0, 8100.0])
