@@ -292,5 +292,5 @@ def test_stored_summaries_and_samples_give_the_same_numbers(sweep):
     keys = ("n", "median", "mean", "stdev", "min", "max", "value")
     for a, b in zip(from_summaries, from_samples, strict=True):
         assert {k: a[k] for k in keys} == pytest.approx({k: b[k] for k in keys})
-    merged = cell(from_summaries, "1000000", "2.6.24")  # two runs: samples pooled
+    merged = cell({"cells": from_summaries}, "1000000", "2.6.24")  # two runs: samples pooled
     assert merged["n"] == 8 and merged["median"] == np.median(NEW + [8000.0, 8100.0])
