@@ -168,7 +168,8 @@ class Engine:
                 if gen != obj.timer_gen:
                     continue
                 self.now = when
-                self.on_timer(obj)
+                self.pending_timers -= 1  # the task's timer fired
+                self.wake(obj, None, direct=True)
             elif kind == ev_balance:
                 if gen != obj.bal_gen:
                     continue
@@ -316,10 +317,6 @@ class Engine:
     def check_preempt_after_pull(self, cpu):
         if cpu.curr is None:
             self.resched(cpu, "pulled work")
-
-    def on_timer(self, task):
-        self.pending_timers -= 1
-        self.wake(task, None, direct=True)
 
     def fork(self, cpu, parent, child):
         """Create ``child`` from the running ``parent``: placement, slice split, who runs first."""
@@ -505,7 +502,10 @@ class Engine:
             self.sibling_changed(cpu)
         if cpu.seg_start == now and self.depth < 32:
             self.depth += 1
-            self.begin(cpu, nxt)
+            if nxt.remaining <= 0 and nxt.spin_on is None and not cpu.need_resched:
+                step(self, cpu, nxt)  # begin()'s commonest case: the next action is due
+            else:
+                self.begin(cpu, nxt)
             self.depth -= 1
         else:
             # Continue through an event rather than recursing without bound: a chain of tasks

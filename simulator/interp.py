@@ -58,8 +58,8 @@ def step(eng, cpu, task):
                 continue
             task.pc = pc
             noise = eng.noise
-            if noise > 0.0:  # Engine.jitter(), inlined on the hottest path
-                ns = int(ns * (1.0 + noise * (2.0 * eng._random() - 1.0))) or 1
+            if noise > 0.0:  # Engine.jitter() inlined; __trunc__() == int() here, but cheaper
+                ns = (ns * (1.0 + noise * (2.0 * eng._random() - 1.0))).__trunc__() or 1
             task.remaining = ns
             preempt_at = cpu.preempt_at
             if cpu.need_resched or (preempt_at is not None and eng.now >= preempt_at):
