@@ -19,7 +19,7 @@ from . import balance
 from .errors import EventBudgetExceeded
 from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER
 from .interp import step
-from .policies import Policy
+from .policies import NICE_0, Policy
 from .program import BLOCKED, DONE, QUEUED, RUNNING
 
 
@@ -138,6 +138,7 @@ class Engine:
         events = 0
         # the policy's account() hook, None when it is the base class's no-op
         policy_account = self.policy_account
+        vruntime_only = self.policy.account_is_vruntime
         ev_seg, ev_timer, ev_balance, ev_sample, ev_call = (EV_SEG, EV_TIMER, EV_BALANCE,
                                                             EV_SAMPLE, EV_CALL)
         self._seed_events()
@@ -157,7 +158,11 @@ class Engine:
                         obj.seg_start = when
                         obj.busy_ns += elapsed
                         task.sum_exec += elapsed
-                        if policy_account is not None:
+                        if vruntime_only:  # CfsPolicy.account(), inlined
+                            weight = task.weight
+                            task.vruntime += (elapsed if weight == NICE_0
+                                              else elapsed * NICE_0 // weight)
+                        elif policy_account is not None:
                             policy_account(obj.rq, task, elapsed, when)
                         step(self, obj, task)
                     else:

@@ -40,6 +40,9 @@ class Policy:
     global_queue = False
     hrtick = False
     tick_preempts = True  # False for classes no tick ever preempts (SCHED_DEADLINE)
+    # True when account() does nothing but CFS's weighted vruntime advance, which the engine's
+    # event loop then does inline (it runs once per event)
+    account_is_vruntime = False
 
     def __init__(self, kernel, tun, ncpus):
         self.kernel = kernel
@@ -95,6 +98,8 @@ class Policy:
 # ---------------------------------------------------------------------------------------- CFS
 class CfsPolicy(Policy):
     """CFS (2.6.23 - 3.x): a vruntime-ordered queue, slices from the latency target."""
+
+    account_is_vruntime = True
 
     def __init__(self, kernel, tun, ncpus, yield_mode):
         super().__init__(kernel, tun, ncpus)
@@ -181,7 +186,8 @@ class CfsPolicy(Policy):
 
     def account(self, rq, task, elapsed, now):
         # min_vruntime is brought up to date lazily where it is used: between those points only
-        # the running task's vruntime grows, so the lazy value equals the eager one.
+        # the running task's vruntime grows, so the lazy value equals the eager one.  Engine.run
+        # has a copy of this line (account_is_vruntime).
         task.vruntime += elapsed * NICE_0 // task.weight if task.weight != NICE_0 else elapsed
 
     def ideal_slice(self, rq, task):
