@@ -97,22 +97,27 @@ def closed_loop_rate(url: str, path: str, seconds: float, clients: int = 4) -> f
     return sum(done) / seconds
 
 
-def first_render_seconds(url: str) -> float:
+def first_render_seconds(url: str, tries: int = 5) -> list[float]:
+    """Navigation to drawn chart, each try in a fresh browser context (empty caches)."""
     from playwright.sync_api import sync_playwright
 
     from tests.conftest import CHROMIUM, CHROMIUM_ARGS
 
+    times = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page()
-        started = time.perf_counter()
-        page.goto(url)
-        page.wait_for_selector("#comparison-chart[data-rendered='1']", timeout=60000)
-        elapsed = time.perf_counter() - started
-        traces = page.evaluate("document.getElementById('comparison-chart').data.length")
+        for _ in range(tries):
+            context = browser.new_context()
+            page = context.new_page()
+            started = time.perf_counter()
+            page.goto(url)
+            page.wait_for_selector("#comparison-chart[data-rendered='1']", timeout=60000)
+            times.append(time.perf_counter() - started)
+            traces = page.evaluate("document.getElementById('comparison-chart').data.length")
+            assert traces == SERIES, traces  # every series drawn (the legend hides past 40)
+            context.close()
         browser.close()
-    assert traces == SERIES, traces
-    return elapsed
+    return times
 
 
 def main() -> None:
@@ -175,8 +180,9 @@ def main() -> None:
     print(f"permalink page: {page_rate:,.0f} req/s; static file of the same size "
           f"({len(page) / 1024:.0f} KiB): {static_rate:,.0f} req/s; ratio "
           f"{page_rate / static_rate:.2f} (target >= 0.5)")
-    print(f"first render of the {SERIES}-series chart in headless Chromium: {render:.2f} s "
-          "(target < 2 s)")
+    print(f"first render of the {SERIES}-series chart in headless Chromium, fresh context each "
+          f"time: median {statistics.median(render):.2f} s, best {min(render):.2f} s of "
+          f"{len(render)} (target < 2 s)")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from benchmarks.charts import PALETTE, axis, base_layout
 from benchmarks.comparisons.spec import ComparisonSpec
 
 NORMALIZED = "normalized to baseline"
+LEGEND_LIMIT = 40
 
 
 def _y(row: dict, baseline: bool) -> float | None:
@@ -164,6 +165,9 @@ def comparison_figure(spec: ComparisonSpec, metric: dict, axes: dict, rows: list
             layout["grid"] = {"rows": len(facets), "columns": 1, "pattern": "independent"}
         if spec.chart in ("bar", "box"):
             layout[f"{spec.chart}mode"] = "group"
+        # A legend of hundreds of entries is unreadable and the slowest part of the first
+        # draw; hovering a line names its series instead.
+        layout["showlegend"] = len(series_colors) <= LEGEND_LIMIT
         figure = {"data": data, "layout": layout}
     title = spec.title or f"{metric['name']} by {spec.x}"
     figure["layout"] = {**base_layout(title), "height": 420 + 260 * (len(

@@ -294,3 +294,12 @@ def test_stored_summaries_and_samples_give_the_same_numbers(sweep):
         assert {k: a[k] for k in keys} == pytest.approx({k: b[k] for k in keys})
     merged = cell({"cells": from_summaries}, "1000000", "2.6.24")  # two runs: samples pooled
     assert merged["n"] == 8 and merged["median"] == np.median(NEW + [8000.0, 8100.0])
+
+
+def test_a_legend_only_while_it_can_be_read():
+    for number in range(45):
+        make_run(f"5.{number}", [1.0, 2.0], params={"loops": 10})
+    wide = compute(parse_spec({"filters": {"benchmark": "threadtest"}, "x": "param.loops",
+                               "series": "kernel"}))["figure"]
+    assert len(wide["data"]) == 45 and wide["layout"]["showlegend"] is False
+    assert all(trace["name"].startswith("5.") for trace in wide["data"])  # hover names them
