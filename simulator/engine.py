@@ -58,7 +58,7 @@ class Engine:
                  "heap", "seq", "tasks", "exited", "alive", "stop_at", "tick_ns", "noise",
                  "refill_us", "counters", "marks", "samples", "overloaded", "pending_timers",
                  "depth", "track_load", "policy_account", "cpus", "global_queue", "tick_preempts",
-                 "hrtick", "newidle", "switch_ns")
+                 "hrtick", "newidle", "switch_ns", "flat_cost")
 
     def __init__(self, topo, policy, tun, seed, max_events, trace=None):
         self.topo = topo
@@ -94,6 +94,9 @@ class Engine:
         self.track_load = not policy.global_queue
         self.newidle = tun["newidle_balance"] and not policy.global_queue
         self.switch_ns = tun["context_switch_ns"]
+        # the cost of a schedule() decision when the policy keeps the base class's flat one
+        self.flat_cost = (policy.sched_cost if type(policy).decision_cost is Policy.decision_cost
+                          else None)
         policy.attach(self)
         # None when the policy keeps the base class's no-op account(): the hot paths skip it
         self.policy_account = (None if type(policy).account is Policy.account
@@ -279,9 +282,12 @@ class Engine:
         task.state = QUEUED
         task.wait_start = self.now
         if self.global_queue:  # one shared queue: placement happens at pick time
-            cpu = self.cpus[task.cpu if task.cpu is not None else 0]
-        else:
-            cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
+            self.enqueue(self.cpus[task.cpu if task.cpu is not None else 0], task, "wakeup")
+            target = self.policy.preempt_target(self, task)  # check_preempt(), inlined
+            if target is not None:
+                self.resched(target, "global queue: better task arrived", direct)
+            return
+        cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
         self.enqueue(cpu, task, "wakeup")
         self.check_preempt(cpu, task, direct)
 
@@ -471,7 +477,7 @@ class Engine:
         if nxt is None:
             self.go_idle(cpu, prev)
             return
-        cost = policy.decision_cost(rq)
+        cost = self.flat_cost if self.flat_cost is not None else policy.decision_cost(rq)
         counters = self.counters
         counters["sched_decisions"] += 1  # decisions that had a task to pick
         counters["sched_cost_total_ns"] += cost
@@ -501,7 +507,7 @@ class Engine:
         cpu.sys_ns += cost
         cpu.seg_start = now + cost
         cpu.preempt_at = None
-        cpu.preempt_valid = False
+        cpu.preempt_valid = not self.tick_preempts  # no tick preempts: None is already valid
         self.policy.on_pick(cpu.rq, nxt, now)
         if was_idle and cpu.siblings:
             self.sibling_changed(cpu)
@@ -630,10 +636,13 @@ class Engine:
                 self.arm(cpu, self.now)
 
     def sleep(self, cpu, task, until):
-        task.timer_gen += 1
+        gen = task.timer_gen = task.timer_gen + 1
         self.pending_timers += 1
-        self.push(until, EV_TIMER, task, task.timer_gen)
-        self.block(cpu, task)
+        self.seq += 1
+        heappush(self.heap, (until, self.seq, EV_TIMER, task, gen))
+        task.state = BLOCKED  # block(), inlined
+        self._leave_cpu(cpu, task)
+        self.schedule(cpu)
 
     # ----------------------------------------------------------------- vmstat series
     def sample(self):

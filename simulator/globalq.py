@@ -171,9 +171,13 @@ class EdfPolicy(GlobalPolicy):
         return False
 
     def preempt_target(self, eng, task):
-        idle = self.idle_cpu_for(eng, task)
-        if idle is not None:
-            return idle
+        cpus = eng.cpus
+        last = task.last_cpu  # idle_cpu_for(), inlined
+        if last is not None and cpus[last].curr is None:
+            return cpus[last]
+        for cpu in cpus:
+            if cpu.curr is None and not cpu.need_resched:
+                return cpu
         latest, latest_key = None, (task.deadline, task.tid)
         for cpu in eng.cpus:
             curr = cpu.curr
