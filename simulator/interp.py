@@ -94,16 +94,17 @@ def step(eng, cpu, task):
             if not op[1].waiters and op[2] == 1:
                 op[1].count += 1
                 continue
-        elif code == LOOP:  # counters are keyed by the LOOP's pc + 1
+        elif code == LOOP:  # iterations left, per LOOP action at its pc + 1 (None: not begun)
             loops = task.loops
             if loops is None:
-                loops = task.loops = {}
-            left = loops.get(pc, op[1]) - 1
+                loops = task.loops = [None] * (len(prog) + 1)
+            left = loops[pc]
+            left = (op[1] if left is None else left) - 1
             if left > 0:
                 loops[pc] = left
                 pc = op[2]
             else:
-                loops.pop(pc, None)
+                loops[pc] = None
             continue
         # the contended cases and the rarer actions
         task.pc = pc
