@@ -27,6 +27,15 @@ def setup(eng):
         flags.add(BALANCE_WAKE)
     for cpu in eng.cpus:
         cpu.domains = build_domains(eng.topo, cpu.id, lambda _name: flags, tun["busy_factor"])
+        cpu.llc_span = _find_llc_span(cpu)
+
+
+def _find_llc_span(cpu):
+    """The CPUs sharing ``cpu``'s last-level cache: its MC level, else its lowest level."""
+    for level in cpu.domains:
+        if level.name == "MC":
+            return level.span
+    return cpu.domains[0].span if cpu.domains else (cpu.id,)
 
 
 def _allowed(task, cpu_id):
@@ -62,11 +71,7 @@ def select_fork_cpu(eng, task, parent_cpu):
 
 
 def _llc_span(eng, cpu_id):
-    doms = eng.cpus[cpu_id].domains
-    for level in doms:
-        if level.name == "MC":
-            return level.span
-    return doms[0].span if doms else (cpu_id,)
+    return eng.cpus[cpu_id].llc_span  # found once by setup()
 
 
 def _wake_affine(eng, task, waker, prev, sync):

@@ -27,7 +27,7 @@ class Cpu:
     __slots__ = ("id", "rq", "curr", "seg_start", "speed", "gen", "busy_ns", "sys_ns",
                  "need_resched", "domains", "bal_at", "bal_gen", "siblings", "preempt_at",
                  "idle_since", "load_hist", "load_now", "load_tick", "kicked", "preempt_valid",
-                 "pending_at")
+                 "pending_at", "llc_span")
 
     def __init__(self, cpu_id, rq, siblings):
         self.id = cpu_id
@@ -51,6 +51,7 @@ class Cpu:
         self.kicked = False
         self.preempt_valid = False
         self.pending_at = None
+        self.llc_span = (cpu_id,)
 
 
 class Engine:

@@ -129,12 +129,18 @@ class CfsPolicy(Policy):
         del rq.data[i]
 
     def _update_min(self, rq):
+        """min_vruntime = max(itself, min(running task's vruntime, leftmost queued))."""
         curr = rq.curr
-        v = curr.vruntime if curr is not None else None
-        if rq.data:
-            left = rq.data[0][0]
-            v = left if v is None else min(v, left)
-        if v is not None and v > rq.min_vruntime:
+        data = rq.data
+        if data:
+            v = data[0][0]
+            if curr is not None and curr.vruntime < v:
+                v = curr.vruntime
+        elif curr is not None:
+            v = curr.vruntime
+        else:
+            return
+        if v > rq.min_vruntime:
             rq.min_vruntime = v
 
     def enqueue(self, rq, task, how, now):
@@ -198,8 +204,14 @@ class CfsPolicy(Policy):
     def preempt_time(self, rq, task, start):
         if not rq.data:
             return None
-        ran = task.sum_exec - task.prev_sum_exec
-        return start + max(0, self.ideal_slice(rq, task) - ran)
+        # ideal_slice(), inlined (this runs at every re-plan of a busy CPU)
+        nr = rq.nr_running
+        period = self.latency if nr <= self.nr_latency else self.min_gran * nr
+        weight = task.weight
+        load = rq.load
+        left = period * weight // (load if load > weight else weight) - (
+            task.sum_exec - task.prev_sum_exec)
+        return start + left if left > 0 else start
 
     def tick_preempt(self, rq, task, now):
         return bool(rq.data) and task.sum_exec - task.prev_sum_exec >= self.ideal_slice(rq, task)
