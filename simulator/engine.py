@@ -18,9 +18,9 @@ from heapq import heappush
 from . import balance
 from .errors import EventBudgetExceeded
 from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER
-from .interp import step
+from .interp import HANDLERS, step
 from .policies import NICE_0, Policy
-from .program import BLOCKED, DONE, QUEUED, RUNNING
+from .program import BLOCKED, DONE, LOCK, LOOP, POST, QUEUED, RUN, RUNNING, UNLOCK, WAIT
 
 
 class Cpu:
@@ -135,9 +135,17 @@ class Engine:
             self.arm(cpu, 0)
 
     def run(self):
-        """Process events until every task is done, the stop time, or nothing can happen."""
+        """Process events until every task is done, the stop time, or nothing can happen.
+
+        Nine events in ten are a CPU's run segment completing.  That case -- account the
+        segment, then run the task's actions up to its next run segment and plan that -- is
+        handled here without a call: the action loop below is a copy of interp.step()'s (the
+        call it saves is ~5 % of the run time), so a change to one must be made to both."""
         heap = self.heap
         pop = heapq.heappop
+        rand = self._random
+        noise = self.noise
+        handlers = HANDLERS
         budget = self.max_events
         events = 0
         # the policy's account() hook, None when it is the base class's no-op
@@ -150,29 +158,92 @@ class Engine:
             when, _seq, kind, obj, gen = pop(heap)
             if kind == ev_seg:
                 if gen != obj.gen:
-                    continue
+                    continue  # stale: the CPU re-planned since
                 obj.pending_at = None
                 self.now = when
                 task = obj.curr
-                # on_segment_end() for its commonest case, inlined: a full-speed run segment
-                # has completed, so account it and go on with the next action
-                if task is not None and obj.speed == 1.0 and not obj.need_resched:
-                    elapsed = when - obj.seg_start
-                    if 0 < task.remaining <= elapsed:
-                        obj.seg_start = when
-                        obj.busy_ns += elapsed
-                        task.sum_exec += elapsed
-                        if vruntime_only:  # CfsPolicy.account(), inlined
-                            weight = task.weight
-                            task.vruntime += (elapsed if weight == NICE_0
-                                              else elapsed * NICE_0 // weight)
-                        elif policy_account is not None:
-                            policy_account(obj.rq, task, elapsed, when)
-                        step(self, obj, task)
-                    else:
-                        self.on_segment_end(obj)
-                else:
+                if (task is None or obj.speed != 1.0 or obj.need_resched
+                        or not 0 < task.remaining <= when - obj.seg_start):
                     self.on_segment_end(obj)
+                    events += 1
+                    if events > budget:
+                        break
+                    continue
+                # a full-speed run segment has completed: account it (account(), inlined)
+                elapsed = when - obj.seg_start
+                obj.seg_start = when
+                obj.busy_ns += elapsed
+                task.sum_exec += elapsed
+                if vruntime_only:  # CfsPolicy.account(), inlined
+                    weight = task.weight
+                    task.vruntime += elapsed if weight == NICE_0 else elapsed * NICE_0 // weight
+                elif policy_account is not None:
+                    policy_account(obj.rq, task, elapsed, when)
+                # step(), inlined: the same loop over the task's actions (keep the two alike)
+                task.remaining = 0
+                prog = task.prog
+                pc = task.pc
+                while True:
+                    op = prog[pc]
+                    code = op[0]
+                    pc += 1
+                    if code == RUN:
+                        ns = op[1]
+                        if ns <= 0:
+                            task.remaining = ns
+                            continue
+                        task.pc = pc
+                        if noise > 0.0:
+                            ns = (ns * (1.0 + noise * (2.0 * rand() - 1.0))).__trunc__() or 1
+                        task.remaining = ns
+                        preempt_at = obj.preempt_at
+                        if obj.need_resched or (preempt_at is not None and when >= preempt_at):
+                            self.begin(obj, task)
+                            break
+                        start = obj.seg_start
+                        end = start + (ns if obj.speed == 1.0 else int(-(-ns // obj.speed)))
+                        if not obj.preempt_valid:
+                            preempt_at = self.slice_expiry(obj, task, start)
+                        if preempt_at is not None and preempt_at < end:
+                            end = preempt_at
+                        if end != obj.pending_at:
+                            gen = obj.gen = obj.gen + 1
+                            obj.pending_at = end
+                            seq = self.seq = self.seq + 1
+                            heappush(heap, (end, seq, ev_seg, obj, gen))
+                        break
+                    if code == WAIT:
+                        if op[1].count > 0:
+                            op[1].count -= 1
+                            continue
+                    elif code == LOCK:
+                        if op[1].owner is None:
+                            op[1].owner = task
+                            continue
+                    elif code == UNLOCK:
+                        if not op[1].waiters and not op[1].spinners:
+                            op[1].owner = None
+                            continue
+                    elif code == POST:
+                        if not op[1].waiters and op[2] == 1:
+                            op[1].count += 1
+                            continue
+                    elif code == LOOP:
+                        loops = task.loops
+                        if loops is None:
+                            loops = task.loops = [None] * (len(prog) + 1)
+                        left = loops[pc]
+                        left = (op[1] if left is None else left) - 1
+                        if left > 0:
+                            loops[pc] = left
+                            pc = op[2]
+                        else:
+                            loops[pc] = None
+                        continue
+                    task.pc = pc
+                    if handlers[code](self, obj, task, op):
+                        break
+                    pc = task.pc
             elif kind == ev_timer:
                 if gen != obj.timer_gen:
                     continue
@@ -195,8 +266,10 @@ class Engine:
                 break
             events += 1
             if events > budget:
-                self.counters["events"] = events
-                raise EventBudgetExceeded(budget, self.now)
+                break
+        if events > budget:
+            self.counters["events"] = events
+            raise EventBudgetExceeded(budget, self.now)
         self.counters["events"] = events
         for cpu in self.cpus:
             self.account(cpu)

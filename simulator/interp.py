@@ -40,7 +40,10 @@ def step(eng, cpu, task):
     This is the simulator's innermost loop (once per event on most workloads), so the commonest
     actions and their uncontended cases are handled inline, the program counter lives in a local
     (written back before anything that could look at it) and planning a fresh run segment is
-    inlined; every other case goes through the _HANDLERS table, indexed by op code."""
+    inlined; every other case goes through the HANDLERS table, indexed by op code.
+
+    Engine.run() has a copy of the loop below for the commonest caller (a completed run
+    segment), to save a call per event: a change here must be made there too."""
     if task.spin_on is not None:
         _finish_spin(task)
     task.remaining = 0
@@ -108,7 +111,7 @@ def step(eng, cpu, task):
             continue
         # the contended cases and the rarer actions
         task.pc = pc
-        if _HANDLERS[code](eng, cpu, task, op):
+        if HANDLERS[code](eng, cpu, task, op):
             return
         pc = task.pc  # a handler that returns False leaves the task where it was
 
@@ -269,9 +272,9 @@ def _op_unknown(eng, cpu, task, op):
 
 # step()'s table for everything it does not handle inline, indexed by op code (RUN and LOOP
 # are always inline)
-_HANDLERS = [_op_unknown] * len(OP_NAMES)
+HANDLERS = [_op_unknown] * len(OP_NAMES)
 for _code, _fn in ((WAIT, _op_wait), (POST, _op_post), (LOCK, _op_lock), (UNLOCK, _op_unlock),
                    (SPIN, _op_spin), (ADD, _op_add), (SET, _op_set), (MARK, _op_mark),
                    (SLEEP, _op_sleep), (TIMER, _op_timer), (YIELD, _op_yield), (FORK, _op_fork),
                    (EXIT, _op_exit), (BARRIER, _op_barrier)):
-    _HANDLERS[_code] = _fn
+    HANDLERS[_code] = _fn
