@@ -212,7 +212,19 @@ class Engine:
                             seq = self.seq = self.seq + 1
                             heappush(heap, (end, seq, ev_seg, obj, gen))
                         break
-                    if code == WAIT:
+                    if code == LOOP:
+                        loops = task.loops
+                        if loops is None:
+                            loops = task.loops = [None] * (len(prog) + 1)
+                        left = loops[pc]
+                        left = (op[1] if left is None else left) - 1
+                        if left > 0:
+                            loops[pc] = left
+                            pc = op[2]
+                        else:
+                            loops[pc] = None
+                        continue
+                    elif code == WAIT:
                         if op[1].count > 0:
                             op[1].count -= 1
                             continue
@@ -224,21 +236,8 @@ class Engine:
                         if not op[1].waiters and not op[1].spinners:
                             op[1].owner = None
                             continue
-                    elif code == POST:
-                        if not op[1].waiters and op[2] == 1:
-                            op[1].count += 1
-                            continue
-                    elif code == LOOP:
-                        loops = task.loops
-                        if loops is None:
-                            loops = task.loops = [None] * (len(prog) + 1)
-                        left = loops[pc]
-                        left = (op[1] if left is None else left) - 1
-                        if left > 0:
-                            loops[pc] = left
-                            pc = op[2]
-                        else:
-                            loops[pc] = None
+                    elif code == POST and not op[1].waiters and op[2] == 1:
+                        op[1].count += 1
                         continue
                     task.pc = pc
                     if handlers[code](self, obj, task, op):

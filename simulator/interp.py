@@ -53,7 +53,7 @@ def step(eng, cpu, task):
         op = prog[pc]
         code = op[0]
         pc += 1
-        # Ordered by frequency
+        # Ordered by frequency (LOOP ends most programs' iterations, so it comes early)
         if code == RUN:
             ns = op[1]
             if ns <= 0:
@@ -81,7 +81,19 @@ def step(eng, cpu, task):
                 seq = eng.seq = eng.seq + 1
                 heappush(eng.heap, (end, seq, EV_SEG, cpu, gen))
             return
-        if code == WAIT:
+        if code == LOOP:  # iterations left, per LOOP action at its pc + 1 (None: not begun)
+            loops = task.loops
+            if loops is None:
+                loops = task.loops = [None] * (len(prog) + 1)
+            left = loops[pc]
+            left = (op[1] if left is None else left) - 1
+            if left > 0:
+                loops[pc] = left
+                pc = op[2]
+            else:
+                loops[pc] = None
+            continue
+        elif code == WAIT:
             if op[1].count > 0:
                 op[1].count -= 1
                 continue
@@ -93,21 +105,8 @@ def step(eng, cpu, task):
             if not op[1].waiters and not op[1].spinners:
                 op[1].owner = None
                 continue
-        elif code == POST:
-            if not op[1].waiters and op[2] == 1:
-                op[1].count += 1
-                continue
-        elif code == LOOP:  # iterations left, per LOOP action at its pc + 1 (None: not begun)
-            loops = task.loops
-            if loops is None:
-                loops = task.loops = [None] * (len(prog) + 1)
-            left = loops[pc]
-            left = (op[1] if left is None else left) - 1
-            if left > 0:
-                loops[pc] = left
-                pc = op[2]
-            else:
-                loops[pc] = None
+        elif code == POST and not op[1].waiters and op[2] == 1:
+            op[1].count += 1
             continue
         # the contended cases and the rarer actions
         task.pc = pc
