@@ -357,8 +357,17 @@ class Engine:
         if self.global_queue:  # one shared queue: placement happens at pick time
             self.enqueue(self.cpus[task.cpu if task.cpu is not None else 0], task, "wakeup")
             target = self.policy.preempt_target(self, task)  # check_preempt(), inlined
-            if target is not None:
-                self.resched(target, "global queue: better task arrived", direct)
+            if target is None:
+                return
+            if self.trace_file is not None:  # resched(), inlined (a timer's wakeup, per job)
+                self.trace(target.id, "resched", "global queue: better task arrived")
+            target.need_resched = True
+            if direct and self.depth == 0:
+                if target.curr is not None:
+                    self.account(target)
+                self.schedule(target)
+            else:
+                self.arm(target, self.now)
             return
         cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
         self.enqueue(cpu, task, "wakeup")
@@ -530,6 +539,7 @@ class Engine:
 
     # ----------------------------------------------------------------- scheduling
     def schedule(self, cpu):
+        """Put the running task back (if it still runs), pick the next one and switch to it."""
         cpu.need_resched = False
         prev = cpu.curr
         rq = cpu.rq
@@ -561,10 +571,7 @@ class Engine:
             cost += self.switch_ns
             if prev is not None and prev.state == QUEUED and self.trace_file is not None:
                 self.trace(cpu.id, "switch", f"{prev.name} -> {nxt.name}")
-        self.switch_in(cpu, nxt, prev, cost)
-
-    def switch_in(self, cpu, nxt, prev, cost):
-        now = self.now
+        # switch in nxt (in this function rather than a helper: it runs at every switch)
         was_idle = prev is None or cpu.curr is None
         nxt.state = RUNNING
         nxt.wait_sum += now - nxt.wait_start
@@ -573,7 +580,7 @@ class Engine:
             if self.refill_us:
                 cost += self.refill_cost(nxt, cpu.id)
             if self.global_queue:
-                self.counters["migrations"] += 1
+                counters["migrations"] += 1
         nxt.cpu = cpu.id
         nxt.never_ran = False
         cpu.curr = nxt
@@ -581,7 +588,7 @@ class Engine:
         cpu.seg_start = now + cost
         cpu.preempt_at = None
         cpu.preempt_valid = not self.tick_preempts  # no tick preempts: None is already valid
-        self.policy.on_pick(cpu.rq, nxt, now)
+        policy.on_pick(rq, nxt, now)
         if was_idle and cpu.siblings:
             self.sibling_changed(cpu)
         if cpu.seg_start == now and self.depth < 32:

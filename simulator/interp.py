@@ -2,10 +2,11 @@
 
 from heapq import heappush
 
-from .events import EV_SEG
+from .events import EV_SEG, EV_TIMER
 from .program import (
     ADD,
     BARRIER,
+    BLOCKED,
     EXIT,
     FORK,
     LOCK,
@@ -225,7 +226,14 @@ def _op_timer(eng, cpu, task, op):
     task.deadline = task.job_deadline  # SCHED_DEADLINE orders by it
     if task.release <= eng.now:
         return False
-    eng.sleep(cpu, task, task.release)
+    # Engine.sleep(cpu, task, task.release), inlined: this runs once per job
+    gen = task.timer_gen = task.timer_gen + 1
+    eng.pending_timers += 1
+    seq = eng.seq = eng.seq + 1
+    heappush(eng.heap, (task.release, seq, EV_TIMER, task, gen))
+    task.state = BLOCKED
+    eng._leave_cpu(cpu, task)
+    eng.schedule(cpu)
     return True
 
 
