@@ -198,7 +198,8 @@ LOAD_IDX_TUNABLE = {"busy": "busy_idx", "idle": "idle_idx", "newidle": "newidle_
 
 def load_changed(eng, cpu):
     """Call after the runqueue load of ``cpu`` changed (the old load held until now)."""
-    _sync_history(eng, cpu)
+    if eng.now // eng.tick_ns > cpu.load_tick:  # else the history is up to date already
+        _sync_history(eng, cpu)
     cpu.load_now = eng.policy.load_of(cpu.rq)
 
 

@@ -251,7 +251,8 @@ class CfsPolicy(Policy):
         return max(1, gap * task.weight // NICE_0 + 1)
 
     def decision_cost(self, rq):
-        return self.sched_cost + self.log_cost * ilog2(max(1, rq.nr_running))
+        nr = rq.nr_running  # ilog2(max(1, nr)), inlined: this runs at every decision
+        return self.sched_cost + self.log_cost * (nr.bit_length() - 1 if nr > 1 else 0)
 
     def queued_tasks(self, rq):
         return [k[2] for k in reversed(rq.data)]
