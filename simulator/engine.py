@@ -355,7 +355,13 @@ class Engine:
         task.state = QUEUED
         task.wait_start = self.now
         if self.global_queue:  # one shared queue: placement happens at pick time
-            self.enqueue(self.cpus[task.cpu if task.cpu is not None else 0], task, "wakeup")
+            if task.cpu is None:
+                task.cpu = 0
+            rq = self.cpus[task.cpu].rq  # the shared queue; enqueue(), inlined
+            self.policy.enqueue(rq, task, "wakeup", self.now)
+            rq.nr_running += 1
+            if self.tick_preempts:
+                self._replan_all_running()
             target = self.policy.preempt_target(self, task)  # check_preempt(), inlined
             if target is None:
                 return
