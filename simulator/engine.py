@@ -163,14 +163,13 @@ class Engine:
                 self.now = when
                 task = obj.curr
                 if (task is None or obj.speed != 1.0 or obj.need_resched
-                        or not 0 < task.remaining <= when - obj.seg_start):
+                        or not 0 < task.remaining <= (elapsed := when - obj.seg_start)):
                     self.on_segment_end(obj)
                     events += 1
                     if events > budget:
                         break
                     continue
                 # a full-speed run segment has completed: account it (account(), inlined)
-                elapsed = when - obj.seg_start
                 obj.seg_start = when
                 obj.busy_ns += elapsed
                 task.sum_exec += elapsed
