@@ -151,6 +151,7 @@ class Engine:
         # the policy's account() hook, None when it is the base class's no-op
         policy_account = self.policy_account
         vruntime_only = self.policy.account_is_vruntime
+        slice_only = self.policy.account_is_slice
         ev_seg, ev_timer, ev_balance, ev_sample, ev_call = (EV_SEG, EV_TIMER, EV_BALANCE,
                                                             EV_SAMPLE, EV_CALL)
         self._seed_events()
@@ -176,6 +177,8 @@ class Engine:
                 if vruntime_only:  # CfsPolicy.account(), inlined
                     weight = task.weight
                     task.vruntime += elapsed if weight == NICE_0 else elapsed * NICE_0 // weight
+                elif slice_only and task.slice_left > elapsed:
+                    task.slice_left -= elapsed  # O1Policy.account() while the slice lasts
                 elif policy_account is not None:
                     policy_account(obj.rq, task, elapsed, when)
                 # step(), inlined: the same loop over the task's actions (keep the two alike)

@@ -43,6 +43,9 @@ class Policy:
     # True when account() does nothing but CFS's weighted vruntime advance, which the engine's
     # event loop then does inline (it runs once per event)
     account_is_vruntime = False
+    # True when account() only charges the task's slice_left while it stays positive (O(1)):
+    # the event loop then does that inline and calls account() only when the slice runs out
+    account_is_slice = False
 
     def __init__(self, kernel, tun, ncpus):
         self.kernel = kernel
@@ -274,6 +277,8 @@ def o1_timeslice(prio, base_ms):
 class O1Policy(Policy):
     """2.6.22 O(1): priority arrays, per-task timeslices, arrays swap when active runs dry."""
 
+    account_is_slice = True
+
     def new_rq(self, cpu_id):
         rq = RunQueue(cpu_id)
         rq.active = {}
@@ -336,7 +341,7 @@ class O1Policy(Policy):
         return task
 
     def account(self, rq, task, elapsed, now):
-        task.slice_left -= elapsed
+        task.slice_left -= elapsed  # Engine.run() does this itself while the slice lasts
         if task.slice_left <= 0 and rq.nr_queued == 0:
             # alone on the CPU: expiry would requeue it and pick it again; refill lazily
             ts = o1_timeslice(task.prio, self.tun["timeslice_ms"])
