@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -281,8 +282,13 @@ def test_threads_about_a_comparison_come_as_a_fragment(sweep, api_client, api_us
                   target=target_resolve("comparison", slug))
     fragment = client.get(f"/threads/about/comparison/{slug}/").content.decode()
     assert "2.6.24 &lt;regression&gt;" in fragment
+    assert f"?quote=1&amp;draft=comparison:{slug}" in fragment  # a reply carrying the report
     assert client.get(f"/c/{slug}/").content.decode() == page  # the cached page is unchanged
     assert client.get("/threads/about/comparison/nosuch/").status_code == 404
+    reply_url = re.search(r'href="([^"]+draft=comparison[^"]+)"', fragment).group(1)
+    client.force_login(api_user)
+    draft = client.get(reply_url.replace("&amp;", "&")).content.decode()
+    assert f"/c/{slug}/" in draft and "param.loops" in draft
 
 
 def test_stored_summaries_and_samples_give_the_same_numbers(sweep):
