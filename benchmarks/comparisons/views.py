@@ -18,7 +18,8 @@ def builder(request):
     context = {
         "forked": forked,
         "initial_spec": forked.spec if forked else None,
-        "initial_runs": request.GET.get("runs", ""),
+        # ?runs=1,2,3 (a link) or ?runs=1&runs=2 (the run list's checkboxes)
+        "initial_runs": ", ".join(request.GET.getlist("runs")),
         "initial_filters": {k: v for k, v in request.GET.items()
                             if k in ("benchmark", "machine", "kernel", "policy", "source")
                             or k.startswith("param.")},

@@ -68,3 +68,15 @@ def test_empty_selection_explains_itself(page, sweep):
     page.goto("/compare/?benchmark=threadtest&kernel=9.9.9")
     page.wait_for_function("document.getElementById('builder-empty').textContent.includes('9.9.9')")
     assert page.is_hidden("#builder-preview")
+
+
+def test_compare_runs_picked_in_the_run_list(page, sweep):
+    page.goto("/runs/?benchmark=threadtest&param.loops=1000000")
+    boxes = page.locator("table.runs input[type=checkbox]")
+    assert boxes.count() == 3
+    boxes.nth(0).check()
+    boxes.nth(2).check()
+    page.click("#compare-selected-button")
+    page.wait_for_selector("#builder-chart[data-rendered='1']")
+    assert page.text_content("#selection-status") == "2 runs"
+    assert page.locator("#builder-cells tbody tr").count() == 2
