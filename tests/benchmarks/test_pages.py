@@ -93,3 +93,20 @@ def test_missing_run_is_404(client):
 def test_machine_list(client, runs):
     html = client.get(reverse("machine-list")).content.decode()
     assert "core2-laptop" in html and "1x2x1" in html
+
+
+@pytest.mark.parametrize("repeats", [3, 300])
+def test_run_detail_query_count_does_not_grow_with_samples(client, django_assert_num_queries,
+                                                           repeats):
+    run = make_run("2.6.24", [float(i) for i in range(repeats)],
+                   series={"vmstat": {"columns": ["r", "cs"], "rows": [[1, 10]] * 5}})
+    # run with its relations, summaries, samples, series, threads about the run
+    with django_assert_num_queries(5):
+        assert client.get(run.get_absolute_url()).status_code == 200
+
+
+@pytest.mark.parametrize("repeats", [3, 300])
+def test_run_api_detail_query_count(client, django_assert_num_queries, repeats):
+    run = make_run("2.6.24", [float(i) for i in range(repeats)])
+    with django_assert_num_queries(4):  # run with relations, summaries, samples, series
+        assert client.get(f"/api/v1/runs/{run.pk}/").status_code == 200
