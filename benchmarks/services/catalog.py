@@ -22,6 +22,10 @@ MACHINE_FIELDS = (
 )
 
 
+# Where a submission names no machine: one shared placeholder, not one per upload.
+UNKNOWN_MACHINE = "unknown machine"
+
+
 class CatalogError(ValueError):
     """Bad names or machine descriptions; the message says which field."""
 

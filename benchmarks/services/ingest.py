@@ -14,14 +14,13 @@ from benchmarks.models import Artifact, Run
 from benchmarks.parsers.base import HEAD_SIZE
 from benchmarks.services.artifacts import artifact_file_discard_if_orphaned, artifact_store
 from benchmarks.services.catalog import (
+    UNKNOWN_MACHINE,
     CatalogError,
     benchmark_get_or_create,
     kernel_get_or_create,
     machine_get_or_create,
 )
 from benchmarks.services.runs import MetricInput, Provenance, RunError, run_create
-
-UNKNOWN_MACHINE = "unknown machine"
 
 
 class IngestError(ValueError):

@@ -9,6 +9,7 @@ from django.db import IntegrityError, transaction
 from benchmarks.models import Run, RunSource
 from benchmarks.parsers.units import metric_info
 from benchmarks.services.catalog import (
+    UNKNOWN_MACHINE,
     CatalogError,
     benchmark_get_or_create,
     kernel_get_or_create,
@@ -29,7 +30,6 @@ RUN_FIELDS = {
     "benchmark", "kernel", "machine", "policy", "label", "tunables", "params", "environment",
     "metrics", "series", "idempotency_key",
 }
-UNKNOWN_MACHINE = "unknown machine"
 
 
 class SubmissionError(ValueError):
