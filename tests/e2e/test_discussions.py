@@ -18,17 +18,6 @@ TABLE = """My numbers on the Core 2, three runs each:
 """
 
 
-@pytest.fixture
-def signed_in(page, django_user_model):
-    django_user_model.objects.create_user("olof", password="a-long-test-password")
-    page.goto("/accounts/login/")
-    page.fill("input[name=username]", "olof")
-    page.fill("input[name=password]", "a-long-test-password")
-    page.click("form button[type=submit]")
-    page.wait_for_url("**/")
-    return page
-
-
 def test_post_reply_with_quote_then_fold_and_unfold(signed_in):
     page = signed_in
     page.goto("/threads/")
@@ -42,7 +31,8 @@ def test_post_reply_with_quote_then_fold_and_unfold(signed_in):
     page.click("article.post >> a.reply-quote")
     page.wait_for_url("**/reply/?quote=1")
     body = page.input_value("textarea[name=body]")
-    assert body.startswith("On ") and ", olof wrote:\n> My numbers on the Core 2" in body
+    author = page.user.get_username()
+    assert body.startswith("On ") and f", {author} wrote:\n> My numbers on the Core 2" in body
     page.fill("textarea[name=body]", body + "Do you have a variance measure?\n")
     page.click("#send-button")
     page.wait_for_url("**/threads/*/#m-*")
@@ -50,7 +40,7 @@ def test_post_reply_with_quote_then_fold_and_unfold(signed_in):
     reply = page.locator("article.post").nth(1)
     assert "Do you have a variance measure?" in reply.text_content()
     quote = reply.locator("details.quote").first
-    assert quote.locator("summary .quote-who").text_content() == "olof"
+    assert quote.locator("summary .quote-who").text_content() == page.user.get_username()
     assert quote.locator("summary .quote-lines").text_content() == "7 lines"
     folded_text = quote.locator(".quote-body pre").first
     assert not folded_text.is_visible()  # long quotes start folded

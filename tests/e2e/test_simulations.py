@@ -10,15 +10,10 @@ from benchmarks.simulations.models import SimulationJob
 pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
-def test_launch_sweep_and_watch_progress_and_chart(page, live_server, celery_worker_factory,
-                                                   django_user_model):
-    django_user_model.objects.create_user("hunter", password="a-long-test-password")
+def test_launch_sweep_and_watch_progress_and_chart(signed_in, celery_worker_factory):
+    page = signed_in
     celery_worker_factory()
-    page.goto("/accounts/login/?next=/simulations/new/")
-    page.fill("input[name=username]", "hunter")
-    page.fill("input[name=password]", "a-long-test-password")
-    page.click("form button[type=submit]")
-    page.wait_for_url("**/simulations/new/")
+    page.goto("/simulations/new/")
     # The form comes from the simulator's catalog: every workload and profile is offered.
     assert page.locator("#workload-select option").count() >= 10
     assert page.locator("input[name=kernels][value='6.6-eevdf']").count() == 1
