@@ -14,7 +14,6 @@ static file's; first render < 2 s.
 """
 
 import argparse
-import http.client
 import json
 import os
 import random
@@ -25,7 +24,14 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.portal_support import ROOT, Gunicorn, api_token, bench_env, prepare_database  # noqa: E402
+from bench.portal_support import (  # noqa: E402
+    ROOT,
+    Gunicorn,
+    api_token,
+    bench_env,
+    http_request,
+    prepare_database,
+)
 
 SERIES, X_VALUES, SAMPLES_PER_CELL = 200, 5, 200
 SQL = """
@@ -70,14 +76,9 @@ def p95(times: list[float]) -> float:
 
 
 def request(url: str, method: str = "GET", path: str = "/", body=None, headers=None) -> bytes:
-    host, port = url.removeprefix("http://").split(":")
-    connection = http.client.HTTPConnection(host, int(port), timeout=120)
-    connection.request(method, path, body=body, headers=headers or {})
-    response = connection.getresponse()
-    data = response.read()
-    if response.status >= 400:
-        raise RuntimeError(f"{method} {path}: HTTP {response.status} {data[:200]!r}")
-    connection.close()
+    status, data = http_request(url, method, path, body, headers)
+    if status >= 400:
+        raise RuntimeError(f"{method} {path}: HTTP {status} {data[:200]!r}")
     return data
 
 

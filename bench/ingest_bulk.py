@@ -8,7 +8,6 @@ Target (issue 3): the API reaches at least 40% of COPY's samples/s.
 """
 
 import argparse
-import http.client
 import io
 import json
 import os
@@ -19,7 +18,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.portal_support import Gunicorn, api_token, bench_env, prepare_database  # noqa: E402
+from bench.portal_support import (  # noqa: E402
+    Gunicorn,
+    api_token,
+    bench_env,
+    http_request,
+    prepare_database,
+)
 
 
 def make_runs(count: int, samples: int) -> list[dict]:
@@ -38,16 +43,12 @@ def make_runs(count: int, samples: int) -> list[dict]:
 
 
 def post_ndjson(url: str, token: str, body: bytes) -> tuple[float, dict]:
-    host, port = url.removeprefix("http://").split(":")
-    connection = http.client.HTTPConnection(host, int(port), timeout=900)
     started = time.perf_counter()
-    connection.request("POST", "/api/v1/runs/bulk/", body=body, headers={
+    status, data = http_request(url, "POST", "/api/v1/runs/bulk/", body, timeout=900, headers={
         "Authorization": f"Token {token}", "Content-Type": "application/x-ndjson"})
-    response = connection.getresponse()
-    payload = json.loads(response.read())
-    elapsed = time.perf_counter() - started
-    if response.status != 201:
-        raise RuntimeError(f"bulk ingest failed: {response.status} {payload}")
+    elapsed, payload = time.perf_counter() - started, json.loads(data)
+    if status != 201:
+        raise RuntimeError(f"bulk ingest failed: {status} {payload}")
     return elapsed, payload
 
 

@@ -1,5 +1,6 @@
 """Shared pieces of the portal benchmarks: a PostgreSQL database, a token, a gunicorn server."""
 
+import http.client
 import os
 import socket
 import subprocess
@@ -88,6 +89,20 @@ class Gunicorn:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=30)
+
+
+def http_request(url: str, method: str = "GET", path: str = "/", body=None, headers=None,
+                 timeout: float = 120) -> tuple[int, bytes]:
+    """One request on a fresh loopback connection: (status, body). `body` may be bytes or an
+    iterable of chunks (give Content-Length in `headers` then)."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    try:
+        connection.request(method, path, body=body, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
 
 
 def peak_rss_mb(pid: int) -> float:

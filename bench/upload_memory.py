@@ -9,7 +9,6 @@ after. Target (issue 3): peak RSS under 300 MB.
 """
 
 import argparse
-import http.client
 import json
 import random
 import sys
@@ -24,6 +23,7 @@ from bench.portal_support import (  # noqa: E402
     api_token,
     bench_env,
     current_rss_mb,
+    http_request,
     peak_rss_mb,
     prepare_database,
 )
@@ -67,15 +67,11 @@ def multipart_body(path: Path, fields: dict) -> tuple[str, int, object]:
 def upload(url: str, token: str, path: Path) -> tuple[float, int, dict]:
     content_type, length, body = multipart_body(
         path, {"benchmark": "threadtest", "kernel": "2.6.24", "machine": "bench-box"})
-    host, port = url.removeprefix("http://").split(":")
-    connection = http.client.HTTPConnection(host, int(port), timeout=1800)
     started = time.perf_counter()
-    connection.request("POST", "/api/v1/uploads/", body=body, headers={
+    status, data = http_request(url, "POST", "/api/v1/uploads/", body, timeout=1800, headers={
         "Authorization": f"Token {token}", "Content-Type": content_type,
         "Content-Length": str(length)})
-    response = connection.getresponse()
-    payload = json.loads(response.read())
-    return time.perf_counter() - started, response.status, payload
+    return time.perf_counter() - started, status, json.loads(data)
 
 
 def main() -> None:
