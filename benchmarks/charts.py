@@ -27,7 +27,7 @@ def samples_figure(title: str, metrics: list[tuple[str, str, list[float]]]) -> d
     `metrics` is [(name, unit, values)]. Metrics with different units get their own y axis
     so a 10 ms and a 2.0 idx never share a scale.
     """
-    data, layout = [], {**_BASE_LAYOUT, "title": {"text": title}, "showlegend": True}
+    data, layout = [], {**base_layout(title), "showlegend": True}
     longest = max(len(values) for _, _, values in metrics)
     layout["xaxis"] = axis("repeat", dtick=1 if longest <= 30 else None)
     for position, (name, unit, values) in enumerate(metrics[:4]):
@@ -70,7 +70,7 @@ def series_figure(
             "line": {"color": PALETTE[position % len(PALETTE)], "width": 1.5},
         })
     layout = {
-        **_BASE_LAYOUT, "title": {"text": title},
+        **base_layout(title),
         "xaxis": axis(time_column or "interval"),
         "yaxis": axis("r / % cpu"),
         "yaxis2": axis("context switches / s", overlaying="y", side="right", showgrid=False),

@@ -3,7 +3,7 @@
 import math
 from array import array
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.db import transaction
 
@@ -43,7 +43,6 @@ class Provenance:
     parser_version: int | None = None
     submitter: object | None = None
     idempotency_key: str | None = None
-    extra: dict = field(default_factory=dict)
 
 
 def _check_mapping(name: str, value) -> dict:
