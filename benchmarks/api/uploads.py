@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from benchmarks.errors import InputError, TooLarge
 from benchmarks.services.ingest import UploadMetadata
 
 CHUNK = 1024 * 1024
@@ -21,12 +22,12 @@ _DECOMPRESSORS = {
 JSON_FIELDS = ("params", "tunables", "series", "environment", "kernel_map")
 
 
-class UploadTooLarge(Exception):
-    pass
+class UploadTooLarge(TooLarge):
+    """413: the file, the pasted text or what a compressed file expands to is too big."""
 
 
-class UploadInvalid(ValueError):
-    pass
+class UploadInvalid(InputError):
+    """400: the upload request itself (not its content) is malformed."""
 
 
 @dataclass

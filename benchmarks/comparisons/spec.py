@@ -3,6 +3,8 @@
 import re
 from dataclasses import asdict, dataclass, field
 
+from benchmarks.errors import InputError
+
 STATISTICS = ("median", "mean", "min")
 ERRORS = ("stdev", "ci95", "minmax", "none")
 X_SCALES = ("linear", "log")
@@ -13,13 +15,11 @@ FILTER_KEYS = ("benchmark", "kernel", "machine", "policy", "source")
 MAX_RUNS = 5000
 
 
-class SpecError(ValueError):
+class SpecError(InputError):
     """A spec that cannot be compared. `field` names the offending key."""
 
     def __init__(self, field_name: str, message: str):
-        super().__init__(f"{field_name}: {message}")
-        self.field = field_name
-        self.message = f"{field_name}: {message}"
+        super().__init__(f"{field_name}: {message}", field=field_name)
 
 
 @dataclass

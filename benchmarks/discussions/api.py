@@ -5,10 +5,11 @@ import json
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
+
+from benchmarks.errors import InputError
 
 from . import selectors, services
 from .importer import mbox_import
@@ -26,10 +27,6 @@ REPLY = {"type": "object", "properties": {
 IMPORT = {"multipart/form-data": {"type": "object", "properties": {
     "file": {"type": "string", "format": "binary"},
     "attach_to": {"type": "string", "description": 'JSON {"type": "run", "id": "12"}'}}}}
-
-
-def _error(message: str, code=status.HTTP_400_BAD_REQUEST, **extra) -> Response:
-    return Response({"error": message, **extra}, status=code)
 
 
 def _site_url(request) -> str:
@@ -95,14 +92,9 @@ def threads(request):
         return Response({"count": page.paginator.count,
                          "results": [thread_json(t) for t in page.object_list]})
     data = _data(request)
-    try:
-        thread = services.thread_create(
-            user=request.user, subject=data.get("subject"), body=data.get("body"),
-            target=_target(data.get("attach_to")), source="api", site_url=_site_url(request))
-    except services.RateLimited as exc:
-        return _error(str(exc), status.HTTP_429_TOO_MANY_REQUESTS)
-    except (services.DiscussionError, TargetError) as exc:
-        return _error(str(exc))
+    thread = services.thread_create(
+        user=request.user, subject=data.get("subject"), body=data.get("body"),
+        target=_target(data.get("attach_to")), source="api", site_url=_site_url(request))
     return Response(thread_json(thread, posts=selectors.thread_posts(thread)), status=201)
 
 
@@ -125,15 +117,11 @@ def thread_reply(request, pk: int):
     if data.get("in_reply_to"):
         parent = selectors.post_by_message_id(str(data["in_reply_to"]))
         if parent is None:
-            return _error("in_reply_to: no message with that Message-ID")
-    try:
-        post = services.post_reply(user=request.user, thread=thread, parent=parent,
-                                   body=data.get("body"), subject=data.get("subject"),
-                                   source="api", site_url=_site_url(request))
-    except services.RateLimited as exc:
-        return _error(str(exc), status.HTTP_429_TOO_MANY_REQUESTS)
-    except services.DiscussionError as exc:
-        return _error(str(exc))
+            raise InputError("in_reply_to: no message with that Message-ID",
+                             field="in_reply_to")
+    post = services.post_reply(user=request.user, thread=thread, parent=parent,
+                               body=data.get("body"), subject=data.get("subject"),
+                               source="api", site_url=_site_url(request))
     post.refresh_from_db()
     return Response(post_json(post), status=201)
 
@@ -145,16 +133,13 @@ def thread_import(request):
     """Import an mbox or mbox.gz: threads, posts, and runs from the tables in the messages."""
     upload = request.FILES.get("file")
     if upload is None:
-        return _error("file: send the mbox as a multipart field named 'file'")
-    try:
-        target = _target(request.data.get("attach_to"))
-    except TargetError as exc:
-        return _error(str(exc))
+        raise InputError("file: send the mbox as a multipart field named 'file'", field="file")
+    target = _target(request.data.get("attach_to"))
     report = mbox_import(data=upload.read(), user=request.user, target=target,
                          site_url=_site_url(request)).as_dict()
     if report["imported"]:
         return Response(report, status=201)
     if report["skipped"]:
         return Response(report, status=200)  # everything was already there
-    return _error(report["problems"][0]["reason"] if report["problems"]
-                  else "no messages found", **report)
+    raise InputError(report["problems"][0]["reason"] if report["problems"]
+                     else "no messages found", field="file", **report)

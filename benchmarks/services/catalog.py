@@ -7,6 +7,7 @@ from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
 from benchmarks import versions
+from benchmarks.errors import InputError
 from benchmarks.models import Benchmark, Kernel, Machine, Metric
 
 MACHINE_FIELDS = (
@@ -26,7 +27,7 @@ MACHINE_FIELDS = (
 UNKNOWN_MACHINE = "unknown machine"
 
 
-class CatalogError(ValueError):
+class CatalogError(InputError):
     """Bad names or machine descriptions; the message says which field."""
 
 

@@ -10,6 +10,7 @@ from typing import BinaryIO
 from django.db import transaction
 
 from benchmarks import parsers
+from benchmarks.errors import InputError
 from benchmarks.models import Artifact, Run
 from benchmarks.parsers.base import HEAD_SIZE
 from benchmarks.services.artifacts import artifact_file_discard_if_orphaned, artifact_store
@@ -23,13 +24,12 @@ from benchmarks.services.catalog import (
 from benchmarks.services.runs import MetricInput, Provenance, RunError, run_create
 
 
-class IngestError(ValueError):
+class IngestError(InputError):
     """Input that cannot become runs. Carries what the API reports: line, formats, guess."""
 
-    def __init__(self, message: str, *, line=None, formats=None, best_guess=None):
-        super().__init__(message)
-        self.message = message
-        self.line = line
+    def __init__(self, message: str, *, line=None, formats=None, best_guess=None, field=None):
+        extra = {} if formats is None else {"formats": formats, "best_guess": best_guess}
+        super().__init__(message, line=line, field=field, **extra)
         self.formats = formats
         self.best_guess = best_guess
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from benchmarks import stats
+from benchmarks.errors import InputError
 from benchmarks.models import (
     Artifact,
     Benchmark,
@@ -24,7 +25,7 @@ from benchmarks.services.catalog import CatalogError, metric_get_or_create
 from benchmarks.services.samples import SampleWriter
 
 
-class RunError(ValueError):
+class RunError(InputError):
     """A run description that cannot be stored; the message names the field."""
 
 

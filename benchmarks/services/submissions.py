@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
+from benchmarks.errors import InputError
 from benchmarks.models import Run, RunSource
 from benchmarks.parsers.units import metric_info
 from benchmarks.services.catalog import (
@@ -32,13 +33,12 @@ RUN_FIELDS = {
 }
 
 
-class SubmissionError(ValueError):
+class SubmissionError(InputError):
     """A submitted run that cannot be stored. `where` is "item 3" or "line 3" in bulk input."""
 
-    def __init__(self, message: str, *, where: str | None = None, line: int | None = None):
-        super().__init__(f"{where}: {message}" if where else message)
-        self.message = str(self)
-        self.line = line
+    def __init__(self, message: str, *, where: str | None = None, line: int | None = None,
+                 field: str | None = None):
+        super().__init__(f"{where}: {message}" if where else message, line=line, field=field)
 
 
 @dataclass
