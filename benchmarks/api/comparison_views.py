@@ -53,8 +53,11 @@ class ComparisonViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         return Response(compute(parse_spec(request.data)))
 
     @extend_schema(request=SPEC_SCHEMA, responses={200: {"type": "object"}})
-    @action(detail=False, methods=["post"], permission_classes=[AllowAny])
-    def options(self, request):
+    # Named `choices`: a method called `options` would replace the viewset's HTTP OPTIONS
+    # handler for every comparisons URL. The public path stays /api/v1/comparisons/options/.
+    @action(detail=False, methods=["post"], permission_classes=[AllowAny], url_path="options",
+            url_name="options")
+    def choices(self, request):
         """For a selection of runs: the metrics and dimensions (with their values) on offer."""
         spec = parse_spec({**request.data, "x": "kernel", "series": None, "facet": None,
                            "baseline": None})

@@ -114,22 +114,30 @@ def run_create_response(request):
     return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
+def _refuse_constant(name: str):
+    # Python's json reads NaN and Infinity; the single-run endpoint (strict JSON) refuses them.
+    raise ValueError(f"{name} is not a number in strict JSON")
+
+
 def _ndjson_items(stream):
     for number, raw in enumerate(stream, 1):
         line = raw.decode("utf-8", errors="replace").strip() if isinstance(raw, bytes) else raw
         if not line.strip():
             continue
         try:
-            yield f"line {number}", json.loads(line)
+            yield f"line {number}", json.loads(line, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise SubmissionError(f"not JSON: {exc.msg}", where=f"line {number}",
+                                  line=number) from None
+        except (ValueError, RecursionError) as exc:
+            raise SubmissionError(f"not JSON: {exc}", where=f"line {number}",
                                   line=number) from None
 
 
 def _json_list_items(body: bytes):
     try:
-        items = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        items = json.loads(body, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError too
         raise SubmissionError(f"body is not JSON: {exc}") from None
     if not isinstance(items, list):
         raise SubmissionError("body must be a JSON list of runs (or NDJSON, one run per line)")

@@ -7,7 +7,7 @@ import io
 from dataclasses import asdict, dataclass, field
 from typing import BinaryIO
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from benchmarks import parsers
 from benchmarks.errors import InputError
@@ -144,7 +144,7 @@ def _create_run(preview: dict, provenance: Provenance) -> Run:
             series=preview["series"],
         )
     except (CatalogError, RunError) as exc:
-        raise IngestError(str(exc), line=preview["line"]) from None
+        raise IngestError(str(exc), line=preview["line"], field=exc.field) from None
 
 
 def _replay(submitter, idempotency_key: str | None) -> IngestOutcome | None:
@@ -191,6 +191,13 @@ def upload_ingest(
             artifact.idempotency_key = idempotency_key if submitter is not None else None
             outcome.runs = _derive_runs(artifact, parsed, previews)
             outcome.artifact = artifact
+    except IntegrityError:
+        # A concurrent upload with the same idempotency key committed first: answer its replay.
+        artifact_file_discard_if_orphaned(stored_name)
+        replay = _replay(submitter, idempotency_key)
+        if replay is None:
+            raise
+        return replay
     except Exception:
         artifact_file_discard_if_orphaned(stored_name)
         raise

@@ -1,10 +1,10 @@
 """Writing runs: one place that turns a description of a measurement into rows."""
 
-import math
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from django.db import transaction
 
 from benchmarks import stats
@@ -22,6 +22,7 @@ from benchmarks.models import (
     RunSource,
 )
 from benchmarks.services.catalog import CatalogError, metric_get_or_create
+from benchmarks.services.jsonvalues import MAX_SAMPLE_MAGNITUDE, json_value_check, sample_problem
 from benchmarks.services.samples import SampleWriter
 
 
@@ -51,6 +52,7 @@ def _check_mapping(name: str, value) -> dict:
         return {}
     if not isinstance(value, Mapping):
         raise RunError(f"{name} must be an object")
+    json_value_check(value, field=name, error=RunError)
     return dict(value)
 
 
@@ -64,17 +66,24 @@ def _check_values(metric: str, values) -> Sequence[float]:
         for position, value in enumerate(values):
             if value.__class__ not in (int, float):
                 raise RunError(f"metrics.{metric}[{position}] is not a number: {value!r}")
-            checked.append(value)
+            try:
+                checked.append(value)
+            except OverflowError:
+                raise RunError(f"metrics.{metric}[{position}] is an integer too large to use "
+                               "as a number", field=f"metrics.{metric}") from None
     if not checked:
         raise RunError(f"metrics.{metric} has no values")
-    if not math.isfinite(math.fsum(checked)):
-        bad = next(i for i, v in enumerate(checked) if not math.isfinite(v))
-        raise RunError(f"metrics.{metric}[{bad}] is not finite")
+    samples = np.frombuffer(checked, dtype=np.float64)
+    out_of_range = ~(np.abs(samples) <= MAX_SAMPLE_MAGNITUDE)  # NaN compares False: caught too
+    if out_of_range.any():
+        bad = int(np.argmax(out_of_range))
+        problem = sample_problem(float(samples[bad]))
+        raise RunError(f"metrics.{metric}[{bad}] {problem}", field=f"metrics.{metric}")
     return checked
 
 
 def _check_series(series) -> dict:
-    series = _check_mapping("series", series)
+    series = _check_mapping("series", series)  # also refuses NaN, NUL, overflowing integers
     for kind, body in series.items():
         if not isinstance(body, Mapping) or not isinstance(body.get("columns"), list):
             raise RunError(f"series.{kind} needs 'columns' (list) and 'rows' (list of lists)")

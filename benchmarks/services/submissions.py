@@ -17,6 +17,7 @@ from benchmarks.services.catalog import (
     machine_get_or_create,
     metric_get_or_create,
 )
+from benchmarks.services.jsonvalues import text_problem
 from benchmarks.services.runs import (
     MetricInput,
     PreparedRun,
@@ -84,7 +85,10 @@ def _text(payload: Mapping, name: str, *, required: bool = False, limit: int = 2
     if not isinstance(value, str):
         raise SubmissionError(f"{name} must be a string")
     if len(value) > limit:
-        raise SubmissionError(f"{name} is longer than {limit} characters")
+        raise SubmissionError(f"{name} is longer than {limit} characters", field=name)
+    problem = text_problem(value)
+    if problem:
+        raise SubmissionError(f"{name} {problem}", field=name)
     return value
 
 
@@ -124,7 +128,8 @@ def _machine(payload: Mapping):
 
 def _idempotency_key(payload) -> str:
     key = payload.get("idempotency_key") if isinstance(payload, Mapping) else None
-    return key if isinstance(key, str) else ""
+    # A key the database cannot hold is refused later by _prepare, with its message.
+    return key if isinstance(key, str) and len(key) <= 100 and not text_problem(key) else ""
 
 
 def _existing(submitter, key: str) -> Run | None:
@@ -159,7 +164,7 @@ def _prepare(payload, *, submitter, source, cache: CatalogCache) -> PreparedRun:
             metric_resolver=cache.metric,
         )
     except (CatalogError, RunError) as exc:
-        raise SubmissionError(str(exc)) from None
+        raise SubmissionError(str(exc), field=exc.field) from None
 
 
 def run_submit(*, payload, submitter, source: str = RunSource.API) -> tuple[Run, bool]:
@@ -203,7 +208,8 @@ def runs_bulk_submit(
                 prepared = _prepare(payload, submitter=submitter, source=source, cache=cache)
             except SubmissionError as exc:
                 line = int(where.split()[-1]) if where.startswith("line") else None
-                raise SubmissionError(exc.message, where=where, line=line) from None
+                raise SubmissionError(exc.message, where=where, line=line,
+                                      field=exc.field) from None
             if key:
                 by_key[key] = prepared
             order.append(prepared)
