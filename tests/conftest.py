@@ -99,6 +99,23 @@ def celery_worker_factory(transactional_db, celery_queue):
         worker.stop()
 
 
+def free_port(first: int = 8400, last: int = 8499) -> int:
+    """A free TCP port of this checkout's range, for private servers a test starts itself."""
+    import random
+    import socket
+
+    candidates = list(range(first, last + 1))
+    random.shuffle(candidates)
+    for port in candidates:
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {first}-{last}")
+
+
 def wait_until(predicate, *, timeout: float = 60, interval: float = 0.2, what: str = "condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
