@@ -24,6 +24,18 @@ CHROMIUM_ARGS = [
 ]
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """The embedded SQLite default is tested on a file, not in memory, so a real Celery worker
+    process sees what a test wrote; the pid keeps concurrent runs on one checkout apart."""
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"].endswith("sqlite3"):
+        name = settings.DATA_DIR / f"test-schedbench-{os.getpid()}.sqlite3"
+        database["TEST"] = {**database.get("TEST", {}), "NAME": str(name)}
+
+
 def database_url_for_test_db() -> str:
     """The URL of the test database this test process is using, for a worker subprocess."""
     settings = connection.settings_dict
@@ -172,6 +184,11 @@ def _media_in_tmp(request, tmp_path):
         "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
         "LOCATION": str(tmp_path / "cache"),
     }}
+    settings.FROZEN_PAGES_DIR = tmp_path / "frozen"
+    # Pages link the plain static names, served by the live server from the sources; the
+    # production storage (hashed, compressed) is tested on its own in tests/test_static.py.
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
     frozen_pages.clear_memory()
     yield
     frozen_pages.clear_memory()

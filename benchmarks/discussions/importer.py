@@ -65,7 +65,7 @@ class ImportReport:
 
 def _read_messages(data: bytes, report: ImportReport) -> list[MailMessage]:
     if data[:2] == GZIP_MAGIC:
-        limit = getattr(settings, "MAX_UPLOAD_MB", 256) * 4 << 20
+        limit = settings.MAX_UPLOAD_MB * 4 << 20
         data, problem = gunzip(data, limit)
         if problem:
             report.problem(None, problem)
