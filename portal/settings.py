@@ -137,7 +137,7 @@ STORAGES = {
 }
 # Durable copies of frozen permalinks, served while the database is down (comparisons.pagecache).
 FROZEN_PAGES_DIR = DATA_DIR / "frozen"
-MEDIA_ROOT = DATA_DIR / "media"
+MEDIA_ROOT = env_path("SCHEDBENCH_MEDIA_DIR", DATA_DIR / "media")  # raw uploads, mbox imports
 MEDIA_URL = "/media/"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_MB * 1024 * 1024
@@ -242,6 +242,8 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or "schedbench@localhost"
 DISCUSSIONS_POSTS_PER_HOUR = env_int("SCHEDBENCH_POSTS_PER_HOUR", 30, minimum=1)
 DISCUSSIONS_POSTS_PER_PAGE = env_int("SCHEDBENCH_POSTS_PER_PAGE", 200, minimum=1)
 DISCUSSIONS_MAIL_DOMAIN = env_str("SCHEDBENCH_MAIL_DOMAIN") or "schedbench.local"
+# An mbox import runs in a worker; the API request waits this long for it before answering 202.
+IMPORT_WAIT_SECONDS = env_int("SCHEDBENCH_IMPORT_WAIT", 10, minimum=0)
 
 LOGGING = {
     "version": 1,

@@ -102,6 +102,10 @@ def celery_worker_factory(transactional_db, celery_queue):
     workers: list[WorkerProcess] = []
 
     def start(*extra_args: str) -> WorkerProcess:
+        from django.conf import settings
+
+        # The test's own media folder (see _media_in_tmp): a worker reads the stored files.
+        env["SCHEDBENCH_MEDIA_DIR"] = str(settings.MEDIA_ROOT)
         worker = WorkerProcess(celery_queue, env).start(*extra_args)
         workers.append(worker)
         return worker
