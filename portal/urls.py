@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from benchmarks import views
 from benchmarks.comparisons import views as comparison_views
@@ -32,5 +32,9 @@ urlpatterns = [
     path("", include("benchmarks.discussions.urls")),
     path("", include("benchmarks.simulations.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # The split view serves its start-up script as a file, so the docs page keeps the CSP.
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"),
+         name="api-docs"),
 ]
+
+handler500 = "portal.middleware.server_error"

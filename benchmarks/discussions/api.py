@@ -2,18 +2,21 @@
 
 import json
 
+from django.conf import settings
+from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
+from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
 from benchmarks.errors import InputError
 
-from . import selectors, services
-from .importer import mbox_import
-from .models import Post, Thread
+from . import importjobs, selectors, services
+from .models import ImportJob, Post, Thread
 from .targets import TargetError, target_resolve
 
 THREAD_START = {"type": "object", "properties": {
@@ -126,20 +129,45 @@ def thread_reply(request, pk: int):
     return Response(post_json(post), status=201)
 
 
-@extend_schema(request=IMPORT, responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT})
+def _import_answer(request, job: ImportJob) -> Response:
+    """Finished: the contract's body (201, or 200 when every message was already there, or 400)
+    plus the job; still running: 202 with the URL to poll."""
+    url = request.build_absolute_uri(reverse("api-thread-import-detail", args=[job.pk]))
+    if job.is_active:
+        return Response({"id": job.pk, "url": url, "status": job.status,
+                         "page": request.build_absolute_uri(job.get_absolute_url()),
+                         "progress": {"stage": job.stage, "done": job.done, "total": job.total}},
+                        status=status.HTTP_202_ACCEPTED)
+    body = {**(job.report or {}), "job": {"id": job.pk, "url": url, "status": job.status}}
+    if job.error:
+        raise InputError(job.error, field="file", **body)
+    return Response(body, status=201 if body.get("imported") else 200)
+
+
+@extend_schema(request=IMPORT, responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT,
+                                          202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT,
+                                          413: OpenApiTypes.OBJECT})
 @api_view(["POST"])
 @parser_classes([MultiPartParser, FormParser])
 def thread_import(request):
-    """Import an mbox or mbox.gz: threads, posts, and runs from the tables in the messages."""
+    """Import an mbox or mbox.gz: threads, posts, and runs from the tables in the messages.
+    A worker imports it; the answer waits a few seconds for the result, else is a 202."""
     upload = request.FILES.get("file")
     if upload is None:
         raise InputError("file: send the mbox as a multipart field named 'file'", field="file")
     target = _target(request.data.get("attach_to"))
-    report = mbox_import(data=upload.read(), user=request.user, target=target,
-                         site_url=_site_url(request)).as_dict()
-    if report["imported"]:
-        return Response(report, status=201)
-    if report["skipped"]:
-        return Response(report, status=200)  # everything was already there
-    raise InputError(report["problems"][0]["reason"] if report["problems"]
-                     else "no messages found", field="file", **report)
+    job = importjobs.import_job_create(upload=upload, user=request.user, target=target,
+                                       site_url=_site_url(request))
+    job = importjobs.import_job_wait(job=job, seconds=settings.IMPORT_WAIT_SECONDS)
+    return _import_answer(request, job)
+
+
+@extend_schema(responses={200: OpenApiTypes.OBJECT}, operation_id="threads_import_retrieve")
+@api_view(["GET"])
+def thread_import_detail(request, pk: int):
+    """An import's progress, and its result once finished (its owner and staff only)."""
+    job = ImportJob.objects.filter(pk=pk).first()
+    if job is None or not (request.user.is_staff or request.user.pk == job.owner_id):
+        raise Http404("no such import of yours")
+    url = request.build_absolute_uri(reverse("api-thread-import-detail", args=[job.pk]))
+    return Response(importjobs.import_job_json(job, url=url))

@@ -65,7 +65,7 @@ class ImportReport:
 
 def _read_messages(data: bytes, report: ImportReport) -> list[MailMessage]:
     if data[:2] == GZIP_MAGIC:
-        limit = getattr(settings, "MAX_UPLOAD_MB", 256) * 4 << 20
+        limit = settings.MAX_UPLOAD_MB * 4 << 20
         data, problem = gunzip(data, limit)
         if problem:
             report.problem(None, problem)
@@ -253,7 +253,11 @@ def _ingest(post, message, table, user, report: ImportReport) -> list[PostRun]:
     return [PostRun(post=post, run=run) for run in outcome.runs]
 
 
-def _extract(stored, user, report: ImportReport) -> None:
+def _no_progress(stage: str, done: int, total: int) -> None:
+    pass
+
+
+def _extract(stored, user, report: ImportReport, progress=_no_progress) -> None:
     """Each table through the ingestion service, its runs linked to the post that posted it.
 
     Tables are committed in batches: one commit per table made large imports wait on the
@@ -261,6 +265,7 @@ def _extract(stored, user, report: ImportReport) -> None:
     """
     tables = _tables(stored)
     for start in range(0, len(tables), TABLES_PER_COMMIT):
+        progress("extracting runs", start, len(tables))
         with transaction.atomic():
             links = [link for post, message, table in tables[start:start + TABLES_PER_COMMIT]
                      for link in _ingest(post, message, table, user, report)]
@@ -269,16 +274,19 @@ def _extract(stored, user, report: ImportReport) -> None:
 
 
 def mbox_import(*, data: bytes, user, target: Target | None = None,
-                site_url: str = "") -> ImportReport:
-    """Import an mbox (or .mbox.gz). Returns the report; never raises on bad input."""
+                site_url: str = "", progress=_no_progress) -> ImportReport:
+    """Import an mbox (or .mbox.gz). Returns the report; never raises on bad input.
+    `progress(stage, done, total)` is called between the steps (an import job shows it)."""
     report = ImportReport()
     started = time.perf_counter()
+    progress("reading", 0, 0)
     messages = _new_messages(_read_messages(data, report), report)
     for message in messages:
         for note in message.notes:
             report.problem(message, note)
     if not messages:
         return report
+    progress("storing messages", 0, len(messages))
     with transaction.atomic():
         stored = _store(messages, user, target, report)
         for thread in report.threads:
@@ -286,7 +294,7 @@ def mbox_import(*, data: bytes, user, target: Target | None = None,
                 thread=thread, new_posts=report.posts_by_thread[thread.pk], site_url=site_url)
     report.imported = len(stored)
     report.seconds["read_and_store"] = time.perf_counter() - started
-    _extract(stored, user, report)
+    _extract(stored, user, report, progress)
     report.seconds["extract_runs"] = time.perf_counter() - started - report.seconds[
         "read_and_store"]
     return report

@@ -194,3 +194,45 @@ class ThreadFollow(models.Model):
 
     def __str__(self):
         return f"{self.user} follows {self.thread_id}"
+
+
+class ImportStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    SUCCEEDED = "succeeded", "succeeded"
+    FAILED = "failed", "failed"
+
+
+class ImportJob(models.Model):
+    """An mbox import, run by a worker: the request stores the file and returns at once."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                              related_name="+")
+    file = models.FileField(upload_to="imports/%Y/%m/")
+    filename = models.CharField(max_length=255, blank=True)
+    size = models.PositiveBigIntegerField(default=0)
+    target_type = models.CharField(max_length=32, blank=True)
+    target_id = models.CharField(max_length=100, blank=True)
+    site_url = models.CharField(max_length=300, blank=True)  # for the links in follower mail
+    status = models.CharField(max_length=16, choices=ImportStatus, default=ImportStatus.QUEUED)
+    stage = models.CharField(max_length=40, blank=True)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    report = models.JSONField(null=True, blank=True)  # ImportReport.as_dict() once finished
+    error = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self):
+        return f"import #{self.pk} {self.filename} ({self.status})"
+
+    def get_absolute_url(self):
+        return reverse("thread-import-detail", args=[self.pk])
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (ImportStatus.QUEUED, ImportStatus.RUNNING)

@@ -9,7 +9,7 @@ from rest_framework.decorators import api_view
 from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.response import Response
 
-from . import selectors, services, watchdog
+from . import selectors, services
 from .models import SimulationJob
 
 JOB_SPEC = {"type": "object", "properties": {
@@ -45,7 +45,6 @@ def simulation_detail(request, pk: int):
     """Progress and results; `?points=1` adds per-point status, `?figure=1&seen=N` the chart
     (only when more than N points are done, so a poller fetches it only when it changed)."""
     job = get_object_or_404(SimulationJob.objects.select_related("owner", "comparison"), pk=pk)
-    watchdog.job_watch(job=job)
     data = selectors.job_json(job, with_points=request.query_params.get("points") == "1")
     if request.query_params.get("figure") == "1":
         seen = request.query_params.get("seen", "")
