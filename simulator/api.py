@@ -4,11 +4,9 @@ import time
 
 from .engine import Engine
 from .errors import InvalidValueError, SpecError, UnknownNameError
-from .globalq import EdfPolicy, GoodnessPolicy
-from .policies import CfsPolicy, O1Policy
-from .profiles import CFS_YIELD_MODE, PROFILES, tunable_specs
+from .policies import make_policy as make_family_policy
+from .profiles import PROFILES, tunable_specs
 from .results import assemble
-from .rsdl_eevdf import EevdfPolicy, RsdlPolicy
 from .topology import parse_topology, topology_for_cpus
 from .workloads import WORKLOADS
 
@@ -161,19 +159,16 @@ def make_policy(norm, ncpus):
     family = PROFILES[kernel]["family"]
     workload = WORKLOADS[norm["workload"]]
     if getattr(workload, "wants_deadline", False) and tun.get("sched_deadline"):
-        return EdfPolicy(kernel, tun, ncpus)
-    if family == "cfs":
-        return CfsPolicy(kernel, tun, ncpus, CFS_YIELD_MODE[kernel])
-    return {"goodness": GoodnessPolicy, "o1": O1Policy, "rsdl": RsdlPolicy,
-            "eevdf": EevdfPolicy}[family](kernel, tun, ncpus)
+        family = "edf"
+    return make_family_policy(family, kernel, tun, ncpus)
 
 
-def run_once(norm, topo, repeat_index, trace):
+def run_once(norm, topo, repeat_index, trace, reference=False):
     from .wl_common import Build
 
     policy = make_policy(norm, topo.ncpus)
     eng = Engine(topo, policy, norm["tunables"], norm["seed"] + repeat_index,
-                 norm["max_events"], trace)
+                 norm["max_events"], trace, reference=reference)
     workload = WORKLOADS[norm["workload"]]
     build = Build(eng, norm["params"])
     workload.build(build)
@@ -181,7 +176,8 @@ def run_once(norm, topo, repeat_index, trace):
     return eng, workload.collect(build)
 
 
-def run(spec, *, trace=None, progress=None):
+def run(spec, *, trace=None, progress=None, reference=False):
+    """Run ``spec``; ``reference=True`` uses the engine's plain (non-inlined) paths."""
     norm = validate(spec)
     topo = parse_topology(norm["topology"])
     started = time.perf_counter()
@@ -189,7 +185,7 @@ def run(spec, *, trace=None, progress=None):
     for r in range(norm["repeat"]):
         if trace is not None:
             trace.write(f"# repeat {r} seed {norm['seed'] + r}\n")
-        runs.append(run_once(norm, topo, r, trace))
+        runs.append(run_once(norm, topo, r, trace, reference))
         if progress is not None:
             progress(r + 1, norm["repeat"])
     return assemble(norm, runs, time.perf_counter() - started)

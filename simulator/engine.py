@@ -18,7 +18,7 @@ from heapq import heappush
 from . import balance
 from .errors import EventBudgetExceeded
 from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER
-from .interp import HANDLERS, step
+from .interp import HANDLERS, step, step_reference
 from .policies import NICE_0, Policy
 from .program import BLOCKED, DONE, LOCK, LOOP, POST, QUEUED, RUN, RUNNING, UNLOCK, WAIT
 
@@ -59,9 +59,14 @@ class Engine:
                  "heap", "seq", "tasks", "exited", "alive", "stop_at", "tick_ns", "noise",
                  "refill_us", "counters", "marks", "samples", "overloaded", "pending_timers",
                  "depth", "track_load", "policy_account", "cpus", "global_queue", "tick_preempts",
-                 "hrtick", "newidle", "switch_ns", "flat_cost")
+                 "hrtick", "newidle", "switch_ns", "flat_cost", "reference", "step")
 
-    def __init__(self, topo, policy, tun, seed, max_events, trace=None):
+    def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False):
+        # reference mode routes every event through the plain functions (step_reference,
+        # account(), sleep()) instead of the inlined copies of the fast path; results must be
+        # identical (tests/simulator/test_reference_mode.py)
+        self.reference = reference
+        self.step = step_reference if reference else step
         self.topo = topo
         self.policy = policy
         self.tun = tun
@@ -140,7 +145,10 @@ class Engine:
         Nine events in ten are a CPU's run segment completing.  That case -- account the
         segment, then run the task's actions up to its next run segment and plan that -- is
         handled here without a call: the action loop below is a copy of interp.step()'s (the
-        call it saves is ~5 % of the run time), so a change to one must be made to both."""
+        call it saves is ~5 % of the run time).  The reference mode (run_reference) does the
+        same through the plain functions; a test requires both to give identical results."""
+        if self.reference:
+            return self.run_reference()
         heap = self.heap
         pop = heapq.heappop
         rand = self._random
@@ -268,10 +276,51 @@ class Engine:
             events += 1
             if events > budget:
                 break
-        if events > budget:
-            self.counters["events"] = events
-            raise EventBudgetExceeded(budget, self.now)
+        return self._finish(events, budget)
+
+    def run_reference(self):
+        """run() without inlined copies: every event through its plain handler."""
+        heap = self.heap
+        budget = self.max_events
+        events = 0
+        self._seed_events()
+        while heap and self.alive > 0:
+            when, _seq, kind, obj, gen = heapq.heappop(heap)
+            if kind == EV_SEG:
+                if gen != obj.gen:
+                    continue
+                obj.pending_at = None
+                self.now = when
+                self.segment_end_reference(obj)
+            elif kind == EV_TIMER:
+                if gen != obj.timer_gen:
+                    continue
+                self.now = when
+                self.pending_timers -= 1
+                self.wake(obj, None, direct=True)
+            elif kind == EV_BALANCE:
+                if gen != obj.bal_gen:
+                    continue
+                self.now = when
+                balance.periodic(self, obj)
+            elif kind == EV_SAMPLE:
+                self.now = when
+                self.sample()
+            elif kind == EV_CALL:
+                self.now = when
+                obj(self)
+            else:
+                self.now = when
+                break
+            events += 1
+            if events > budget:
+                break
+        return self._finish(events, budget)
+
+    def _finish(self, events, budget):
         self.counters["events"] = events
+        if events > budget:
+            raise EventBudgetExceeded(budget, self.now)
         for cpu in self.cpus:
             self.account(cpu)
         if self.samples and self.samples[-1][0] < self.now:
@@ -279,6 +328,21 @@ class Engine:
             self.sample()
             self.alive = alive
         return self.now
+
+    def segment_end_reference(self, cpu):
+        """on_segment_end() with account() called rather than inlined."""
+        task = cpu.curr
+        if task is None:
+            cpu.need_resched = False
+            self.schedule(cpu)
+            return
+        self.account(cpu)
+        if cpu.need_resched:
+            self.schedule(cpu)
+        elif self.now < cpu.seg_start:
+            self.plan(cpu)
+        else:
+            self.begin(cpu, task)
 
     # ----------------------------------------------------------------- task lifecycle
     def spawn(self, task, cpu_id=None):
@@ -356,6 +420,10 @@ class Engine:
         self.counters["wakeups"] += 1
         task.state = QUEUED
         task.wait_start = self.now
+        if self.global_queue and self.reference:
+            self.enqueue(self.cpus[task.cpu or 0], task, "wakeup")
+            self.check_preempt(self.cpus[task.cpu], task, direct)
+            return
         if self.global_queue:  # one shared queue: placement happens at pick time
             if task.cpu is None:
                 task.cpu = 0
@@ -478,7 +546,7 @@ class Engine:
         if cpu.need_resched:
             self.schedule(cpu)
         elif task.remaining <= 0 and task.spin_on is None and self.now >= cpu.seg_start:
-            step(self, cpu, task)  # the common case: the running action is complete
+            self.step(self, cpu, task)  # the common case: the running action is complete
         elif self.now < cpu.seg_start:
             # still paying switch/refill overhead; the segment really starts later
             self.plan(cpu)
@@ -601,7 +669,8 @@ class Engine:
             self.sibling_changed(cpu)
         if cpu.seg_start == now and self.depth < 32:
             self.depth += 1
-            if nxt.remaining <= 0 and nxt.spin_on is None and not cpu.need_resched:
+            if (nxt.remaining <= 0 and nxt.spin_on is None and not cpu.need_resched
+                    and not self.reference):
                 step(self, cpu, nxt)  # begin()'s commonest case: the next action is due
             else:
                 self.begin(cpu, nxt)
@@ -658,7 +727,7 @@ class Engine:
             self.schedule(cpu)
         elif task.spin_on is not None:
             if self.spin_ready(task):
-                step(self, cpu, task)
+                self.step(self, cpu, task)
             elif task.spin_yield and self.policy.yield_hands_over(cpu.rq, task, self.now):
                 self.do_yield(cpu, task)
             elif self.preempt_due(cpu, task):
@@ -666,15 +735,11 @@ class Engine:
             else:
                 self.plan(cpu)
         elif task.remaining <= 0:
-            step(self, cpu, task)
+            self.step(self, cpu, task)
         elif self.preempt_due(cpu, task):
             self.schedule(cpu)
         else:
             self.plan(cpu)
-
-    def advance(self, cpu, task):
-        """Finish the current action; run instantaneous ones up to the next running action."""
-        step(self, cpu, task)  # kept as a method for readability; hot paths call step directly
 
     def spin_ready(self, task):
         obj = task.spin_on

@@ -82,6 +82,11 @@ FAMILY_TUNABLES = {
         "select_idle_sibling": _t(False, "bool", "on wakeup pick an idle CPU sharing the "
                                   "target's cache"),
         "sched_cost_log_ns": _t(60, "int", "extra schedule() cost per log2(nr_running)"),
+        "yield_semantics": _t("noop", "choice:requeue,noop,skip", "what sched_yield() does with "
+                              "sched_compat_yield=0 in this version's code: requeue at its own "
+                              "key (2.6.23), nothing (2.6.24), skip-buddy (2.6.39 on)"),
+        "gentle_fair_sleepers": _t(False, "bool", "GENTLE_FAIR_SLEEPERS: a waking sleeper gets "
+                                   "half a latency period of vruntime credit instead of one"),
     },
     "rsdl": {
         "rr_interval": _t(8, "int", "quota in ms each task gets at each priority level"),
@@ -101,8 +106,8 @@ FAMILY_TUNABLES = {
 }
 
 
-def _cfs(desc, **overrides):
-    return {"family": "cfs", "description": desc, "overrides": overrides}
+def _cfs(desc, drop=(), **overrides):
+    return {"family": "cfs", "description": desc, "overrides": overrides, "drop": drop}
 
 
 PROFILES = {
@@ -116,7 +121,8 @@ PROFILES = {
                    "1 ms, child_runs_first skipped for threads, yield requeues at own key, no "
                    "cache-hot veto",
                    sched_min_granularity_ns=2 * MS, sched_wakeup_granularity_ns=MS,
-                   child_runs_first_threads=False, sched_migration_cost_ns=0),
+                   child_runs_first_threads=False, sched_migration_cost_ns=0,
+                   yield_semantics="requeue"),
     "2.6.24": _cfs("CFS 2.6.24: latency 20 ms, granularity 4 ms, wakeup granularity 10 ms, "
                    "child runs first for threads, yield nearly a no-op, 0.5 ms cache-hot veto"),
     "2.6.25": _cfs("CFS 2.6.25: as 2.6.24 plus faster idle balancing (modelled: an idle CPU is "
@@ -132,18 +138,16 @@ PROFILES = {
     "3.3": _cfs("CFS 3.3: latency 6 ms, granularity 0.75 ms, wakeup granularity 1 ms, scaling "
                 "capped at 8 CPUs, select_idle_sibling, wake-affine, SD_BALANCE_WAKE off, "
                 "SD_BALANCE_FORK on all levels, skip-buddy yield, child_runs_first 0",
+                drop=("sched_compat_yield",),
                 sched_latency_ns=6 * MS, sched_min_granularity_ns=750_000,
                 sched_wakeup_granularity_ns=MS, sched_child_runs_first=False,
-                latency_cap_cpus=8, select_idle_sibling=True, balance_fork=True),
+                latency_cap_cpus=8, select_idle_sibling=True, balance_fork=True,
+                yield_semantics="skip", gentle_fair_sleepers=True),
     "6.6-eevdf": {"family": "eevdf", "description": "EEVDF (6.6): earliest eligible virtual "
                   "deadline first, base slice 0.75 ms, yield sets vruntime to the deadline, "
                   "select_idle_sibling; SCHED_DEADLINE (global EDF) for periodic tasks",
                   "overrides": {"balance_fork": True}},
 }
-
-# Yield semantics are a property of the code of each CFS version, toggled by sched_compat_yield.
-CFS_YIELD_MODE = {"2.6.23": "requeue", "2.6.24": "noop", "2.6.25": "noop", "3.3": "skip"}
-
 
 def tunable_specs(kernel):
     """Tunable metadata (default, type, help) for one profile, overrides applied."""
@@ -153,8 +157,8 @@ def tunable_specs(kernel):
         specs[name] = dict(spec)
     for name, value in profile["overrides"].items():
         specs[name]["default"] = value
-    if kernel == "3.3" or profile["family"] != "cfs":
-        specs.pop("sched_compat_yield", None)
+    for name in profile.get("drop", ()):  # tunables this version's code no longer has
+        specs.pop(name)
     return specs
 
 

@@ -1,6 +1,6 @@
 """Schedulers with one runqueue shared by all CPUs: Linux 2.4 (goodness) and global EDF."""
 
-from .policies import Policy, RunQueue
+from .base import Policy, RunQueue
 
 
 class SharedRunQueue(RunQueue):
@@ -69,6 +69,8 @@ class GoodnessPolicy(GlobalPolicy):
     this CPU.  When every runnable task has used its counter, all tasks (sleepers too) get
     counter = counter / 2 + NICE_TO_TICKS.  Cost of a decision: a + b * nr_running.
     """
+
+    family = "goodness"
 
     def __init__(self, kernel, tun, ncpus):
         super().__init__(kernel, tun, ncpus)
@@ -146,6 +148,8 @@ class GoodnessPolicy(GlobalPolicy):
 
 class EdfPolicy(GlobalPolicy):
     """SCHED_DEADLINE as global EDF: the m earliest absolute deadlines run on the m CPUs."""
+
+    family = "edf"
 
     hrtick = True
     tick_preempts = False
