@@ -58,6 +58,8 @@ def _to_bool(field, value):
 def coerce(field, spec, value):
     """Convert ``value`` to the declared type of ``spec`` and check its range."""
     kind = spec["type"]
+    if spec.get("sysctl_bool"):  # 0/1 as /proc/sys shows it; true/false accepted too
+        return int(_to_bool(field, value))
     if kind == "int":
         result = _to_int(field, value)
     elif kind == "float":
@@ -89,13 +91,19 @@ TUNABLE_RANGES = {"HZ": (10, 10_000), "smt_speed": (0.05, 1.0), "noise_pct": (0.
                   "newidle_idx": (0, 4)}
 
 
-def _normalise_mapping(field, given, specs, kind, ranges=None):
+def _normalise_mapping(field, given, specs, kind, ranges=None, aliases=None):
+    aliases = aliases or {}
     if given is None:
         given = {}
     if not isinstance(given, dict):
         raise InvalidValueError(field, f"{field} must be an object of name: value")
     out = {name: spec["default"] for name, spec in specs.items()}
     for name, value in given.items():
+        if name in aliases:
+            if aliases[name] in given:
+                raise InvalidValueError(f"{field}.{name}", f"{field}.{name} is another name "
+                                        f"for {aliases[name]}; give only one of them")
+            name = aliases[name]
         if name not in specs:
             raise UnknownNameError(f"{field}.{name}", kind, name, specs)
         spec = dict(specs[name])
@@ -143,7 +151,8 @@ def validate(spec):
         "workload": workload,
         "kernel": kernel,
         "params": _normalise_mapping("params", spec.get("params"), WORKLOADS[workload].params,
-                                     "param"),
+                                     "param",
+                                     aliases=getattr(WORKLOADS[workload], "aliases", None)),
         "tunables": _normalise_mapping("tunables", spec.get("tunables"), tunable_specs(kernel),
                                        "tunable", TUNABLE_RANGES),
         "cpus": topo.ncpus,

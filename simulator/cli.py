@@ -92,7 +92,9 @@ def _apply_point(spec, point):
     for name, value in point:
         if name in ("kernel", "cpus", "topology", "seed"):
             spec[name] = value
-        elif spec["workload"] in WORKLOADS and name in WORKLOADS[spec["workload"]].params:
+        elif spec["workload"] in WORKLOADS and (
+                name in WORKLOADS[spec["workload"]].params
+                or name in getattr(WORKLOADS[spec["workload"]], "aliases", {})):
             spec["params"][name] = value
         elif spec["kernel"] in PROFILES and name in tunable_specs(spec["kernel"]):
             spec["tunables"][name] = value

@@ -13,6 +13,12 @@ def _t(default, type_, help_):
     return {"default": default, "type": type_, "help": help_}
 
 
+def _sysctl01(default, help_):
+    """A boolean sysctl: reported as the 0/1 integer /proc/sys shows (true/false accepted)."""
+    return {"default": int(default), "type": "int", "min": 0, "max": 1, "help": help_,
+            "sysctl_bool": True}
+
+
 # Tunables every profile has: the machine model and the benchmark environment.
 COMMON_TUNABLES = {
     "HZ": _t(250, "int", "timer tick rate; slices expire and periodic balancing runs on ticks"),
@@ -62,19 +68,19 @@ FAMILY_TUNABLES = {
                            "parent's remaining slice"),
         "cache_hot_time_ns": _t(2_500_000, "int", "boot-time cache_hot_time: a task that ran "
                                 "more recently than this is not migrated by the balancer"),
-        "sched_child_runs_first": _t(True, "bool", "child runs first, only for fork without "
-                                     "CLONE_VM (threads never)"),
+        "sched_child_runs_first": _sysctl01(True, "child runs first, only for fork without "
+                                            "CLONE_VM (threads never)"),
     },
     "cfs": {
         "sched_latency_ns": _t(20 * MS, "int", "targeted preemption latency (unscaled)"),
         "sched_min_granularity_ns": _t(4 * MS, "int", "minimal preemption granularity (unscaled)"),
         "sched_wakeup_granularity_ns": _t(10 * MS, "int", "wakeup preemption granularity "
                                           "(unscaled)"),
-        "sched_child_runs_first": _t(True, "bool", "forked child preempts its parent"),
+        "sched_child_runs_first": _sysctl01(True, "forked child preempts its parent"),
         "child_runs_first_threads": _t(True, "bool", "whether child_runs_first also applies to "
                                        "threads (CLONE_VM); 2.6.23 skipped threads"),
-        "sched_compat_yield": _t(False, "bool", "1: sched_yield() queues the task after the "
-                                 "rightmost task"),
+        "sched_compat_yield": _sysctl01(False, "1: sched_yield() queues the task after the "
+                                        "rightmost task"),
         "sched_migration_cost_ns": _t(MS // 2, "int", "cache-hot veto: a task that ran within "
                                       "this long is not migrated (0 disables)"),
         "latency_cap_cpus": _t(0, "int", "cap on the CPU count in the latency scaling factor "
@@ -140,7 +146,7 @@ PROFILES = {
                 "SD_BALANCE_FORK on all levels, skip-buddy yield, child_runs_first 0",
                 drop=("sched_compat_yield",),
                 sched_latency_ns=6 * MS, sched_min_granularity_ns=750_000,
-                sched_wakeup_granularity_ns=MS, sched_child_runs_first=False,
+                sched_wakeup_granularity_ns=MS, sched_child_runs_first=0,
                 latency_cap_cpus=8, select_idle_sibling=True, balance_fork=True,
                 yield_semantics="skip", gentle_fair_sleepers=True),
     "6.6-eevdf": {"family": "eevdf", "description": "EEVDF (6.6): earliest eligible virtual "
@@ -156,7 +162,7 @@ def tunable_specs(kernel):
     for name, spec in FAMILY_TUNABLES[profile["family"]].items():
         specs[name] = dict(spec)
     for name, value in profile["overrides"].items():
-        specs[name]["default"] = value
+        specs[name]["default"] = int(value) if specs[name].get("sysctl_bool") else value
     for name in profile.get("drop", ()):  # tunables this version's code no longer has
         specs.pop(name)
     return specs

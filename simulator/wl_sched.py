@@ -45,17 +45,19 @@ class YieldLoop:
 
 class RunqueueCost:
     name = "runqueue-cost"
-    description = ("schedule() cost with the runqueue of CPU 0 filled by `tasks` busy loops; the "
-                   "mean cost of a decision in microseconds.  Prints a two-column table "
-                   "`runqueue length  microseconds`.")
+    description = ("schedule() cost with the runqueue of CPU 0 filled by `runqueue_length` busy "
+                   "loops; the mean cost of a decision in microseconds.  Prints a two-column "
+                   "table `runqueue length  microseconds`.")
     params = {
-        "tasks": p(16, "int", "busy-looping tasks pinned to CPU 0 (runqueue length)", 1, 100_000),
+        "runqueue_length": p(16, "int", "busy-looping tasks pinned to CPU 0 (also accepted as "
+                             "`tasks`)", 1, 100_000),
         "duration_ms": p(500, "int", "run time", 1, 10**7),
     }
     metrics = {"schedule_us": m("us", False)}
+    aliases = {"tasks": "runqueue_length"}  # the name the first versions used
 
     def build(self, b):
-        for i in range(b.params["tasks"]):
+        for i in range(b.params["runqueue_length"]):
             b.start(b.task(f"loop{i}", [(RUN, FOREVER)], affinity={0}))
         b.eng.stop_at = b.params["duration_ms"] * MS
 

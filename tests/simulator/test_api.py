@@ -67,13 +67,13 @@ def test_kernel_defaults_follow_the_mechanism_table():
     assert tun["2.6.24"]["sched_migration_cost_ns"]["default"] == 500_000
     assert tun["3.3"]["sched_latency_ns"]["default"] == 6_000_000
     assert tun["3.3"]["balance_wake"]["default"] is False
-    assert tun["3.3"]["sched_child_runs_first"]["default"] is False
+    assert tun["3.3"]["sched_child_runs_first"]["default"] == 0
 
 
 def test_validate_fills_defaults():
     norm = simulator.validate({"workload": "threadtest", "kernel": "2.6.24"})
     assert norm["params"]["iterations"] == 500
-    assert norm["tunables"]["sched_compat_yield"] is False
+    assert norm["tunables"]["sched_compat_yield"] == 0
     assert norm["cpus"] == 2 and norm["topology"] == "1x2x1"
     assert norm["seed"] == 1 and norm["repeat"] == 1 and norm["max_events"] > 0
 
@@ -83,7 +83,7 @@ def test_validate_coerces_cli_strings():
                                "params": {"loops": "2000", "yield_in_spin": "1"},
                                "tunables": {"sched_compat_yield": "true", "HZ": "1000"}})
     assert norm["params"]["loops"] == 2000 and norm["params"]["yield_in_spin"] is True
-    assert norm["tunables"]["sched_compat_yield"] is True and norm["tunables"]["HZ"] == 1000
+    assert norm["tunables"]["sched_compat_yield"] == 1 and norm["tunables"]["HZ"] == 1000
     assert norm["topology"] == "1x4x1"
 
 

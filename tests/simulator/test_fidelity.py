@@ -117,7 +117,7 @@ def test_balance_on_wake_cuts_the_vm_wait_sum(kernel):
 
 def schedule_us(kernel, tasks):
     result = simulator.run({"workload": "runqueue-cost", "kernel": kernel, "cpus": 2,
-                            "params": {"tasks": tasks, "duration_ms": 200}})
+                            "params": {"runqueue_length": tasks, "duration_ms": 200}})
     return result["metrics"]["schedule_us"][0]
 
 

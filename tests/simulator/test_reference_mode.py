@@ -15,7 +15,7 @@ SMALL = {
     "threadtest": {"iterations": 6, "loops": 30_000, "yield_in_spin": True},
     "threadtest-burn": {"iterations": 6, "burn_us": 200},
     "yield-loop": {"tasks": 3, "duration_ms": 15, "warmup_ms": 3},
-    "runqueue-cost": {"tasks": 4, "duration_ms": 30},
+    "runqueue-cost": {"runqueue_length": 4, "duration_ms": 30},
     "chatroom": {"rooms": 2, "clients": 4, "messages": 20},
     "pipeline": {"stages": 3, "blocks": 20},
     "wake-pingpong": {"pairs": 3, "roundtrips": 40},
