@@ -1,9 +1,11 @@
 """Spec validation and the run driver behind the public API (simulator.validate / simulator.run)."""
 
+import dataclasses
 import time
 
 from .engine import Engine
 from .errors import InvalidValueError, SpecError, UnknownNameError
+from .machine import MachineModel
 from .policies import make_policy as make_family_policy
 from .profiles import PROFILES, tunable_specs
 from .results import assemble
@@ -11,7 +13,7 @@ from .topology import parse_topology, topology_for_cpus
 from .workloads import WORKLOADS
 
 SPEC_FIELDS = ("workload", "kernel", "params", "tunables", "cpus", "topology", "seed", "repeat",
-               "max_events")
+               "max_events", "machine")
 DEFAULT_CPUS = 2
 DEFAULT_MAX_EVENTS = 50_000_000
 MAX_REPEAT = 10_000
@@ -147,20 +149,36 @@ def validate(spec):
     if kernel not in PROFILES:
         raise UnknownNameError("kernel", "kernel", str(kernel), PROFILES)
     topo = _topology(spec)
-    return {
+    machine = _machine(spec.get("machine"))
+    norm = {
         "workload": workload,
         "kernel": kernel,
         "params": _normalise_mapping("params", spec.get("params"), WORKLOADS[workload].params,
                                      "param",
                                      aliases=getattr(WORKLOADS[workload], "aliases", None)),
-        "tunables": _normalise_mapping("tunables", spec.get("tunables"), tunable_specs(kernel),
-                                       "tunable", TUNABLE_RANGES),
+        "tunables": _normalise_mapping("tunables", spec.get("tunables"),
+                                       tunable_specs(kernel, machine), "tunable",
+                                       TUNABLE_RANGES),
         "cpus": topo.ncpus,
         "topology": topo.label(),
         "seed": _int_field(spec, "seed", 1, 0, 2**63 - 1),
         "repeat": _int_field(spec, "repeat", 1, 1, MAX_REPEAT),
         "max_events": _int_field(spec, "max_events", DEFAULT_MAX_EVENTS, 1, 10**12),
     }
+    if machine is not None:  # only when given, so specs without one normalise as before
+        norm["machine"] = dataclasses.asdict(machine)
+    return norm
+
+
+def _machine(given):
+    """A MachineModel from a calibration object (or a whole calibrate JSON), or None."""
+    if given is None:
+        return None
+    if isinstance(given, MachineModel):
+        return given
+    if isinstance(given, dict) and isinstance(given.get("calibration"), dict):
+        given = given["calibration"]
+    return MachineModel.from_calibration(given)
 
 
 def make_policy(norm, ncpus):

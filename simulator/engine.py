@@ -59,7 +59,8 @@ class Engine:
                  "heap", "seq", "tasks", "exited", "alive", "stop_at", "tick_ns", "noise",
                  "refill_us", "counters", "marks", "samples", "overloaded", "pending_timers",
                  "depth", "track_load", "policy_account", "cpus", "global_queue", "tick_preempts",
-                 "hrtick", "newidle", "switch_ns", "flat_cost", "reference", "step")
+                 "hrtick", "newidle", "switch_ns", "flat_cost", "reference", "step",
+                 "idle_wake_ns", "contention", "contention_span")
 
     def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False):
         # reference mode routes every event through the plain functions (step_reference,
@@ -87,7 +88,8 @@ class Engine:
         self.counters = dict.fromkeys(
             ("events", "context_switches", "migrations", "wakeups", "balance_attempts",
              "balance_failed", "balance_moved", "cache_hot_refusals", "preemptions", "yields",
-             "forks", "sched_decisions", "sched_cost_total_ns", "deadline_misses", "jobs"), 0)
+             "forks", "sched_decisions", "sched_cost_total_ns", "deadline_misses", "jobs",
+             "spin_blocks"), 0)
         self.marks = {}
         self.samples = []
         self.overloaded = 0
@@ -100,6 +102,11 @@ class Engine:
         self.track_load = not policy.global_queue
         self.newidle = tun["newidle_balance"] and not policy.global_queue
         self.switch_ns = tun["context_switch_ns"]
+        # the machine: an idle CPU needs idle_wake_ns (IPI, idle-state exit, a halted vCPU's
+        # wake by the host) before it runs what it was woken for; busy CPUs slow each other
+        self.idle_wake_ns = tun["idle_wake_ns"]
+        self.contention = tun["busy_contention"]
+        self.contention_span = max(1, topo.ncpus - topo.threads)  # CPUs outside one core
         # the cost of a schedule() decision when the policy keeps the base class's flat one
         self.flat_cost = (policy.sched_cost if type(policy).decision_cost is Policy.decision_cost
                           else None)
@@ -438,7 +445,9 @@ class Engine:
             if self.trace_file is not None:  # resched(), inlined (a timer's wakeup, per job)
                 self.trace(target.id, "resched", "global queue: better task arrived")
             target.need_resched = True
-            if direct and self.depth == 0:
+            if target.curr is None and self.idle_wake_ns:
+                self.wake_idle_cpu(target)
+            elif direct and self.depth == 0:
                 if target.curr is not None:
                     self.account(target)
                 self.schedule(target)
@@ -472,12 +481,21 @@ class Engine:
         if self.trace_file is not None:
             self.trace(cpu.id, "resched", reason)
         cpu.need_resched = True
-        if direct and self.depth == 0:
+        if cpu.curr is None and self.idle_wake_ns:
+            self.wake_idle_cpu(cpu)
+        elif direct and self.depth == 0:
             if cpu.curr is not None:
                 self.account(cpu)
             self.schedule(cpu)
         else:
             self.arm(cpu, self.now)
+
+    def wake_idle_cpu(self, cpu):
+        """An idle CPU got work: it runs it after the machine's wakeup-to-run latency (an
+        already waking CPU keeps its earlier instant)."""
+        if cpu.pending_at is not None and cpu.pending_at >= self.now:
+            return
+        self.arm(cpu, self.now + self.idle_wake_ns)
 
     def call_at(self, when, fn):
         """Run ``fn(engine)`` at simulated time ``when`` (workload bookkeeping, e.g. warm-up)."""
@@ -517,10 +535,14 @@ class Engine:
         cpu.seg_start = now
         cpu.busy_ns += elapsed
         task.sum_exec += elapsed
-        if task.remaining > 0:
-            task.remaining -= elapsed if cpu.speed == 1.0 else int(elapsed * cpu.speed)
+        if task.remaining > 0:  # a wall-clock burn's remaining is wall time, whatever the speed
+            task.remaining -= (elapsed if cpu.speed == 1.0 or task.wall_until is not None
+                               else int(elapsed * cpu.speed))
         elif task.spin_yield:
-            self.counters["yields"] += elapsed // self.tun["yield_syscall_ns"]
+            yields = elapsed // self.tun["yield_syscall_ns"]
+            self.counters["yields"] += yields
+            if task.spins_left is not None:
+                task.spins_left -= yields
         if self.policy_account is not None:
             self.policy_account(cpu.rq, task, elapsed, now)
 
@@ -571,13 +593,18 @@ class Engine:
         if task.spin_on is None:
             left = task.remaining if task.remaining > 0 else 0
             speed = cpu.speed
-            end = start + (left if speed == 1.0 else int(-(-left // speed)))
+            end = start + (left if speed == 1.0 or task.wall_until is not None
+                           else int(-(-left // speed)))
         elif self.spin_ready(task):
             end = start  # a notify may have been superseded by this replan: re-check at once
         elif task.spin_yield:
             delay = self.policy.yield_handover_delay(cpu.rq, task, self.now)
             if delay is not None:
                 end = start + delay
+            if task.spins_left is not None:  # a bounded spinner gives up after its last yield
+                give_up = start + max(0, task.spins_left) * self.tun["yield_syscall_ns"]
+                if end is None or give_up < end:
+                    end = give_up
         if cpu.need_resched:
             end = self.now
         # the slice-expiry instant is absolute: it only moves when the runqueue changes
@@ -662,10 +689,15 @@ class Engine:
         cpu.curr = nxt
         cpu.sys_ns += cost
         cpu.seg_start = now + cost
+        if nxt.wall_until is not None:  # the wall clock ran on while it waited
+            left = nxt.wall_until - cpu.seg_start
+            nxt.remaining = left if left > 0 else 0
         cpu.preempt_at = None
         cpu.preempt_valid = not self.tick_preempts  # no tick preempts: None is already valid
         policy.on_pick(rq, nxt, now)
-        if was_idle and cpu.siblings:
+        if was_idle and self.contention:
+            self.update_speeds()
+        elif was_idle and cpu.siblings:
             self.sibling_changed(cpu)
         if cpu.seg_start == now and self.depth < 32:
             self.depth += 1
@@ -696,12 +728,42 @@ class Engine:
         cpu.gen += 1
         cpu.pending_at = None
         cpu.idle_since = self.now
-        if prev is not None and cpu.siblings:
+        if prev is not None and self.contention:
+            self.update_speeds()
+        elif prev is not None and cpu.siblings:
             self.sibling_changed(cpu)
         if self.trace_file is not None:
             self.trace(cpu.id, "idle")
         if cpu.domains:
             balance.went_idle(self, cpu)
+
+    def update_speeds(self):
+        """Busy CPUs slow each other (shared caches, memory bandwidth, host steal): a CPU's
+        speed is the SMT share while a sibling is busy, divided by 1 + busy_contention x the
+        busy fraction of the CPUs outside its core.  Called when a CPU turns busy or idle."""
+        cpus = self.cpus
+        topo = self.topo
+        share = self.tun["smt_speed"]
+        busy_cores = {}
+        for c in cpus:
+            if c.curr is not None:
+                core = topo.core_of(c.id)
+                busy_cores[core] = busy_cores.get(core, 0) + 1
+        total = sum(busy_cores.values())
+        for c in cpus:
+            core = topo.core_of(c.id)
+            in_core = busy_cores.get(core, 0)
+            mine = 1 if c.curr is not None else 0
+            speed = share if in_core - mine > 0 else 1.0
+            outside = total - in_core
+            speed /= 1.0 + self.contention * outside / self.contention_span
+            if c.speed != speed:
+                if c.curr is not None:
+                    self.account(c)
+                    c.speed = speed
+                    self.plan(c)
+                else:
+                    c.speed = speed
 
     def sibling_changed(self, cpu):
         """SMT: a core's threads share its throughput, so a sibling's state sets our speed."""
@@ -728,6 +790,8 @@ class Engine:
         elif task.spin_on is not None:
             if self.spin_ready(task):
                 self.step(self, cpu, task)
+            elif task.spin_yield and task.spins_left is not None and task.spins_left <= 0:
+                self.give_up_spin(cpu, task)
             elif task.spin_yield and self.policy.yield_hands_over(cpu.rq, task, self.now):
                 self.do_yield(cpu, task)
             elif self.preempt_due(cpu, task):
@@ -747,8 +811,24 @@ class Engine:
             return obj.owner is None
         return obj.value >= task.spin_target
 
+    def give_up_spin(self, cpu, task):
+        """A bounded yield-spinner used its last sched_yield(): wait on the futex instead."""
+        mutex = task.spin_on
+        mutex.spinners.remove(task)
+        task.spin_on = None
+        task.spin_yield = False
+        task.lock_mode = None
+        task.spins_left = None
+        mutex.waiters.append(task)
+        self.counters["spin_blocks"] += 1
+        if self.trace_file is not None:
+            self.trace(cpu.id, "spin-block", f"{task.name} blocks on {mutex.name}")
+        self.block(cpu, task)
+
     def do_yield(self, cpu, task):
         self.counters["yields"] += 1
+        if task.spins_left is not None:
+            task.spins_left -= 1
         self.account(cpu)
         cpu.sys_ns += self.tun["yield_syscall_ns"]
         cpu.seg_start = max(cpu.seg_start, self.now) + self.tun["yield_syscall_ns"]

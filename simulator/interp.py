@@ -21,6 +21,8 @@ from .program import (
     TIMER,
     UNLOCK,
     WAIT,
+    WALL_END,
+    WALL_RUN,
     YIELD,
 )
 
@@ -118,7 +120,8 @@ def step(eng, cpu, task):
         pc = task.pc  # a handler that returns False leaves the task where it was
 
 
-def _start_spin(eng, cpu, task, obj, target, use_yield, lock_mode):
+def _start_spin(eng, cpu, task, obj, target, use_yield, lock_mode, spins=None):
+    task.spins_left = spins
     task.spin_on = obj
     task.spin_target = target
     task.spin_yield = use_yield
@@ -165,8 +168,8 @@ def _op_lock(eng, cpu, task, op):
         mutex.owner = task
         return False
     mutex.contended += 1
-    if mode == "yield":
-        _start_spin(eng, cpu, task, mutex, 0, True, "yield")
+    if mode == "yield":  # JVM style: sched_yield() up to op[3] times (None: forever), then block
+        _start_spin(eng, cpu, task, mutex, 0, True, "yield", op[3] if len(op) > 3 else None)
     elif mode == "spin":
         _start_spin(eng, cpu, task, mutex, 0, False, "spin")
     else:
@@ -315,6 +318,21 @@ def step_reference(eng, cpu, task):
             return
 
 
+def _op_wall_run(eng, cpu, task, op):
+    """Busy-loop until the wall clock shows op[1] ns more (gettimeofday() polling, as the
+    harness's threadtest_burn does): time spent preempted counts towards the burn."""
+    start = cpu.seg_start if cpu.seg_start > eng.now else eng.now
+    task.wall_until = start + op[1]
+    task.remaining = op[1]
+    eng.begin(cpu, task)
+    return True
+
+
+def _op_wall_end(eng, cpu, task, op):
+    task.wall_until = None
+    return False
+
+
 def _op_unknown(eng, cpu, task, op):
     raise AssertionError(f"unknown op {op[0]}")
 
@@ -325,7 +343,8 @@ HANDLERS = [_op_unknown] * len(OP_NAMES)
 for _code, _fn in ((WAIT, _op_wait), (POST, _op_post), (LOCK, _op_lock), (UNLOCK, _op_unlock),
                    (SPIN, _op_spin), (ADD, _op_add), (SET, _op_set), (MARK, _op_mark),
                    (SLEEP, _op_sleep), (TIMER, _op_timer), (YIELD, _op_yield), (FORK, _op_fork),
-                   (EXIT, _op_exit), (BARRIER, _op_barrier)):
+                   (EXIT, _op_exit), (BARRIER, _op_barrier), (WALL_RUN, _op_wall_run),
+                   (WALL_END, _op_wall_end)):
     HANDLERS[_code] = _fn
 
 REFERENCE_HANDLERS = list(HANDLERS)

@@ -17,6 +17,9 @@ class Chatroom:
         "clients": p(20, "int", "clients per room", 2, 10_000),
         "messages": p(2000, "int", "messages each client sends", 1, 10**8),
         "lock": p("yield", "choice:yield,futex", "room lock: spin on sched_yield() or futex"),
+        "spin_yields": p(1000, "int", "with lock=yield: sched_yield() calls a waiter makes before "
+                         "it blocks on the futex, like the JVM monitors of the era (0: "
+                         "spin forever)", 0, 10**9),
         "think_us": p(20, "int", "CPU time to build and parse a message", 0, 10**9),
         "cs_us": p(5, "int", "CPU time holding the room lock", 0, 10**9),
     }
@@ -31,8 +34,9 @@ class Chatroom:
             inbox = [Semaphore(f"r{r}c{i}", 1 if i < tokens else 0) for i in range(clients)]
             for i in range(clients):
                 nxt = inbox[(i + 1) % clients]
-                prog = [(WAIT, inbox[i]), (RUN, prm["think_us"] * US), (LOCK, lock, prm["lock"]),
-                        (RUN, prm["cs_us"] * US), (UNLOCK, lock), (POST, nxt, 1),
+                prog = [(WAIT, inbox[i]), (RUN, prm["think_us"] * US), (LOCK, lock, prm["lock"],
+                         prm["spin_yields"] or None),
+                        (RUN, prm["cs_us"] * US), (POST, nxt, 1), (UNLOCK, lock),
                         (LOOP, prm["messages"], 0), mark_time("end"), (EXIT,)]
                 b.start(b.task(f"r{r}c{i}", prog, group=f"room{r}"))
 

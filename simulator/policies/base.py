@@ -147,10 +147,6 @@ class Policy(ABC):
         """Is ``task`` cache-hot (the balancer should not migrate it) at domain ``level``?"""
         return False
 
-    def cold_at(self, task, level):
-        """When a refused cache-hot task stops being hot (for the faster idle balancing)."""
-        return task.last_ran + self.hot_cost()
-
     def hot_cost(self):
         """The cache-hot window (ns) of this class, for tracing."""
         return self.tun.get("cache_hot_time_ns", self.tun.get("sched_migration_cost_ns", 0))

@@ -83,8 +83,8 @@ class CfsPolicy(Policy):
         rq.curr = None
         if task.yield_pending:
             task.yield_pending = False
-            if self.yield_mode == "compat" and rq.data:
-                task.vruntime = max(task.vruntime, rq.data[-1][0] + 1)
+            if self.yield_mode == "compat" and rq.data and rq.data[-1][0] >= task.vruntime:
+                task.vruntime = rq.data[-1][0] + 1  # right of the rightmost task
             elif self.yield_mode == "skip":
                 task.skip = True
         self._insert(rq, task)
@@ -148,19 +148,24 @@ class CfsPolicy(Policy):
         task.yield_pending = True
 
     def yield_hands_over(self, rq, task, now):
+        """After sched_yield() schedule() runs and picks the leftmost task.  compat_yield=1 first
+        moves the yielder right of the rightmost task (unless it is already rightmost); the
+        "requeue" code of 2.6.23/2.6.24 only brings its vruntime up to date, so put_prev puts it
+        back at its own key, right of equal keys: it hands over only when a queued task's
+        vruntime is at most its own (nearly a no-op right after it was picked)."""
         if not rq.data:
             return False
         if self.yield_mode in ("compat", "skip"):
             return True
-        if self.yield_mode == "requeue":
-            return rq.data[0][0] < task.vruntime
-        return False  # 2.6.24 compat_yield=0: sched_yield() returns without switching
+        return rq.data[0][0] <= task.vruntime
 
     def yield_handover_delay(self, rq, task, now):
+        """Spinning on sched_yield() with requeue semantics: the yield that hands over comes
+        when the spinner's vruntime has caught up with the leftmost queued task."""
         if self.yield_mode != "requeue" or not rq.data:
             return None
         gap = rq.data[0][0] - task.vruntime
-        return max(1, gap * task.weight // NICE_0 + 1)
+        return max(1, -(-gap * task.weight // NICE_0))
 
     def decision_cost(self, rq):
         nr = rq.nr_running  # ilog2(max(1, nr)), inlined: this runs at every decision
