@@ -17,6 +17,7 @@ SPEC_FIELDS = ("workload", "kernel", "params", "tunables", "cpus", "topology", "
 DEFAULT_CPUS = 2
 DEFAULT_MAX_EVENTS = 50_000_000
 MAX_REPEAT = 10_000
+MIN_VMSTAT_INTERVAL_MS = 0.001  # one sample per simulated microsecond at most
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -165,6 +166,11 @@ def validate(spec):
         "repeat": _int_field(spec, "repeat", 1, 1, MAX_REPEAT),
         "max_events": _int_field(spec, "max_events", DEFAULT_MAX_EVENTS, 1, 10**12),
     }
+    interval = norm["tunables"].get("vmstat_interval_ms", 0)
+    if 0 < interval < MIN_VMSTAT_INTERVAL_MS:
+        raise InvalidValueError("tunables.vmstat_interval_ms", f"tunables.vmstat_interval_ms = "
+                                f"{interval} is below {MIN_VMSTAT_INTERVAL_MS} (0 turns the "
+                                "series off)")
     if machine is not None:  # only when given, so specs without one normalise as before
         norm["machine"] = dataclasses.asdict(machine)
     return norm

@@ -29,6 +29,9 @@ class Chatroom:
         prm = b.params
         clients = prm["clients"]
         tokens = max(1, clients // 2)
+        messages = prm["rooms"] * clients * prm["messages"]
+        b.check_budget(messages, messages * (prm["think_us"] + prm["cs_us"]) * US
+                       // len(b.eng.cpus))
         for r in range(prm["rooms"]):
             lock = Mutex(f"room{r}")
             inbox = [Semaphore(f"r{r}c{i}", 1 if i < tokens else 0) for i in range(clients)]
@@ -63,6 +66,7 @@ class Pipeline:
     def build(self, b):
         prm = b.params
         n = prm["stages"]
+        b.check_budget(n * prm["blocks"], prm["blocks"] * prm["work_us"] * US)
         data = [Semaphore(f"data{k}") for k in range(n + 1)]
         space = [Semaphore(f"space{k}", prm["pipe_blocks"]) for k in range(n + 1)]
         for k in range(n):
@@ -98,6 +102,7 @@ class WakePingpong:
     def build(self, b):
         prm = b.params
         work = prm["work_us"] * US
+        b.check_budget(2 * prm["pairs"] * prm["roundtrips"], 2 * prm["roundtrips"] * work)
         for i in range(prm["pairs"]):
             ask, answer = Semaphore(f"ask{i}"), Semaphore(f"answer{i}")
             client = [(RUN, work), (POST, ask, 1), (WAIT, answer), (LOOP, prm["roundtrips"], 0),
@@ -156,6 +161,7 @@ class Overcommit:
                 t.weight = max(2, prm["hog_shares"] // prm["hogs"])
                 b.start(t)
         b.eng.stop_at = prm["duration_ms"] * MS
+        b.check_budget(n + prm["hog_groups"] * prm["hogs"], b.eng.stop_at)
 
     def collect(self, b):
         eng = b.eng

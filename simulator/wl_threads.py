@@ -56,6 +56,7 @@ class Threadtest:
         body += [(RUN, work), (ADD, done, 1), (SPIN, done, 2, prm["yield_in_spin"]),
                  (WAIT, join), (SET, done, 0), (LOOP, prm["iterations"], 0)]
         prog = [*body, mark_time("end"), (EXIT,)]
+        b.check_budget(4 * prm["iterations"], prm["iterations"] * (work + tun["fork_ns"]))
         b.start(b.task("parent", prog, affinity={0} if pinned else None))
 
     def collect(self, b):
@@ -114,6 +115,7 @@ class ThreadtestBurn:
         prog = [(RUN, tun["fork_ns"]), (FORK, make_child), *burn_ops, (ADD, done, 1), *spin,
                 (WAIT, join), (SET, done, 0), (LOOP, prm["iterations"], 0), mark_time("end"),
                 (EXIT,)]
+        b.check_budget(4 * prm["iterations"], prm["iterations"] * burn)
         b.start(b.task("parent", prog))
 
     def collect(self, b):

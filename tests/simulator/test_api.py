@@ -159,8 +159,15 @@ def test_topology_and_groups_and_vmstat():
 
 def test_event_budget_stops_the_run():
     with pytest.raises(EventBudgetExceeded, match="event budget"):
+        simulator.run({"workload": "chatroom", "kernel": "2.6.24", "max_events": 5000,
+                       "params": {"rooms": 2, "clients": 4, "messages": 500}})
+
+
+def test_run_that_cannot_fit_the_budget_is_refused_up_front():
+    with pytest.raises(InvalidValueError, match="event budget") as err:
         simulator.run({"workload": "chatroom", "kernel": "2.6.24", "max_events": 500,
                        "params": {"rooms": 2, "clients": 4, "messages": 500}})
+    assert err.value.field == "max_events"
 
 
 def test_trace_records_decisions_with_reasons():
