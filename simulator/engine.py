@@ -426,33 +426,38 @@ class Engine:
             return
         self.counters["wakeups"] += 1
         task.state = QUEUED
-        task.wait_start = self.now
-        if self.global_queue and self.reference:
-            self.enqueue(self.cpus[task.cpu or 0], task, "wakeup")
-            self.check_preempt(self.cpus[task.cpu], task, direct)
-            return
+        now = task.wait_start = self.now
         if self.global_queue:  # one shared queue: placement happens at pick time
+            if self.reference:
+                self.enqueue(self.cpus[task.cpu or 0], task, "wakeup")
+                self.check_preempt(self.cpus[task.cpu], task, direct)
+                return
             if task.cpu is None:
                 task.cpu = 0
+            policy = self.policy
             rq = self.cpus[task.cpu].rq  # the shared queue; enqueue(), inlined
-            self.policy.enqueue(rq, task, "wakeup", self.now)
+            policy.enqueue(rq, task, "wakeup", now)
             rq.nr_running += 1
             if self.tick_preempts:
                 self._replan_all_running()
-            target = self.policy.preempt_target(self, task)  # check_preempt(), inlined
+            target = policy.preempt_target(self, task)  # check_preempt(), inlined
             if target is None:
                 return
             if self.trace_file is not None:  # resched(), inlined (a timer's wakeup, per job)
                 self.trace(target.id, "resched", "global queue: better task arrived")
             target.need_resched = True
-            if target.curr is None and self.idle_wake_ns:
-                self.wake_idle_cpu(target)
+            if target.curr is None:
+                if self.idle_wake_ns:
+                    self.wake_idle_cpu(target)
+                elif direct and self.depth == 0:
+                    self.schedule(target)
+                else:
+                    self.arm(target, now)
             elif direct and self.depth == 0:
-                if target.curr is not None:
-                    self.account(target)
+                self.account(target)
                 self.schedule(target)
             else:
-                self.arm(target, self.now)
+                self.arm(target, now)
             return
         cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
         self.enqueue(cpu, task, "wakeup")
@@ -695,10 +700,11 @@ class Engine:
         cpu.preempt_at = None
         cpu.preempt_valid = not self.tick_preempts  # no tick preempts: None is already valid
         policy.on_pick(rq, nxt, now)
-        if was_idle and self.contention:
-            self.update_speeds()
-        elif was_idle and cpu.siblings:
-            self.sibling_changed(cpu)
+        if was_idle:
+            if self.contention:
+                self.update_speeds()
+            elif cpu.siblings:
+                self.sibling_changed(cpu)
         if cpu.seg_start == now and self.depth < 32:
             self.depth += 1
             if (nxt.remaining <= 0 and nxt.spin_on is None and not cpu.need_resched

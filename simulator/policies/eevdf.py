@@ -17,17 +17,29 @@ class EevdfPolicy(Policy):
     def new_rq(self, cpu_id):
         rq = RunQueue(cpu_id)
         rq.data = []
+        # the queued tasks' sum of weight x vruntime and sum of weights, kept as tasks come and
+        # go (the kernel's avg_vruntime/avg_load), so the average needs no rescan of the queue
+        rq.extra = [0, 0]
         return rq
+
+    def _add(self, rq, task):
+        rq.data.append(task)
+        sums = rq.extra
+        sums[0] += task.vruntime * task.weight
+        sums[1] += task.weight
+
+    def _take(self, rq, task):
+        rq.data.remove(task)
+        sums = rq.extra
+        sums[0] -= task.vruntime * task.weight
+        sums[1] -= task.weight
 
     def _vslice(self, task):
         return self.slice * NICE_0 // task.weight
 
     def _avg(self, rq):
-        total = 0
-        weight = 0
-        for t in rq.data:
-            total += t.vruntime * t.weight
-            weight += t.weight
+        """The weighted average vruntime of the queued tasks and the running one."""
+        total, weight = rq.extra
         curr = rq.curr
         if curr is not None:
             total += curr.vruntime * curr.weight
@@ -44,14 +56,14 @@ class EevdfPolicy(Policy):
             task.vruntime = self._avg(rq) + lag
             task.deadline = task.vruntime + self._vslice(task)
         rq.load += task.weight
-        rq.data.append(task)
+        self._add(rq, task)
 
     def _store_lag(self, rq, task):
         limit = self._vslice(task)
         task.vruntime = max(-limit, min(limit, task.vruntime - self._avg(rq)))
 
     def dequeue(self, rq, task, now):
-        rq.data.remove(task)
+        self._take(rq, task)
         rq.load -= task.weight
         self._store_lag(rq, task)
 
@@ -65,7 +77,7 @@ class EevdfPolicy(Policy):
             task.vruntime = task.deadline
             task.deadline = task.vruntime + self._vslice(task)
         rq.curr = None
-        rq.data.append(task)
+        self._add(rq, task)
 
     def pick_next(self, rq, cpu, now):
         data = rq.data
@@ -78,7 +90,7 @@ class EevdfPolicy(Policy):
                 best = t
         if best is None:
             best = min(data, key=lambda t: t.vruntime)
-        data.remove(best)
+        self._take(rq, best)
         rq.min_vruntime = avg
         return best
 
