@@ -26,7 +26,7 @@ from .program import BLOCKED, DONE, LOCK, LOOP, POST, QUEUED, RUN, RUNNING, UNLO
 class Cpu:
     __slots__ = ("id", "rq", "curr", "seg_start", "speed", "gen", "busy_ns", "sys_ns",
                  "need_resched", "domains", "bal_at", "bal_gen", "siblings", "preempt_at",
-                 "idle_since", "load_hist", "load_now", "load_tick", "kicked", "preempt_valid",
+                 "load_hist", "load_now", "load_tick", "kicked", "preempt_valid",
                  "pending_at", "llc_span")
 
     def __init__(self, cpu_id, rq, siblings):
@@ -44,7 +44,6 @@ class Cpu:
         self.bal_gen = 0
         self.siblings = siblings
         self.preempt_at = None
-        self.idle_since = 0
         self.load_hist = [0.0] * 5
         self.load_now = 0
         self.load_tick = 0
@@ -733,7 +732,6 @@ class Engine:
         cpu.preempt_valid = False
         cpu.gen += 1
         cpu.pending_at = None
-        cpu.idle_since = self.now
         if prev is not None and self.contention:
             self.update_speeds()
         elif prev is not None and cpu.siblings:

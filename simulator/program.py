@@ -69,7 +69,7 @@ class Task:
         "deadline", "slice_left", "prio", "level", "quota", "expired", "wait_start", "wait_sum",
         "timer_gen", "key", "affinity", "spin_on", "spin_yield", "spin_target",
         "parent", "joinsem", "data", "never_ran", "period", "release", "lock_mode",
-        "yield_pending", "skip", "cpu_hist", "job_deadline", "spins_left", "wall_until",
+        "yield_pending", "skip", "job_deadline", "spins_left", "wall_until",
     )
 
     def __init__(self, tid, name, prog, group="default", nice=0, affinity=None):
@@ -113,7 +113,6 @@ class Task:
         self.lock_mode = None
         self.yield_pending = False
         self.skip = False
-        self.cpu_hist = None
         self.job_deadline = 0
         self.spins_left = None  # sched_yield() calls a bounded yield-spinner may still make
         self.wall_until = None  # a wall-clock burn's end (the task polls the clock)

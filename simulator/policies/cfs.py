@@ -144,8 +144,6 @@ class CfsPolicy(Policy):
             return False
         return self.tun["child_runs_first_threads"]
 
-    def yield_task(self, rq, task, now):
-        task.yield_pending = True
 
     def yield_hands_over(self, rq, task, now):
         """After sched_yield() schedule() runs and picks the leftmost task.  compat_yield=1 first

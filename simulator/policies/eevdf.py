@@ -116,8 +116,6 @@ class EevdfPolicy(Policy):
     def task_fork(self, rq, parent, child, now, same_cpu):
         child.deadline = 0
 
-    def yield_task(self, rq, task, now):
-        task.yield_pending = True
 
     def yield_hands_over(self, rq, task, now):
         return bool(rq.data)

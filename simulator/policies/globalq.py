@@ -44,8 +44,6 @@ class GlobalPolicy(Policy):
     def curr_leaves(self, rq, task, now):
         rq.load -= task.weight
 
-    def yield_task(self, rq, task, now):
-        task.yield_pending = True
 
     def task_fork(self, rq, parent, child, now, same_cpu):
         pass

@@ -104,8 +104,6 @@ class O1Policy(Policy):
     def child_runs_first(self, parent, child):
         return False  # only for fork() without CLONE_VM; every forking workload makes threads
 
-    def yield_task(self, rq, task, now):
-        task.yield_pending = True
 
     def yield_hands_over(self, rq, task, now):
         return rq.nr_queued > 0

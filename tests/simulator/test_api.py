@@ -198,3 +198,38 @@ def test_memory_follows_live_tasks_not_history():
     assert eng.counters["forks"] == 300
     assert len(eng.tasks) <= 1
     assert len(eng.heap) < 20
+
+
+def test_boolean_sysctls_are_0_1_integers():
+    norm = simulator.validate({"workload": "threadtest", "kernel": "2.6.24",
+                               "tunables": {"sched_compat_yield": "true"}})
+    assert norm["tunables"]["sched_compat_yield"] == 1
+    assert norm["tunables"]["sched_child_runs_first"] == 1
+    assert type(norm["tunables"]["sched_child_runs_first"]) is int
+    spec = simulator.catalog()["kernels"]["2.6.24"]["tunables"]["sched_compat_yield"]
+    assert spec["default"] == 0 and spec["type"] == "int" and (spec["min"], spec["max"]) == (0, 1)
+    with pytest.raises(InvalidValueError):
+        simulator.validate({"workload": "threadtest", "kernel": "2.6.24",
+                            "tunables": {"sched_compat_yield": 2}})
+
+
+def test_runqueue_length_param_accepts_tasks_as_an_alias():
+    by_name = simulator.validate({"workload": "runqueue-cost", "kernel": "2.4",
+                                  "params": {"runqueue_length": 7}})
+    by_alias = simulator.validate({"workload": "runqueue-cost", "kernel": "2.4",
+                                   "params": {"tasks": 7}})
+    assert by_name == by_alias and by_name["params"]["runqueue_length"] == 7
+    assert "tasks" not in by_name["params"]
+    with pytest.raises(InvalidValueError):
+        simulator.validate({"workload": "runqueue-cost", "kernel": "2.4",
+                            "params": {"tasks": 7, "runqueue_length": 8}})
+
+
+def test_policy_registry_has_one_class_per_family_implementing_every_hook():
+    from simulator.policies import REGISTRY
+    from simulator.profiles import PROFILES
+
+    assert {p["family"] for p in PROFILES.values()} | {"edf"} == set(REGISTRY)
+    for family, cls in REGISTRY.items():
+        assert cls.family == family
+        assert not cls.__abstractmethods__, (family, cls.__abstractmethods__)
