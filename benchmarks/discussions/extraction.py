@@ -16,7 +16,6 @@ from benchmarks.parsers.base import find_kernel
 from .quoting import own_lines
 
 DETECT_THRESHOLD = 0.3  # the registry's own threshold: below it a guess is not trusted
-WHITESPACE_RE = re.compile(r"\s+")
 
 
 @dataclass
@@ -25,10 +24,6 @@ class Table:
     format: str
     kernel_hint: str | None
     first_line: int  # line number in the message body
-
-    @property
-    def fingerprint(self) -> str:
-        return f"{self.kernel_hint}|{WHITESPACE_RE.sub(' ', self.text).strip()}"
 
 
 @dataclass
