@@ -12,8 +12,8 @@ from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
-from .render import post_body_html, render_attachment_text
 from .models import URL_SAFE
+from .render import post_body_html, render_attachment_text
 from .selectors import MAX_INDENT
 
 

@@ -7,7 +7,6 @@ still have no kernel has its paragraphs parsed one by one, each with its own nea
 "On 2.6.24: ... On 2.6.25: ..." gives two runs, not one mixed one.
 """
 
-import re
 from dataclasses import dataclass
 
 from benchmarks import parsers
