@@ -50,16 +50,21 @@ def _switch_reason(run: Run, metric_maxima: dict[int, float]) -> str | None:
     placement = _tasks(run) or 0
     if switches > placement:
         return None
+    if not placement:
+        return f"{switches:g} context switches observed"
     return (f"{switches:g} context switches observed, no more than placing "
             f"{placement} task{'s' if placement != 1 else ''}")
 
 
-def not_exercised(runs: Iterable[Run]) -> dict[int, str]:
+def not_exercised(runs: Iterable[Run], *,
+                  switch_maxima: dict[int, float] | None = None) -> dict[int, str]:
     """Run id -> why its scheduler was not exercised, for the runs where the evidence says so.
-    Reads the runs' benchmark and machine (select them along) and one query for metrics."""
+    Reads the runs' benchmark and machine (select them along) and, unless the caller has them
+    (`switch_maxima`: run id -> largest context_switches sample), one query for metrics."""
     runs = list(runs)
-    maxima = dict(MetricSummary.objects.filter(
-        run__in=runs, metric__name=CONTEXT_SWITCH_METRIC).values_list("run_id", "maximum"))
+    maxima = switch_maxima if switch_maxima is not None else dict(
+        MetricSummary.objects.filter(run__in=runs, metric__name=CONTEXT_SWITCH_METRIC)
+        .values_list("run_id", "maximum"))
     reasons = {}
     for run in runs:
         reason = _yield_reason(run) or _switch_reason(run, maxima)
