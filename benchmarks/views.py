@@ -64,11 +64,10 @@ def run_detail(request, pk: int):
     summaries = list(run.summaries.all())
     metrics = [(s.metric.name, s.metric.unit, values[s.metric_id]) for s in summaries]
     series = list(run.series.all())
+    switches = {s.run_id: s.maximum for s in summaries if s.metric.name == CONTEXT_SWITCH_METRIC}
     context = {
         "run": run,
-        "not_exercised": not_exercised([run], switch_maxima={
-            run.pk: s.maximum for s in summaries if s.metric.name == CONTEXT_SWITCH_METRIC
-        }).get(run.pk),
+        "not_exercised": not_exercised([run], switch_maxima=switches).get(run.pk),
         "recipe": rerun_recipe(run, max((s.n for s in summaries), default=1)),
         "summaries": summaries,
         "sample_tables": [(name, unit, v[:SAMPLES_SHOWN], len(v)) for name, unit, v in metrics],

@@ -286,6 +286,8 @@ def _pair_old_with_new(old: list[Run], new: list[PreparedRun]) -> list[tuple[Run
         lambda o, n: o.result_key and o.result_key == n.run.result_key,
         lambda o, n: _setup_key(o) == _setup_key(n.run),
         lambda o, n: (o.benchmark_id, o.kernel_id) == (n.run.benchmark_id, n.run.kernel_id),
+        # the kernel was corrected (a preview's kernel map, a fixed heading parser)
+        lambda o, n: (o.benchmark_id, o.params) == (n.run.benchmark_id, n.run.params),
     ):
         for pair in pairs:
             if pair[0] is None:
