@@ -326,13 +326,13 @@ def runs_replace(*, old: list[Run], new: list[PreparedRun]) -> tuple[list[Run], 
         runs_store([item for o, item in pairs if o is None])
         runs = [item.run for _, item in pairs]
         removed = [o for o in old if o.pk not in kept]
-        for gone in removed:
+        removed_ids = [o.pk for o in removed]
+        for gone, gone_id in zip(removed, removed_ids, strict=True):
             successor = _successor(gone, runs)
-            gone_id = gone.pk
             gone.delete()
             RunTombstone.objects.filter(run_id=gone_id).update(
                 successor_id=successor.pk if successor else None)
-    return runs, [o.pk for o in removed]
+    return runs, removed_ids
 
 
 def _summary_row(run: Run, metric: Metric, summary: stats.Summary) -> MetricSummary:
