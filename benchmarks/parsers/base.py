@@ -64,6 +64,9 @@ class ResultSet:
     # What the parser could not be sure of ("kernel", "param.loops"): such a set is shown as an
     # UNASSIGNED block and cannot be committed until the user says what it is.
     missing: list[str] = field(default_factory=list)
+    # Identifies an unassigned block (its first line, and its column in a table) so the user's
+    # assignment reaches exactly the values it was made for.
+    block: str | None = None
     last_line: int = 0
 
     def add(self, metric: str, value: float, unit: str | None = None,
@@ -113,6 +116,7 @@ class ResultSet:
             "source_lines": list(self.source_lines),
             "kernel_line": self.kernel_line,
             "missing": list(self.missing),
+            "block": self.block,
         }
 
 
@@ -372,6 +376,7 @@ class ResultGroups:
             found = self._sets.get(key)
             if found is None:
                 found = ResultSet(line=line, kernel_line=kernel_line, **_copied(setup))
+                found.block = None if block is None else str(block)
                 self._sets[key] = found
             self._last = (_copied(keyed), found)
         found.touch(line)

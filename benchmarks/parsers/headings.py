@@ -4,6 +4,7 @@
     2.6.26-rc2-smp (git from this morning)  -> kernel 2.6.26-rc2-smp, remark "git from this morning"
     2.6.24-rc7 + sched-devel:               -> kernel "2.6.24-rc7 + sched-devel"
     v6.8 (baseline)                         -> kernel v6.8, remark "baseline"
+    tip + patch                             -> kernel "tip + patch" (a tree, not a version)
     Kernel 2.6.24:                          -> kernel 2.6.24
 
 A remark in parentheses or brackets describes the run (it becomes its label); a `+ patch` suffix
@@ -21,7 +22,9 @@ from typing import NamedTuple
 _VERSION = (r"(?:\d+\.\d+(?:\.\d+)+(?:[-_~][\w.~-]*)?"
             r"|\d+\.\d+[-_~][\w.~-]+"
             r"|v\d+\.\d+(?:\.\d+)*(?:[-_~][\w.~-]*)?"
-            r"|linux-\d+\.\d+(?:\.\d+)*(?:[-_~][\w.~-]*)?)")
+            r"|linux-\d+\.\d+(?:\.\d+)*(?:[-_~][\w.~-]*)?"
+            # Trees people name instead of a version (the -tip tree, mainline, linux-next).
+            r"|tip|mainline|linux-next|next-\d{8})")
 _PATCH = r"[A-Za-z0-9][\w.~/-]*"
 KERNEL_NAME_RE = re.compile(rf"{_VERSION}(?:\s*\+\s*{_PATCH})*")
 _PREFIX_RE = re.compile(r"(?:kernel|linux)\s*:?\s+", re.I)

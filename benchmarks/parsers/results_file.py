@@ -153,7 +153,7 @@ class ResultsFileParser(Parser):
             # Values above the first heading: whose are they? Not ours to guess.
             for result_set in results:
                 if result_set.kernel is None and not result_set.missing:
-                    result_set.missing = ["kernel"]
+                    result_set.missing, result_set.block = ["kernel"], str(result_set.line)
         return self.result(results, warnings)
 
     def _feed(self, text, lineno, state, groups, warnings) -> None:

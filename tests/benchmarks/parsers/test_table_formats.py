@@ -25,8 +25,14 @@ def test_sweep_turns_loop_headings_into_params_and_records_holes():
                                "line 17: skipped quoted line"]
 
 
+def test_sweep_row_before_any_heading_is_unassigned_not_guessed():
+    result = PARSERS["sweep"].parse(["2.6.22\t\ttime 5 ms", "Loop to 1M:", "2.6.22 time 7 ms"])
+    unsure, sure = result.results
+    assert (unsure.kernel, unsure.params, unsure.missing) == ("2.6.22", {}, ["param.loops"])
+    assert (sure.params, sure.missing, sure.kernel_line) == ({"loops": 1_000_000}, [], 3)
+
+
 @pytest.mark.parametrize(("text", "line", "message"), [
-    ("2.6.22\t\ttime 5 ms\n", 1, "before any"),
     ("Loop to 10k:\n2.6.22 time lots ms\n", 2, "malformed"),
 ])
 def test_sweep_errors(text, line, message):
