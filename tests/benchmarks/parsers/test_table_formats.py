@@ -102,7 +102,7 @@ def test_normalized_one_result_set_per_row_and_column():
                                       "note": "4.5% degradation"}
     assert result.results[4].labels["variant"] == "threads=64"
     assert hackbench_patch.higher_is_better == {"normalized": True}
-    assert result.warnings == ["line 8: skipped quoted line"]
+    assert result.warnings == ["line 1: ignored unrecognised line", "line 8: skipped quoted line"]
 
 
 def test_normalized_before_after_with_tabs_and_crlf():
