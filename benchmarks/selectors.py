@@ -15,6 +15,7 @@ from benchmarks.models import (
     Run,
     RunParam,
     RunSource,
+    RunTombstone,
     Sample,
 )
 
@@ -164,3 +165,17 @@ def policies_in_use() -> list[str]:
 
 def param_names_in_use() -> list[str]:
     return list(RunParam.objects.order_by("name").values_list("name", flat=True).distinct())
+
+
+def run_successor(run_id: int, hops: int = 10) -> int | None:
+    """The run that replaced a run a reparse removed (following replacements of replacements),
+    or None when the run never existed or was deleted for good."""
+    for _ in range(hops):
+        successor = (RunTombstone.objects.filter(run_id=run_id, successor_id__isnull=False)
+                     .order_by("-id").values_list("successor_id", flat=True).first())
+        if successor is None:
+            return None
+        if Run.objects.filter(pk=successor).exists():
+            return successor
+        run_id = successor
+    return None

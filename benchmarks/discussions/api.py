@@ -2,6 +2,8 @@
 
 import json
 
+from django.conf import settings
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import (
@@ -10,7 +12,7 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_field,
 )
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.decorators import api_view, parser_classes
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
@@ -18,9 +20,8 @@ from rest_framework.response import Response
 from benchmarks.api.serializers import ResponseSerializer, ServiceValidatedSerializer
 from benchmarks.errors import InputError
 
-from . import selectors, services
-from .importer import mbox_import
-from .models import Post, Thread
+from . import importjobs, selectors, services
+from .models import ImportJob, Post, Thread
 from .targets import TargetError, target_resolve
 
 
@@ -102,12 +103,46 @@ class ImportedThreadSerializer(ResponseSerializer):
     url = serializers.CharField()
 
 
+class ImportJobRefSerializer(ResponseSerializer):
+    id = serializers.IntegerField()
+    url = serializers.URLField()
+    status = serializers.CharField()
+
+
 class ImportReportSerializer(ResponseSerializer):
     threads = ImportedThreadSerializer(many=True)
     imported = serializers.IntegerField()
     skipped = serializers.IntegerField()
     runs_extracted = serializers.IntegerField()
     problems = serializers.ListField(child=serializers.JSONField())
+    job = ImportJobRefSerializer(required=False)
+
+
+class ImportProgressSerializer(ResponseSerializer):
+    stage = serializers.CharField(allow_blank=True)
+    done = serializers.IntegerField()
+    total = serializers.IntegerField(allow_null=True)
+
+
+class ImportQueuedSerializer(ResponseSerializer):
+    """202: the worker is still importing; poll `url`."""
+
+    id = serializers.IntegerField()
+    url = serializers.URLField()
+    page = serializers.URLField()
+    status = serializers.CharField()
+    progress = ImportProgressSerializer()
+
+
+class ImportJobSerializer(ResponseSerializer):
+    id = serializers.IntegerField()
+    url = serializers.URLField()
+    page = serializers.CharField()
+    status = serializers.CharField()
+    progress = ImportProgressSerializer()
+    filename = serializers.CharField(allow_blank=True)
+    error = serializers.CharField(allow_null=True)
+    result = serializers.JSONField(allow_null=True, help_text="the import report once finished")
 
 
 def _site_url(request) -> str:
@@ -211,21 +246,46 @@ def thread_reply(request, pk: int):
     return Response(PostSerializer(post_json(post)).data, status=201)
 
 
+def _import_answer(request, job: ImportJob) -> Response:
+    """Finished: the contract's body (201, or 200 when every message was already there, or 400)
+    plus the job; still running: 202 with the URL to poll."""
+    url = request.build_absolute_uri(reverse("api-thread-import-detail", args=[job.pk]))
+    if job.is_active:
+        body = {"id": job.pk, "url": url, "status": job.status,
+                "page": request.build_absolute_uri(job.get_absolute_url()),
+                "progress": {"stage": job.stage, "done": job.done, "total": job.total}}
+        return Response(ImportQueuedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
+    body = {**(job.report or {}), "job": {"id": job.pk, "url": url, "status": job.status}}
+    if job.error:
+        raise InputError(job.error, field="file", **body)
+    return Response(ImportReportSerializer(body).data,
+                    status=201 if body.get("imported") else 200)
+
+
 @extend_schema(request={"multipart/form-data": ImportSerializer},
-               responses={200: ImportReportSerializer, 201: ImportReportSerializer})
+               responses={200: ImportReportSerializer, 201: ImportReportSerializer,
+                          202: ImportQueuedSerializer})
 @api_view(["POST"])
 @parser_classes([MultiPartParser, FormParser])
 def thread_import(request):
-    """Import an mbox or mbox.gz: threads, posts, and runs from the tables in the messages."""
+    """Import an mbox or mbox.gz: threads, posts, and runs from the tables in the messages.
+    A worker imports it; the answer waits a few seconds for the result, else is a 202."""
     upload = request.FILES.get("file")
     if upload is None:
         raise InputError("file: send the mbox as a multipart field named 'file'", field="file")
     target = _target(request.data.get("attach_to"))
-    report = mbox_import(data=upload.read(), user=request.user, target=target,
-                         site_url=_site_url(request)).as_dict()
-    if report["imported"]:
-        return Response(ImportReportSerializer(report).data, status=201)
-    if report["skipped"]:  # everything was already there
-        return Response(ImportReportSerializer(report).data, status=200)
-    raise InputError(report["problems"][0]["reason"] if report["problems"]
-                     else "no messages found", field="file", **report)
+    job = importjobs.import_job_create(upload=upload, user=request.user, target=target,
+                                       site_url=_site_url(request))
+    job = importjobs.import_job_wait(job=job, seconds=settings.IMPORT_WAIT_SECONDS)
+    return _import_answer(request, job)
+
+
+@extend_schema(responses={200: ImportJobSerializer}, operation_id="threads_import_retrieve")
+@api_view(["GET"])
+def thread_import_detail(request, pk: int):
+    """An import's progress, and its result once finished (its owner and staff only)."""
+    job = ImportJob.objects.filter(pk=pk).first()
+    if job is None or not (request.user.is_staff or request.user.pk == job.owner_id):
+        raise Http404("no such import of yours")
+    url = request.build_absolute_uri(reverse("api-thread-import-detail", args=[job.pk]))
+    return Response(ImportJobSerializer(importjobs.import_job_json(job, url=url)).data)

@@ -36,11 +36,11 @@ class RateLimited(DiscussionError, errors.RateLimited):
 
 
 def posts_per_hour() -> int:
-    return getattr(settings, "DISCUSSIONS_POSTS_PER_HOUR", 30)
+    return settings.DISCUSSIONS_POSTS_PER_HOUR
 
 
 def mail_domain() -> str:
-    return getattr(settings, "DISCUSSIONS_MAIL_DOMAIN", "schedbench.local")
+    return settings.DISCUSSIONS_MAIL_DOMAIN
 
 
 def can_edit(user, post: Post) -> bool:

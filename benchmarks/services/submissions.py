@@ -24,7 +24,7 @@ from benchmarks.services.runs import (
     Provenance,
     RunError,
     run_prepare,
-    runs_store,
+    runs_store_once,
 )
 from benchmarks.services.samples import SampleWriter
 
@@ -176,7 +176,8 @@ def run_submit(*, payload, submitter, source: str = RunSource.API) -> tuple[Run,
     try:
         with transaction.atomic():
             prepared = _prepare(payload, submitter=submitter, source=source, cache=CatalogCache())
-            return runs_store([prepared])[0], True
+            run = runs_store_once([prepared])[0]
+            return run, not run.already_stored  # the same result set again: the stored run
     except IntegrityError:
         # Two requests with one idempotency key raced; the other one won.
         existing = _existing(submitter, key)
@@ -192,8 +193,11 @@ STORE_BATCH_RUNS = 500
 def runs_bulk_submit(
     *, payloads: Iterable[tuple[str, object]], submitter, source: str = RunSource.API
 ) -> list[int]:
-    """Many runs, all or nothing. `payloads` yields (where, payload), where = "item 3"/"line 3"."""
+    """Many runs, all or nothing. `payloads` yields (where, payload), where = "item 3"/"line 3".
+
+    A result set already stored (or sent twice) gives the stored run's id, not a new run."""
     cache, samples = CatalogCache(), SampleWriter()
+    stored: dict[int, Run] = {}  # id(prepared) -> the run standing for it
     order: list[PreparedRun | Run] = []  # one entry per payload, in input order
     by_key: dict[str, PreparedRun | Run] = {}
     pending: list[PreparedRun] = []
@@ -215,8 +219,14 @@ def runs_bulk_submit(
             order.append(prepared)
             pending.append(prepared)
             if len(pending) >= STORE_BATCH_RUNS:
-                runs_store(pending, samples=samples)
+                _store_batch(pending, samples, stored)
                 pending = []
-        runs_store(pending, samples=samples)
+        _store_batch(pending, samples, stored)
         samples.flush()
-    return [entry.run.pk if isinstance(entry, PreparedRun) else entry.pk for entry in order]
+    return [stored[id(entry)].pk if isinstance(entry, PreparedRun) else entry.pk
+            for entry in order]
+
+
+def _store_batch(pending: list[PreparedRun], samples: SampleWriter, stored: dict) -> None:
+    for item, run in zip(pending, runs_store_once(pending, samples=samples), strict=True):
+        stored[id(item)] = run

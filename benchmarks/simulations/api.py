@@ -15,7 +15,7 @@ from benchmarks.api.serializers import (
     ServiceValidatedSerializer,
 )
 
-from . import selectors, services, watchdog
+from . import selectors, services
 from .models import SimulationJob
 
 
@@ -110,7 +110,6 @@ def simulation_detail(request, pk: int):
     """Progress and results; `?points=1` adds per-point status, `?figure=1&seen=N` the chart
     (only when more than N points are done, so a poller fetches it only when it changed)."""
     job = get_object_or_404(SimulationJob.objects.select_related("owner", "comparison"), pk=pk)
-    watchdog.job_watch(job=job)
     data = selectors.job_json(job, with_points=request.query_params.get("points") == "1")
     if request.query_params.get("figure") == "1":
         seen = request.query_params.get("seen", "")
