@@ -17,6 +17,7 @@ from benchmarks.api.uploads import (
     max_bytes,
     read_upload,
 )
+from benchmarks.format_help import layout_hint
 from benchmarks.models import RunSource
 from benchmarks.services.ingest import IngestError, upload_ingest
 from benchmarks.services.submissions import SubmissionError, run_submit, runs_bulk_submit
@@ -42,7 +43,10 @@ def _run_body(request, preview: dict, run) -> dict:
         "url": request.build_absolute_uri(run.get_absolute_url()) if run else None,
         "api_url": request.build_absolute_uri(f"/api/v1/runs/{run.pk}/") if run else None,
         **{key: preview[key] for key in ("benchmark", "kernel", "machine", "policy", "params",
-                                         "tunables", "line")},
+                                         "tunables", "line", "label")},
+        # Where the values came from and whether the parser was sure (see services/ingest.py).
+        **{key: preview[key] for key in ("lines", "kernel_line", "source", "source_key",
+                                         "missing", "unassigned")},
         "series": sorted(preview["series"]),
         "metrics": metrics,
     }
@@ -91,10 +95,12 @@ def upload_create(request):
             idempotency_key=upload.idempotency_key,
         )
     except IngestError as exc:
+        hint = layout_hint(exc.layout)
         if exc.formats is None:
-            return _error(exc.message, line=exc.line)
+            return _error(exc.message, line=exc.line, **hint)
         return Response({"error": exc.message, "line": exc.line, "formats": exc.formats,
-                         "best_guess": exc.best_guess}, status=status.HTTP_400_BAD_REQUEST)
+                         "best_guess": exc.best_guess, **hint},
+                        status=status.HTTP_400_BAD_REQUEST)
     finally:
         close_quietly(upload.stream)
     if outcome.replayed:
