@@ -199,6 +199,23 @@ def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> d
     }
 
 
+def previews_build(results, meta: UploadMetadata) -> list[dict]:
+    """One preview per result set; an unassigned block split over several runs (two loop
+    sizes, two table columns) reports the whole block's line range on each of them."""
+    single = len(results) == 1
+    previews = [_resolve(result, meta, single) for result in results]
+    ranges: dict[str, list[int]] = {}
+    for preview in previews:
+        if preview["unassigned"]:
+            first, last = preview["lines"]
+            found = ranges.setdefault(preview["source_key"], [first, last])
+            found[0], found[1] = min(found[0], first), max(found[1], last)
+    for preview in previews:
+        if preview["unassigned"]:
+            preview["lines"] = list(ranges[preview["source_key"]])
+    return previews
+
+
 def _shown_lines(result: parsers.ResultSet) -> list[int]:
     numbers = list(result.source_lines[:SOURCE_LINES_SHOWN])
     if result.kernel_line and result.kernel_line not in numbers:
@@ -291,8 +308,7 @@ def upload_ingest(
     if replay:
         return replay
     parsed = parse_stream(stream, format=format)
-    single = len(parsed.results) == 1
-    previews = [_resolve(result, metadata, single) for result in parsed.results]
+    previews = previews_build(parsed.results, metadata)
     _attach_sources(stream, previews)
     outcome = IngestOutcome(parsed.format, parsed.version, previews, parsed.warnings)
     if dry_run:
@@ -337,7 +353,7 @@ def artifact_reparse(*, artifact: Artifact) -> tuple[list[int], list[Run]]:
     metadata = UploadMetadata(**artifact.metadata) if artifact.metadata else UploadMetadata()
     with artifact.file.open("rb") as stream:
         parsed = parse_stream(stream, format=artifact.forced_format or None)
-    previews = [_resolve(r, metadata, len(parsed.results) == 1) for r in parsed.results]
+    previews = previews_build(parsed.results, metadata)
     refuse_unassigned(previews)
     with transaction.atomic():
         old_ids = list(artifact.runs.values_list("id", flat=True))
