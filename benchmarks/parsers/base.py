@@ -13,6 +13,8 @@ from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from benchmarks.errors import InputError
+
 from .units import metric_info
 
 HEAD_SIZE = 64 * 1024
@@ -22,13 +24,13 @@ MAX_LINE_CHARS = 4096
 MAX_SOURCE_LINES = 500
 
 
-class ParseError(Exception):
+class ParseError(InputError):
     """Bad input. `line` is 1-based, or None when no single line is to blame."""
 
     def __init__(self, message: str, *, line: int | None = None):
-        self.message = message
-        self.line = line
-        super().__init__(f"line {line}: {message}" if line else message)
+        super().__init__(message, line=line)
+        # str() names the line for logs; the API answer carries it in its own key.
+        self.args = (f"line {line}: {message}" if line else message,)
 
 
 class UnknownFormat(ParseError):
