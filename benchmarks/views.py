@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 from benchmarks import charts, parsers, selectors
 from benchmarks.envdiff import environment_diff
 from benchmarks.exercise import CONTEXT_SWITCH_METRIC, not_exercised
+from benchmarks.format_help import formats_html as format_help_html
 from benchmarks.models import ApiToken, Run
 from benchmarks.recipes import rerun_recipe
 from benchmarks.services.tokens import token_create, token_revoke
@@ -90,6 +91,12 @@ def upload_page(request):
         "max_mb": settings.MAX_UPLOAD_MB,
     }
     return render(request, "benchmarks/upload.html", context)
+
+
+def format_help(request):
+    """docs/formats.md as a page: every accepted layout with a copyable example."""
+    context = {"body": format_help_html(), "formats": parsers.formats()}
+    return render(request, "benchmarks/formats.html", context)
 
 
 def run_diff_pick(request, pk: int):

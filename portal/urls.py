@@ -17,6 +17,7 @@ urlpatterns = [
          name="artifact-download"),
     path("machines/", views.machine_list, name="machine-list"),
     path("upload/", views.upload_page, name="upload"),
+    path("formats/", views.format_help, name="formats"),
     path("compare/", comparison_views.builder, name="comparison-builder"),
     path("c/<slug:slug>/", comparison_views.detail, name="comparison-detail"),
     path("c/<slug:slug>/embed", comparison_views.embed, name="comparison-embed"),
