@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from benchmarks import views
+from benchmarks import artifact_views, views
 from benchmarks.comparisons import views as comparison_views
 
 urlpatterns = [
@@ -12,6 +12,9 @@ urlpatterns = [
     path("runs/<int:pk>/", views.run_detail, name="run-detail"),
     path("runs/<int:pk>/diff/", views.run_diff_pick, name="run-diff-pick"),
     path("runs/<int:pk>/diff/<int:other>/", views.run_diff, name="run-diff"),
+    path("artifacts/<int:pk>/raw/", artifact_views.artifact_raw, name="artifact-raw"),
+    path("artifacts/<int:pk>/download/", artifact_views.artifact_download,
+         name="artifact-download"),
     path("machines/", views.machine_list, name="machine-list"),
     path("upload/", views.upload_page, name="upload"),
     path("compare/", comparison_views.builder, name="comparison-builder"),

@@ -42,6 +42,8 @@ def _add_run_options(sub):
     sub.add_argument("--repeat", default="1")
     sub.add_argument("--max-events", dest="max_events")
     sub.add_argument("--trace", metavar="FILE")
+    sub.add_argument("--machine", metavar="FILE.json",
+                     help="a `schedbench.py calibrate` JSON: the machine's measured costs")
 
 
 def build_parser():
@@ -69,7 +71,36 @@ def _spec(args):
         spec["topology"] = args.topology
     if args.max_events is not None:
         spec["max_events"] = args.max_events
+    if args.machine is not None:
+        spec["machine"] = _machine_file(args.machine)
+        topology = _machine_topology(spec["machine"].get("machine"))
+        if topology and args.cpus is None and args.topology is None:
+            spec["topology"] = topology
     return spec
+
+
+def _machine_topology(machine):
+    """SxCxT from a calibrate JSON's machine fingerprint, or None when it does not say."""
+    if not isinstance(machine, dict):
+        return None
+    parts = [machine.get(k) for k in ("sockets", "cores_per_socket", "threads_per_core")]
+    if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in parts):
+        return "x".join(str(v) for v in parts)
+    return None
+
+
+def _machine_file(path):
+    """The calibration JSON at ``path``; its topology becomes the default (--cpus/--topology
+    given on the command line win)."""
+    try:
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read(1_000_001)[:1_000_000].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InvalidValueError("machine", f"--machine {path}: not a calibration JSON "
+                                f"({exc.__class__.__name__})") from None
+    if not isinstance(data, dict):
+        raise InvalidValueError("machine", f"--machine {path}: not a JSON object")
+    return data
 
 
 def _list_text():
@@ -92,7 +123,9 @@ def _apply_point(spec, point):
     for name, value in point:
         if name in ("kernel", "cpus", "topology", "seed"):
             spec[name] = value
-        elif spec["workload"] in WORKLOADS and name in WORKLOADS[spec["workload"]].params:
+        elif spec["workload"] in WORKLOADS and (
+                name in WORKLOADS[spec["workload"]].params
+                or name in getattr(WORKLOADS[spec["workload"]], "aliases", {})):
             spec["params"][name] = value
         elif spec["kernel"] in PROFILES and name in tunable_specs(spec["kernel"]):
             spec["tunables"][name] = value
@@ -151,4 +184,9 @@ def main(argv=None, out=None, err=None):
     except KeyboardInterrupt:
         err.write("error: interrupted\n")
         return 130
+    except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
+        # a bug or an input no check foresaw: still one line, never a traceback
+        err.write(f"error: input could not be simulated ({exc.__class__.__name__}: "
+                  f"{' '.join(str(exc).split())[:200]})\n")
+        return 2
     return 0

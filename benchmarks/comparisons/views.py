@@ -53,10 +53,13 @@ def durable(kind: str):
 
 def builder(request):
     fork = request.GET.get("fork")
-    forked = Comparison.objects.filter(slug=fork).only("slug", "spec").first() if fork else None
+    forked = (Comparison.objects.filter(slug=fork).only("slug", "spec", "run_ids").first()
+              if fork else None)
     context = {
         "forked": forked,
-        "initial_spec": forked.spec if forked else None,
+        # The original's resolved runs, not its filters: a fork reproduces its run set even
+        # after runs matching the filters were added.
+        "initial_spec": {**forked.spec, "runs": forked.run_ids} if forked else None,
         # ?runs=1,2,3 (a link) or ?runs=1&runs=2 (the run list's checkboxes)
         "initial_runs": ", ".join(request.GET.getlist("runs")),
         "initial_filters": {k: v for k, v in request.GET.items()

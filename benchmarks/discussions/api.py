@@ -13,6 +13,8 @@ from rest_framework.decorators import api_view, parser_classes
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
+from benchmarks.errors import InputError
+
 from . import importjobs, selectors, services
 from .models import ImportJob, Post, Thread
 from .targets import TargetError, target_resolve
@@ -28,10 +30,6 @@ REPLY = {"type": "object", "properties": {
 IMPORT = {"multipart/form-data": {"type": "object", "properties": {
     "file": {"type": "string", "format": "binary"},
     "attach_to": {"type": "string", "description": 'JSON {"type": "run", "id": "12"}'}}}}
-
-
-def _error(message: str, code=status.HTTP_400_BAD_REQUEST, **extra) -> Response:
-    return Response({"error": message, **extra}, status=code)
 
 
 def _site_url(request) -> str:
@@ -97,14 +95,9 @@ def threads(request):
         return Response({"count": page.paginator.count,
                          "results": [thread_json(t) for t in page.object_list]})
     data = _data(request)
-    try:
-        thread = services.thread_create(
-            user=request.user, subject=data.get("subject"), body=data.get("body"),
-            target=_target(data.get("attach_to")), source="api", site_url=_site_url(request))
-    except services.RateLimited as exc:
-        return _error(str(exc), status.HTTP_429_TOO_MANY_REQUESTS)
-    except (services.DiscussionError, TargetError) as exc:
-        return _error(str(exc))
+    thread = services.thread_create(
+        user=request.user, subject=data.get("subject"), body=data.get("body"),
+        target=_target(data.get("attach_to")), source="api", site_url=_site_url(request))
     return Response(thread_json(thread, posts=selectors.thread_posts(thread)), status=201)
 
 
@@ -127,15 +120,11 @@ def thread_reply(request, pk: int):
     if data.get("in_reply_to"):
         parent = selectors.post_by_message_id(str(data["in_reply_to"]))
         if parent is None:
-            return _error("in_reply_to: no message with that Message-ID")
-    try:
-        post = services.post_reply(user=request.user, thread=thread, parent=parent,
-                                   body=data.get("body"), subject=data.get("subject"),
-                                   source="api", site_url=_site_url(request))
-    except services.RateLimited as exc:
-        return _error(str(exc), status.HTTP_429_TOO_MANY_REQUESTS)
-    except services.DiscussionError as exc:
-        return _error(str(exc))
+            raise InputError("in_reply_to: no message with that Message-ID",
+                             field="in_reply_to")
+    post = services.post_reply(user=request.user, thread=thread, parent=parent,
+                               body=data.get("body"), subject=data.get("subject"),
+                               source="api", site_url=_site_url(request))
     post.refresh_from_db()
     return Response(post_json(post), status=201)
 
@@ -151,7 +140,7 @@ def _import_answer(request, job: ImportJob) -> Response:
                         status=status.HTTP_202_ACCEPTED)
     body = {**(job.report or {}), "job": {"id": job.pk, "url": url, "status": job.status}}
     if job.error:
-        return _error(job.error, **body)
+        raise InputError(job.error, field="file", **body)
     return Response(body, status=201 if body.get("imported") else 200)
 
 
@@ -165,15 +154,10 @@ def thread_import(request):
     A worker imports it; the answer waits a few seconds for the result, else is a 202."""
     upload = request.FILES.get("file")
     if upload is None:
-        return _error("file: send the mbox as a multipart field named 'file'")
-    try:
-        target = _target(request.data.get("attach_to"))
-        job = importjobs.import_job_create(upload=upload, user=request.user, target=target,
-                                           site_url=_site_url(request))
-    except TargetError as exc:
-        return _error(str(exc))
-    except importjobs.ImportTooLarge as exc:
-        return _error(str(exc), status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        raise InputError("file: send the mbox as a multipart field named 'file'", field="file")
+    target = _target(request.data.get("attach_to"))
+    job = importjobs.import_job_create(upload=upload, user=request.user, target=target,
+                                       site_url=_site_url(request))
     job = importjobs.import_job_wait(job=job, seconds=settings.IMPORT_WAIT_SECONDS)
     return _import_answer(request, job)
 

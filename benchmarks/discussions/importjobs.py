@@ -10,6 +10,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from benchmarks.errors import TooLarge
+
 from .importer import mbox_import
 from .models import ImportJob, ImportStatus
 from .targets import Target, TargetError, target_resolve
@@ -18,8 +20,8 @@ IMPORT_TASK = "discussions.import_mbox"
 ACTIVE = (ImportStatus.QUEUED, ImportStatus.RUNNING)
 
 
-class ImportTooLarge(ValueError):
-    pass
+class ImportTooLarge(TooLarge):
+    """The stored mbox would be over the upload limit (413)."""
 
 
 def import_job_create(*, upload, user, target: Target | None, site_url: str) -> ImportJob:

@@ -168,13 +168,20 @@ class Attachment(models.Model):
 
 
 class PostRun(models.Model):
-    """A run extracted from a post's own text. A run comes from at most one post."""
+    """A run extracted from a post's own text. The first post to report a result set owns the
+    link; a later post repeating the same numbers links to the same run, naming the first."""
 
     post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="run_links")
-    run = models.OneToOneField("benchmarks.Run", on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey("benchmarks.Run", on_delete=models.CASCADE, related_name="+")
+    # Message-ID of the post that first reported this run, when this post repeats it; "" when
+    # this post is the first, "upload" when the run came from elsewhere first.
+    reported_in = models.CharField(max_length=255, blank=True)
 
     class Meta:
         ordering = ["post_id", "run_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["post", "run"], name="postrun_unique_per_post")
+        ]
 
     def __str__(self):
         return f"run {self.run_id} from post {self.post_id}"

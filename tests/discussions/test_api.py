@@ -61,8 +61,8 @@ def test_errors_are_json_with_4xx(api_client, client):
         response = post_json(who, "/api/v1/threads/", body)
         assert response.status_code == status, (body, response.content)
         assert words in response.json()["error"], response.json()
-    assert api_client.get("/api/v1/threads/424242/").json() == {"error": "No Thread matches "
-                                                                "the given query."}
+    assert api_client.get("/api/v1/threads/424242/").json() == {
+        "error": "No Thread matches the given query.", "field": None, "line": None}
     bad = post_json(api_client, "/api/v1/threads/1/posts/", {"body": "x"})
     assert bad.status_code == 404 and "error" in bad.json()
     assert Thread.objects.count() == 0
