@@ -11,22 +11,17 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from benchmarks.api.uploads import (
-    UploadInvalid,
     UploadTooLarge,
     close_quietly,
     max_bytes,
     read_upload,
 )
+from benchmarks.errors import TooLarge
 from benchmarks.models import RunSource
-from benchmarks.services.ingest import IngestError, upload_ingest
+from benchmarks.services.ingest import upload_ingest
 from benchmarks.services.submissions import SubmissionError, run_submit, runs_bulk_submit
 
 PREVIEW_VALUES = 10_000
-
-
-def _error(message: str, code=status.HTTP_400_BAD_REQUEST, **extra) -> Response:
-    return Response({"error": message, **{k: v for k, v in extra.items() if v is not None}},
-                    status=code)
 
 
 def _run_body(request, preview: dict, run) -> dict:
@@ -76,13 +71,8 @@ def _read_form(request):
 @permission_classes([IsAuthenticated])
 @parser_classes([MultiPartParser, FormParser, JSONParser])
 def upload_create(request):
-    try:
-        data, files = _read_form(request)
-        upload = read_upload(data, files)
-    except UploadTooLarge as exc:
-        return _error(str(exc), status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
-    except UploadInvalid as exc:
-        return _error(str(exc))
+    data, files = _read_form(request)
+    upload = read_upload(data, files)
     try:
         outcome = upload_ingest(
             stream=upload.stream, filename=upload.filename, metadata=upload.metadata,
@@ -90,11 +80,6 @@ def upload_create(request):
             submitter=request.user, format=upload.format, dry_run=upload.dry_run,
             idempotency_key=upload.idempotency_key,
         )
-    except IngestError as exc:
-        if exc.formats is None:
-            return _error(exc.message, line=exc.line)
-        return Response({"error": exc.message, "line": exc.line, "formats": exc.formats,
-                         "best_guess": exc.best_guess}, status=status.HTTP_400_BAD_REQUEST)
     finally:
         close_quietly(upload.stream)
     if outcome.replayed:
@@ -123,13 +108,15 @@ RUN_CREATE_SCHEMA = extend_schema(
 
 
 def run_create_response(request):
-    try:
-        run, created = run_submit(payload=request.data, submitter=request.user)
-    except SubmissionError as exc:
-        return _error(exc.message)
+    run, created = run_submit(payload=request.data, submitter=request.user)
     body = {"id": run.pk, "url": request.build_absolute_uri(run.get_absolute_url()),
             "api_url": request.build_absolute_uri(f"/api/v1/runs/{run.pk}/")}
     return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+def _refuse_constant(name: str):
+    # Python's json reads NaN and Infinity; the single-run endpoint (strict JSON) refuses them.
+    raise ValueError(f"{name} is not a number in strict JSON")
 
 
 def _ndjson_items(stream):
@@ -138,16 +125,19 @@ def _ndjson_items(stream):
         if not line.strip():
             continue
         try:
-            yield f"line {number}", json.loads(line)
+            yield f"line {number}", json.loads(line, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise SubmissionError(f"not JSON: {exc.msg}", where=f"line {number}",
+                                  line=number) from None
+        except (ValueError, RecursionError) as exc:
+            raise SubmissionError(f"not JSON: {exc}", where=f"line {number}",
                                   line=number) from None
 
 
 def _json_list_items(body: bytes):
     try:
-        items = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        items = json.loads(body, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError too
         raise SubmissionError(f"body is not JSON: {exc}") from None
     if not isinstance(items, list):
         raise SubmissionError("body must be a JSON list of runs (or NDJSON, one run per line)")
@@ -169,10 +159,7 @@ def run_bulk_response(request):
         items = _ndjson_items(raw) if is_ndjson else _json_list_items(raw.body)
         ids = runs_bulk_submit(payloads=items, submitter=request.user)
     except RequestDataTooBig:
-        return _error(f"the request is larger than {max_bytes() // 2**20} MB",
-                      status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
-    except SubmissionError as exc:
-        return _error(exc.message, line=exc.line)
+        raise TooLarge(f"the request is larger than {max_bytes() // 2**20} MB") from None
     if not ids:
-        return _error("no runs in the request")
+        raise SubmissionError("no runs in the request")
     return Response({"ids": ids}, status=status.HTTP_201_CREATED)

@@ -2,7 +2,10 @@
 
 import json
 
+from django.conf import settings
+from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -10,9 +13,10 @@ from rest_framework.decorators import api_view, parser_classes
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
-from . import selectors, services
-from .importer import mbox_import
-from .models import Post, Thread
+from benchmarks.errors import InputError
+
+from . import importjobs, selectors, services
+from .models import ImportJob, Post, Thread
 from .targets import TargetError, target_resolve
 
 THREAD_START = {"type": "object", "properties": {
@@ -26,10 +30,6 @@ REPLY = {"type": "object", "properties": {
 IMPORT = {"multipart/form-data": {"type": "object", "properties": {
     "file": {"type": "string", "format": "binary"},
     "attach_to": {"type": "string", "description": 'JSON {"type": "run", "id": "12"}'}}}}
-
-
-def _error(message: str, code=status.HTTP_400_BAD_REQUEST, **extra) -> Response:
-    return Response({"error": message, **extra}, status=code)
 
 
 def _site_url(request) -> str:
@@ -95,14 +95,9 @@ def threads(request):
         return Response({"count": page.paginator.count,
                          "results": [thread_json(t) for t in page.object_list]})
     data = _data(request)
-    try:
-        thread = services.thread_create(
-            user=request.user, subject=data.get("subject"), body=data.get("body"),
-            target=_target(data.get("attach_to")), source="api", site_url=_site_url(request))
-    except services.RateLimited as exc:
-        return _error(str(exc), status.HTTP_429_TOO_MANY_REQUESTS)
-    except (services.DiscussionError, TargetError) as exc:
-        return _error(str(exc))
+    thread = services.thread_create(
+        user=request.user, subject=data.get("subject"), body=data.get("body"),
+        target=_target(data.get("attach_to")), source="api", site_url=_site_url(request))
     return Response(thread_json(thread, posts=selectors.thread_posts(thread)), status=201)
 
 
@@ -125,36 +120,54 @@ def thread_reply(request, pk: int):
     if data.get("in_reply_to"):
         parent = selectors.post_by_message_id(str(data["in_reply_to"]))
         if parent is None:
-            return _error("in_reply_to: no message with that Message-ID")
-    try:
-        post = services.post_reply(user=request.user, thread=thread, parent=parent,
-                                   body=data.get("body"), subject=data.get("subject"),
-                                   source="api", site_url=_site_url(request))
-    except services.RateLimited as exc:
-        return _error(str(exc), status.HTTP_429_TOO_MANY_REQUESTS)
-    except services.DiscussionError as exc:
-        return _error(str(exc))
+            raise InputError("in_reply_to: no message with that Message-ID",
+                             field="in_reply_to")
+    post = services.post_reply(user=request.user, thread=thread, parent=parent,
+                               body=data.get("body"), subject=data.get("subject"),
+                               source="api", site_url=_site_url(request))
     post.refresh_from_db()
     return Response(post_json(post), status=201)
 
 
-@extend_schema(request=IMPORT, responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT})
+def _import_answer(request, job: ImportJob) -> Response:
+    """Finished: the contract's body (201, or 200 when every message was already there, or 400)
+    plus the job; still running: 202 with the URL to poll."""
+    url = request.build_absolute_uri(reverse("api-thread-import-detail", args=[job.pk]))
+    if job.is_active:
+        return Response({"id": job.pk, "url": url, "status": job.status,
+                         "page": request.build_absolute_uri(job.get_absolute_url()),
+                         "progress": {"stage": job.stage, "done": job.done, "total": job.total}},
+                        status=status.HTTP_202_ACCEPTED)
+    body = {**(job.report or {}), "job": {"id": job.pk, "url": url, "status": job.status}}
+    if job.error:
+        raise InputError(job.error, field="file", **body)
+    return Response(body, status=201 if body.get("imported") else 200)
+
+
+@extend_schema(request=IMPORT, responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT,
+                                          202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT,
+                                          413: OpenApiTypes.OBJECT})
 @api_view(["POST"])
 @parser_classes([MultiPartParser, FormParser])
 def thread_import(request):
-    """Import an mbox or mbox.gz: threads, posts, and runs from the tables in the messages."""
+    """Import an mbox or mbox.gz: threads, posts, and runs from the tables in the messages.
+    A worker imports it; the answer waits a few seconds for the result, else is a 202."""
     upload = request.FILES.get("file")
     if upload is None:
-        return _error("file: send the mbox as a multipart field named 'file'")
-    try:
-        target = _target(request.data.get("attach_to"))
-    except TargetError as exc:
-        return _error(str(exc))
-    report = mbox_import(data=upload.read(), user=request.user, target=target,
-                         site_url=_site_url(request)).as_dict()
-    if report["imported"]:
-        return Response(report, status=201)
-    if report["skipped"]:
-        return Response(report, status=200)  # everything was already there
-    return _error(report["problems"][0]["reason"] if report["problems"]
-                  else "no messages found", **report)
+        raise InputError("file: send the mbox as a multipart field named 'file'", field="file")
+    target = _target(request.data.get("attach_to"))
+    job = importjobs.import_job_create(upload=upload, user=request.user, target=target,
+                                       site_url=_site_url(request))
+    job = importjobs.import_job_wait(job=job, seconds=settings.IMPORT_WAIT_SECONDS)
+    return _import_answer(request, job)
+
+
+@extend_schema(responses={200: OpenApiTypes.OBJECT}, operation_id="threads_import_retrieve")
+@api_view(["GET"])
+def thread_import_detail(request, pk: int):
+    """An import's progress, and its result once finished (its owner and staff only)."""
+    job = ImportJob.objects.filter(pk=pk).first()
+    if job is None or not (request.user.is_staff or request.user.pk == job.owner_id):
+        raise Http404("no such import of yours")
+    url = request.build_absolute_uri(reverse("api-thread-import-detail", args=[job.pk]))
+    return Response(importjobs.import_job_json(job, url=url))

@@ -7,9 +7,10 @@ import io
 from dataclasses import asdict, dataclass, field
 from typing import BinaryIO
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from benchmarks import parsers
+from benchmarks.errors import InputError
 from benchmarks.models import Artifact, Run
 from benchmarks.parsers.base import HEAD_SIZE
 from benchmarks.services.artifacts import artifact_file_discard_if_orphaned, artifact_store
@@ -20,16 +21,23 @@ from benchmarks.services.catalog import (
     kernel_get_or_create,
     machine_get_or_create,
 )
-from benchmarks.services.runs import MetricInput, Provenance, RunError, run_create
+from benchmarks.services.runs import (
+    MetricInput,
+    PreparedRun,
+    Provenance,
+    RunError,
+    run_prepare,
+    runs_replace,
+    runs_store_once,
+)
 
 
-class IngestError(ValueError):
+class IngestError(InputError):
     """Input that cannot become runs. Carries what the API reports: line, formats, guess."""
 
-    def __init__(self, message: str, *, line=None, formats=None, best_guess=None):
-        super().__init__(message)
-        self.message = message
-        self.line = line
+    def __init__(self, message: str, *, line=None, formats=None, best_guess=None, field=None):
+        extra = {} if formats is None else {"formats": formats, "best_guess": best_guess}
+        super().__init__(message, line=line, field=field, **extra)
         self.formats = formats
         self.best_guess = best_guess
 
@@ -125,9 +133,9 @@ def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> d
     }
 
 
-def _create_run(preview: dict, provenance: Provenance) -> Run:
+def _prepare_run(preview: dict, provenance: Provenance) -> PreparedRun:
     try:
-        return run_create(
+        return run_prepare(
             benchmark=benchmark_get_or_create(name=preview["benchmark"]),
             kernel=kernel_get_or_create(version=preview["kernel"]),
             machine=machine_get_or_create(spec=preview["machine"]),
@@ -144,7 +152,11 @@ def _create_run(preview: dict, provenance: Provenance) -> Run:
             series=preview["series"],
         )
     except (CatalogError, RunError) as exc:
-        raise IngestError(str(exc), line=preview["line"]) from None
+        raise IngestError(str(exc), line=preview["line"], field=exc.field) from None
+
+
+def _create_run(preview: dict, provenance: Provenance) -> Run:
+    return runs_store_once([_prepare_run(preview, provenance)])[0]
 
 
 def _replay(submitter, idempotency_key: str | None) -> IngestOutcome | None:
@@ -191,19 +203,37 @@ def upload_ingest(
             artifact.idempotency_key = idempotency_key if submitter is not None else None
             outcome.runs = _derive_runs(artifact, parsed, previews)
             outcome.artifact = artifact
+            outcome.warnings = [*outcome.warnings, *_already_stored_warnings(outcome.runs)]
+    except IntegrityError:
+        # A concurrent upload with the same idempotency key committed first: answer its replay.
+        artifact_file_discard_if_orphaned(stored_name)
+        replay = _replay(submitter, idempotency_key)
+        if replay is None:
+            raise
+        return replay
     except Exception:
         artifact_file_discard_if_orphaned(stored_name)
         raise
     return outcome
 
 
-def _derive_runs(artifact: Artifact, parsed, previews: list[dict]) -> list[Run]:
+def _already_stored_warnings(runs: list[Run]) -> list[str]:
+    return [f"run #{run.pk}: this result set is already stored (run #{run.pk}, from "
+            f"{run.get_source_display()}); linked to it, not stored twice"
+            for run in dict.fromkeys(runs) if getattr(run, "already_stored", False)]
+
+
+def _provenance(artifact: Artifact, parsed) -> Provenance:
     artifact.parser_name, artifact.parser_version = parsed.format, parsed.version
     artifact.save()
-    provenance = Provenance(
+    return Provenance(
         source=artifact.source, artifact=artifact, parser_name=parsed.format,
         parser_version=parsed.version, submitter=artifact.uploader,
     )
+
+
+def _derive_runs(artifact: Artifact, parsed, previews: list[dict]) -> list[Run]:
+    provenance = _provenance(artifact, parsed)
     return [_create_run(preview, provenance) for preview in previews]
 
 
@@ -213,15 +243,19 @@ def artifact_needs_reparse(artifact: Artifact) -> bool:
 
 
 def artifact_reparse(*, artifact: Artifact) -> tuple[list[int], list[Run]]:
-    """Re-derive an artifact's runs with today's parsers: old runs go, new ones come, atomically.
+    """Re-derive an artifact's runs with today's parsers, atomically, keeping run ids.
 
-    Returns (ids of the runs removed, runs created). A parse error leaves everything as it was.
+    A run the new parse continues keeps its id (rewritten in place); one it no longer yields
+    is removed and redirects to its successor. Returns (ids removed, runs as they are now).
+    A parse error leaves everything as it was.
     """
     metadata = UploadMetadata(**artifact.metadata) if artifact.metadata else UploadMetadata()
     with artifact.file.open("rb") as stream:
         parsed = parse_stream(stream, format=artifact.forced_format or None)
     previews = [_resolve(r, metadata, len(parsed.results) == 1) for r in parsed.results]
     with transaction.atomic():
-        old_ids = list(artifact.runs.values_list("id", flat=True))
-        artifact.runs.all().delete()
-        return old_ids, _derive_runs(artifact, parsed, previews)
+        old = list(artifact.runs.order_by("id"))
+        provenance = _provenance(artifact, parsed)
+        prepared = [_prepare_run(preview, provenance) for preview in previews]
+        runs, removed = runs_replace(old=old, new=prepared)
+        return removed, runs

@@ -9,8 +9,7 @@ from rest_framework.decorators import api_view
 from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.response import Response
 
-from . import selectors, services, watchdog
-from .expansion import JobSpecError
+from . import selectors, services
 from .models import SimulationJob
 
 JOB_SPEC = {"type": "object", "properties": {
@@ -23,12 +22,6 @@ JOB_SPEC = {"type": "object", "properties": {
     "required": ["workload", "kernels"]}
 
 
-def spec_error_response(exc: JobSpecError) -> Response:
-    body = {"error": f"{exc.field}: {exc.message}", "field": exc.field,
-            "fields": {exc.field: [exc.message]}, **exc.extra}
-    return Response(body, status=status.HTTP_400_BAD_REQUEST)
-
-
 @extend_schema(methods=["POST"], request={"application/json": JOB_SPEC},
                responses={202: OpenApiTypes.OBJECT})
 @extend_schema(methods=["GET"], operation_id="v1_simulations_list",
@@ -39,10 +32,7 @@ def simulations(request):
     if request.method == "GET":
         jobs = selectors.jobs_listed()[:50]
         return Response({"results": [selectors.job_json(job) for job in jobs]})
-    try:
-        job = services.simulation_create(spec=request.data, owner=request.user)
-    except JobSpecError as exc:
-        return spec_error_response(exc)
+    job = services.simulation_create(spec=request.data, owner=request.user)
     return Response({"id": job.pk, "url": request.build_absolute_uri(f"/api/v1/simulations/"
                                                                      f"{job.pk}/"),
                      "page": request.build_absolute_uri(job.get_absolute_url()),
@@ -55,7 +45,6 @@ def simulation_detail(request, pk: int):
     """Progress and results; `?points=1` adds per-point status, `?figure=1&seen=N` the chart
     (only when more than N points are done, so a poller fetches it only when it changed)."""
     job = get_object_or_404(SimulationJob.objects.select_related("owner", "comparison"), pk=pk)
-    watchdog.job_watch(job=job)
     data = selectors.job_json(job, with_points=request.query_params.get("points") == "1")
     if request.query_params.get("figure") == "1":
         seen = request.query_params.get("seen", "")
