@@ -1,10 +1,12 @@
 """Spec validation and the run driver behind the public API (simulator.validate / simulator.run)."""
 
+import dataclasses
 import time
 
 from .engine import Engine
 from .errors import InvalidValueError, SpecError, UnknownNameError
 from .globalq import EdfPolicy, GoodnessPolicy
+from .machine import MachineModel
 from .policies import CfsPolicy, O1Policy
 from .profiles import CFS_YIELD_MODE, PROFILES, tunable_specs
 from .results import assemble
@@ -13,7 +15,7 @@ from .topology import parse_topology, topology_for_cpus
 from .workloads import WORKLOADS
 
 SPEC_FIELDS = ("workload", "kernel", "params", "tunables", "cpus", "topology", "seed", "repeat",
-               "max_events")
+               "max_events", "machine")
 DEFAULT_CPUS = 2
 DEFAULT_MAX_EVENTS = 50_000_000
 MAX_REPEAT = 10_000
@@ -141,7 +143,8 @@ def validate(spec):
     if kernel not in PROFILES:
         raise UnknownNameError("kernel", "kernel", str(kernel), PROFILES)
     topo = _topology(spec)
-    return {
+    machine = _machine(spec.get("machine"))
+    norm = {
         "workload": workload,
         "kernel": kernel,
         "params": _normalise_mapping("params", spec.get("params"), WORKLOADS[workload].params,
@@ -154,6 +157,20 @@ def validate(spec):
         "repeat": _int_field(spec, "repeat", 1, 1, MAX_REPEAT),
         "max_events": _int_field(spec, "max_events", DEFAULT_MAX_EVENTS, 1, 10**12),
     }
+    if machine is not None:  # only when given, so specs without one normalise as before
+        norm["machine"] = dataclasses.asdict(machine)
+    return norm
+
+
+def _machine(given):
+    """A MachineModel from a calibration object (or a whole calibrate JSON), or None."""
+    if given is None:
+        return None
+    if isinstance(given, MachineModel):
+        return given
+    if isinstance(given, dict) and isinstance(given.get("calibration"), dict):
+        given = given["calibration"]
+    return MachineModel.from_calibration(given)
 
 
 def make_policy(norm, ncpus):

@@ -42,6 +42,9 @@ def _add_run_options(sub):
     sub.add_argument("--repeat", default="1")
     sub.add_argument("--max-events", dest="max_events")
     sub.add_argument("--trace", metavar="FILE")
+    sub.add_argument("--machine", metavar="FILE",
+                     help="a `schedbench.py calibrate --dry-run` JSON: its calibration, and "
+                     "its topology unless --cpus/--topology is given")
 
 
 def build_parser():
@@ -69,7 +72,42 @@ def _spec(args):
         spec["topology"] = args.topology
     if args.max_events is not None:
         spec["max_events"] = args.max_events
+    if args.machine is not None:
+        calibrate_json = _read_machine_file(args.machine)
+        spec["machine"] = calibrate_json["calibration"]
+        if args.cpus is None and args.topology is None:
+            spec["topology"] = _machine_topology(calibrate_json.get("machine"), args.machine)
     return spec
+
+
+MAX_MACHINE_FILE = 1 << 20
+
+
+def _read_machine_file(path):
+    """The calibrate JSON in ``path``; only its ``calibration`` and ``machine`` are used."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read(MAX_MACHINE_FILE + 1)
+    if len(text) > MAX_MACHINE_FILE:
+        raise InvalidValueError("machine", f"{path}: larger than {MAX_MACHINE_FILE} bytes")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidValueError("machine", f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("calibration"), dict):
+        raise InvalidValueError("machine", f"{path}: no \"calibration\" object (write one with "
+                                "schedbench.py calibrate --dry-run)")
+    return data
+
+
+def _machine_topology(machine, path):
+    """SxCxT from the machine description the harness records with a calibration."""
+    parts = [machine.get(k) if isinstance(machine, dict) else None
+             for k in ("sockets", "cores_per_socket", "threads_per_core")]
+    if not all(isinstance(p, int) and not isinstance(p, bool) and p > 0 for p in parts):
+        raise InvalidValueError("machine", f"{path}: its \"machine\" gives no topology "
+                                "(sockets, cores_per_socket, threads_per_core); pass --cpus or "
+                                "--topology")
+    return "x".join(str(p) for p in parts)
 
 
 def _list_text():
