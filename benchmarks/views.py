@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from benchmarks import charts, parsers, selectors
 from benchmarks.envdiff import environment_diff
-from benchmarks.models import ApiToken, Run
+from benchmarks.models import ApiToken, Machine, Run
 from benchmarks.services.tokens import token_create, token_revoke
 
 RUNS_PER_PAGE = 50
@@ -111,6 +111,12 @@ def machine_list(request):
     return render(
         request, "benchmarks/machine_list.html", {"machines": selectors.machines_with_counts()}
     )
+
+
+def machine_detail(request, pk: int):
+    machine = get_object_or_404(Machine, pk=pk)
+    return render(request, "benchmarks/machine_detail.html",
+                  {"machine": machine, **selectors.machine_page(machine)})
 
 
 def signup(request):

@@ -13,6 +13,7 @@ urlpatterns = [
     path("runs/<int:pk>/diff/", views.run_diff_pick, name="run-diff-pick"),
     path("runs/<int:pk>/diff/<int:other>/", views.run_diff, name="run-diff"),
     path("machines/", views.machine_list, name="machine-list"),
+    path("machines/<int:pk>/", views.machine_detail, name="machine-detail"),
     path("upload/", views.upload_page, name="upload"),
     path("compare/", comparison_views.builder, name="comparison-builder"),
     path("c/<slug:slug>/", comparison_views.detail, name="comparison-detail"),

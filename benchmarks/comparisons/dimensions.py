@@ -16,6 +16,8 @@ def value_of(run: Run, dimension: str):
         return run.machine.name
     if dimension == "benchmark":
         return run.benchmark.slug
+    if dimension == "source":  # measured (upload, api, ...) beside simulated on one machine
+        return run.source
     section, _, name = dimension.partition(".")
     source = run.params if section == "param" else run.tunables
     value = (source or {}).get(name, UNSET)
@@ -51,5 +53,5 @@ def available(runs: list[Run]) -> list[str]:
     """Dimensions worth offering for these runs: the fixed four plus every param and tunable."""
     params = sorted({name for run in runs for name in (run.params or {})})
     tunables = sorted({name for run in runs for name in (run.tunables or {})})
-    return ["kernel", "policy", "machine", "benchmark",
+    return ["kernel", "policy", "machine", "benchmark", "source",
             *(f"param.{name}" for name in params), *(f"tunable.{name}" for name in tunables)]
