@@ -11,6 +11,8 @@
  * Times are in microseconds (names ending _us) or nanoseconds (_ns).
  *
  *   loop_ns              one iteration of threadtest's counting loop (same code)
+ *   loop_memory_ns       the same loop with its counter in memory, as threadtest-O0
+ *                        (built with -O0) runs it
  *   thread_create_join_us  pthread_create + pthread_join of an empty thread, one CPU
  *   wakeup_remote_us     one-way pipe ping-pong between threads pinned to CPUs A and B
  *   wakeup_remote_busy_us  the same while a SCHED_IDLE spinner keeps CPU B out of idle
@@ -87,6 +89,15 @@ static __attribute__((noinline)) void count_loop(unsigned long loops)
 		__asm__ __volatile__("" : "+r"(i));
 }
 
+/* What -O0 makes of count_loop(): the counter is loaded and stored every iteration. */
+static __attribute__((noinline)) void count_loop_memory(unsigned long loops)
+{
+	volatile unsigned long i;
+
+	for (i = 0; i < loops; i++)
+		;
+}
+
 static void pin(int cpu)
 {
 	cpu_set_t set;
@@ -154,6 +165,14 @@ static double loop_once_ns(unsigned long n)
 	long long t0 = now_ns();
 
 	count_loop(n);
+	return (double)(now_ns() - t0) / n;
+}
+
+static double loop_memory_once_ns(unsigned long n)
+{
+	long long t0 = now_ns();
+
+	count_loop_memory(n);
 	return (double)(now_ns() - t0) / n;
 }
 
@@ -535,6 +554,9 @@ int main(int argc, char **argv)
 	for (r = 0; r < repeats; r++)
 		values[r] = loop_once_ns(n);
 	report("loop_ns", values, repeats);
+	for (r = 0; r < repeats; r++)
+		values[r] = loop_memory_once_ns(n / 4 + 1);
+	report("loop_memory_ns", values, repeats);
 
 	progress("thread create + join");
 	for (r = 0; r < repeats; r++)
