@@ -17,6 +17,7 @@ from rest_framework.decorators import api_view, parser_classes
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
+from benchmarks.api.serializers import MachineSerializer
 from benchmarks.models import Machine, MachineCalibration
 from benchmarks.selectors import calibration_latest
 from benchmarks.services.calibrations import calibration_create, calibration_create_for_spec
@@ -126,17 +127,17 @@ class CalibrationSubmissionSerializer(serializers.Serializer):
 
 
 class CalibrationSerializer(serializers.ModelSerializer):
-    """Response body: one stored calibration."""
+    """Response body: one stored calibration, in the shape `calibrate` sends, so it can be
+    saved and given to `python -m simulator run --machine FILE` as it is."""
 
-    machine = serializers.IntegerField(source="machine_id")
-    machine_name = serializers.CharField(source="machine.name")
+    machine = MachineSerializer()
     url = serializers.SerializerMethodField()
     calibration = serializers.JSONField(source="values")
     submitter = serializers.SerializerMethodField()
 
     class Meta:
         model = MachineCalibration
-        fields = ["id", "machine", "machine_name", "url", "kernel", "measured_at",
+        fields = ["id", "machine", "url", "kernel", "measured_at",
                   "calibration", "details", "submitter", "created"]
 
     def get_url(self, calibration) -> str:

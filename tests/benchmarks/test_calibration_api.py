@@ -1,6 +1,7 @@
 """Machine calibrations over the API: POST by machine id and by description, GET, the page."""
 
 import copy
+import io
 import json
 
 import pytest
@@ -9,6 +10,7 @@ from django.test import Client
 from benchmarks.models import Machine, MachineCalibration
 from benchmarks.services.catalog import machine_fingerprint, machine_get_or_create
 from benchmarks.services.tokens import token_create
+from simulator.cli import main as simulator_cli
 from tests.factories import CORE2, make_run
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +52,7 @@ def test_round_trip_by_description(api_client, api_user):
     response = post(api_client, BY_DESCRIPTION, PAYLOAD)
     assert response.status_code == 201, response.content
     body = response.json()
-    machine = Machine.objects.get(pk=body["machine"])
+    machine = Machine.objects.get(pk=body["machine"]["id"])
     # The same fingerprint a run submission with this machine object gets.
     assert machine.fingerprint == machine_fingerprint(BOX)
     assert body["url"] == f"http://testserver/machines/{machine.pk}/"
@@ -68,7 +70,7 @@ def test_calibration_lands_on_the_machine_runs_use(api_client, api_user):
     run = make_run(machine=BOX, submitter=api_user)
     response = post(api_client, BY_DESCRIPTION, PAYLOAD)
     assert response.status_code == 201
-    assert response.json()["machine"] == run.machine_id
+    assert response.json()["machine"]["id"] == run.machine_id
     assert Machine.objects.count() == 1
 
 
@@ -173,7 +175,7 @@ def test_uncalibrated_machine_get_is_404():
 
 
 def test_machine_page_shows_the_calibration(api_client, client):
-    machine_id = post(api_client, BY_DESCRIPTION, PAYLOAD).json()["machine"]
+    machine_id = post(api_client, BY_DESCRIPTION, PAYLOAD).json()["machine"]["id"]
     make_run(machine=BOX, source="demo")
     page = client.get(f"/machines/{machine_id}/")
     assert page.status_code == 200
@@ -194,8 +196,20 @@ def test_uncalibrated_machine_page_says_how(client):
 
 
 def test_machine_page_queries_are_pinned(api_client, client, django_assert_num_queries):
-    machine_id = post(api_client, BY_DESCRIPTION, PAYLOAD).json()["machine"]
+    machine_id = post(api_client, BY_DESCRIPTION, PAYLOAD).json()["machine"]["id"]
     for _ in range(3):
         post(api_client, by_id(machine_id), PAYLOAD)
     with django_assert_num_queries(3):
         assert client.get(f"/machines/{machine_id}/").status_code == 200
+
+
+def test_the_stored_calibration_feeds_the_simulator_cli(api_client, tmp_path):
+    machine_id = post(api_client, BY_DESCRIPTION, PAYLOAD).json()["machine"]["id"]
+    path = tmp_path / "calibration.json"
+    path.write_bytes(Client().get(by_id(machine_id)).content)
+    out, err = io.StringIO(), io.StringIO()
+    status = simulator_cli(["run", "--workload", "threadtest", "--kernel", "2.6.24", "--param",
+                            "iterations=2", "--param", "loops=1000", "--machine", str(path),
+                            "--format", "json"], out=out, err=err)
+    assert status == 0, err.getvalue()
+    assert json.loads(out.getvalue())["topology"] == "1x2x1"  # the machine's 1 x 2 x 1
