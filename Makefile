@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint migrate demo worker clean
+.PHONY: run test lint migrate demo static worker clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,12 @@ migrate: $(VENV)/.installed-run
 demo: migrate
 	$(BIN)/python manage.py load_demo
 
+# Hashed, gzipped copies under the data dir (what pages link when DEBUG=0).
+static: $(VENV)/.installed-run
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+
 # The web server and one worker on the embedded filesystem broker; Ctrl-C stops both.
-run: demo
+run: demo static
 	@echo "schedbench on http://127.0.0.1:$(PORT)/ (Ctrl-C stops the server and the worker)"
 	@trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/celery -A portal worker --concurrency=1 --loglevel=WARNING & worker=$$!; \

@@ -1,9 +1,12 @@
-"""Simulator speed: events/s on the chatroom case, RSS of a 10M-event run, SimSo side by side.
+"""Simulator speed: events/s on the chatroom case as a ratio to a bare heapq event loop timed
+in the same process (target >= 0.5), RSS of a 10M-event run, SimSo side by side.
 
 Run from the repository root:  .venv/bin/python bench/simulator_speed.py [--quick]
 Rates use process CPU time, best of --runs (default 3), so other load on a shared machine
 distorts them as little as possible (wall time is printed beside).  One Python process = one
-core.
+core.  The bare loop pops an event tuple of the engine's shape and pushes one follow-up, over
+a heap of as many pending events as the chatroom keeps (one per CPU plus timers): the cost
+floor of any heapq-based discrete-event simulator in this interpreter.
 
 SimSo is never a dependency of the project: install it into a throwaway virtualenv, e.g.
     python3.11 -m venv /tmp/simso-venv
@@ -12,6 +15,7 @@ and point SIMSO_PYTHON at that interpreter (default /tmp/simso-venv/bin/python).
 """
 
 import argparse
+import heapq
 import json
 import os
 import pathlib
@@ -29,7 +33,8 @@ SIMSO_PYTHON = os.environ.get("SIMSO_PYTHON", "/tmp/simso-venv/bin/python")
 EDF_TASKS = "10:3;20:5;40:8;50:10;25:6;100:20;16:8;30:9"
 ZERO_OVERHEAD = {"context_switch_ns": 0, "sched_cost_ns": 0, "sched_cost_log_ns": 0,
                  "cache_refill_us": 0, "wakeup_ns": 0,
-                 "noise_pct": 0, "vmstat_interval_ms": 0}
+                 "noise_pct": 0, "vmstat_interval_ms": 0, "idle_wake_ns": 0,
+                 "busy_contention": 0}
 
 
 def best_of(runs, fn):
@@ -37,6 +42,23 @@ def best_of(runs, fn):
     usual way to take other load on a shared machine out of a timing."""
     results = [fn() for _ in range(runs)]
     return min(results, key=lambda r: r["cpu_seconds"])
+
+
+def bare_loop_rate(events, pending=16, runs=3):
+    """Events/s of a bare heapq loop: pop the earliest event, push one follow-up."""
+    def once():
+        heap = [(i, i, 0, None, 0) for i in range(pending)]
+        heapq.heapify(heap)
+        pop, push = heapq.heappop, heapq.heappush
+        seq = pending
+        cpu0 = time.process_time()
+        for _ in range(events):
+            when, _seq, kind, obj, gen = pop(heap)
+            seq += 1
+            push(heap, (when + 1000 + (seq & 1023), seq, kind, obj, gen))
+        return {"cpu_seconds": time.process_time() - cpu0}
+
+    return events / best_of(runs, once)["cpu_seconds"]
 
 
 def chatroom_rate(kernel, messages, runs=1):
@@ -135,10 +157,17 @@ def main():
     messages = 200 if args.quick else 2000
     print(f"simulator {simulator.__version__}, Python {sys.version.split()[0]}, "
           f"best of {args.runs} runs, load average {os.getloadavg()[0]:.2f} at start")
-    for kernel in ("2.6.24", "2.6.22", "3.3"):
+    bare = bare_loop_rate(2_000_000 if not args.quick else 300_000, runs=args.runs)
+    print(f"bare heapq loop (pop + push one follow-up): {bare:,.0f} events/s")
+    ratios = []
+    for kernel in simulator.catalog()["kernels"]:
         events, wall, cpu, rate = chatroom_rate(kernel, messages, args.runs)
-        print(f"chatroom 10 rooms x 20 clients x {messages} messages, 8 CPUs, {kernel}: "
-              f"{events} events, {cpu:.2f} CPU-s ({wall:.2f} s wall) = {rate:,.0f} events/s")
+        ratios.append(rate / bare)
+        print(f"chatroom 10 rooms x 20 clients x {messages} messages, 8 CPUs, {kernel:9}: "
+              f"{events} events, {cpu:.2f} CPU-s ({wall:.2f} s wall) = {rate:,.0f} events/s "
+              f"= {rate / bare:.3f} of the bare loop")
+    print(f"ratio to the bare loop: min {min(ratios):.3f}, max {max(ratios):.3f} "
+          f"(target >= 0.5: {'met' if min(ratios) >= 0.5 else 'NOT met'})")
     big = 2000 if args.quick else 25000
     events, wall, rss_kb = rss_child(big)
     print(f"memory: chatroom x {big} messages: {events} events in {wall:.1f} s, "

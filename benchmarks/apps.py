@@ -7,3 +7,6 @@ class BenchmarksConfig(AppConfig):
 
     def ready(self):
         from benchmarks import signals  # noqa: F401  (connects the receivers)
+        from benchmarks.comparisons.pagecache import connect_signals
+
+        connect_signals()

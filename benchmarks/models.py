@@ -176,6 +176,9 @@ class Run(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     idempotency_key = models.CharField(max_length=100, null=True, blank=True)
+    # sha256 of what makes a result the same result (services.runs.result_key): a re-post of
+    # it links to this run instead of making another one.
+    result_key = models.CharField(max_length=64, blank=True, db_index=True, editable=False)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
 
     objects = RunQuerySet.as_manager()
@@ -304,6 +307,8 @@ class RunTombstone(models.Model):
 
     run_id = models.BigIntegerField(db_index=True)
     deleted = models.DateTimeField(auto_now_add=True)
+    # Set when a reparse replaced the run: /runs/<run_id>/ redirects there.
+    successor_id = models.BigIntegerField(null=True, blank=True)
 
     def __str__(self):
         return f"run {self.run_id} deleted {self.deleted:%Y-%m-%d}"

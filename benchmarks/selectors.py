@@ -1,9 +1,11 @@
 """Reads. Filters people use on runs, with a human message when a value matches nothing."""
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
+from django.db.models.fields.json import KeyTransform
 
 from benchmarks.models import (
     Benchmark,
@@ -14,10 +16,12 @@ from benchmarks.models import (
     Run,
     RunParam,
     RunSource,
+    RunTombstone,
     Sample,
 )
 
 PARAM_PREFIX = "param."
+TUNABLE_PREFIX = "tunable."
 
 
 @dataclass
@@ -40,7 +44,7 @@ def _kernel_filter(value: str):
 
 
 def _machine_filter(value: str):
-    by_id = value.isdigit()
+    by_id = value.isascii() and value.isdigit()
     machines = Machine.objects.filter(**({"id": int(value)} if by_id else {"name": value}))
     if not machines.exists():
         return None, f"no machine {value!r}"
@@ -62,10 +66,22 @@ _FILTERS = {
 }
 
 
+def _all_items(params):
+    """(key, value) pairs of a QueryDict (every value of a repeated key) or a plain dict."""
+    if hasattr(params, "lists"):
+        return ((key, value) for key, values in params.lists() for value in values)
+    return params.items()
+
+
 def run_filter(params) -> RunFilterResult:
-    """Apply `benchmark, kernel, machine, policy, source, param.<name>` from a query dict."""
+    """Apply `benchmark, kernel, machine, policy, source, param.<name>, tunable.<name>`."""
     runs = Run.objects.all()
     result = RunFilterResult(runs=runs)
+    if any("\x00" in f"{key}{value}" for key, value in _all_items(params)):
+        # The database cannot even be asked about a NUL: nothing stored can match it.
+        result.problems.append("filters may not contain NUL characters")
+        result.runs = runs.none()
+        return result
     for name, apply in _FILTERS.items():
         value = (params.get(name) or "").strip()
         if not value:
@@ -82,8 +98,36 @@ def run_filter(params) -> RunFilterResult:
             result.applied[key] = value
             matching = RunParam.objects.filter(name=name, value=value).values("run_id")
             runs = runs.filter(id__in=matching)
+        elif key.startswith(TUNABLE_PREFIX) and params.get(key, "").strip():
+            name, value = key[len(TUNABLE_PREFIX):], params.get(key).strip()
+            result.applied[key] = value
+            runs = _tunable_filter(runs, name, value, alias=f"tunable_filter_{len(result.applied)}")
     result.runs = runs.none() if result.problems else runs
     return result
+
+
+def _json_candidates(text: str) -> list:
+    """The JSON values a query-string value may stand for: "1" matches 1, 1.0 and "1"."""
+    candidates = [text]
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        candidates.append(lowered == "true")
+    try:
+        number = float(text)
+    except ValueError:
+        return candidates
+    if math.isfinite(number):
+        candidates.append(number)
+        if number.is_integer():
+            candidates.append(int(number))
+    return candidates
+
+
+def _tunable_filter(runs: QuerySet, name: str, value: str, *, alias: str) -> QuerySet:
+    matches = Q()
+    for candidate in _json_candidates(value):
+        matches |= Q(**{alias: candidate})
+    return runs.alias(**{alias: KeyTransform(name, "tunables")}).filter(matches)
 
 
 def samples_by_metric(run: Run) -> dict[int, list[float]]:
@@ -122,6 +166,20 @@ def policies_in_use() -> list[str]:
 
 def param_names_in_use() -> list[str]:
     return list(RunParam.objects.order_by("name").values_list("name", flat=True).distinct())
+
+
+def run_successor(run_id: int, hops: int = 10) -> int | None:
+    """The run that replaced a run a reparse removed (following replacements of replacements),
+    or None when the run never existed or was deleted for good."""
+    for _ in range(hops):
+        successor = (RunTombstone.objects.filter(run_id=run_id, successor_id__isnull=False)
+                     .order_by("-id").values_list("successor_id", flat=True).first())
+        if successor is None:
+            return None
+        if Run.objects.filter(pk=successor).exists():
+            return successor
+        run_id = successor
+    return None
 
 
 def calibration_latest(machine: Machine):

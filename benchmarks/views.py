@@ -13,7 +13,10 @@ from django.views.decorators.http import require_POST
 
 from benchmarks import charts, parsers, selectors
 from benchmarks.envdiff import environment_diff
+from benchmarks.exercise import CONTEXT_SWITCH_METRIC, not_exercised
+from benchmarks.format_help import formats_html as format_help_html
 from benchmarks.models import ApiToken, Machine, Run
+from benchmarks.recipes import rerun_recipe
 from benchmarks.services.tokens import token_create, token_revoke
 
 RUNS_PER_PAGE = 50
@@ -52,13 +55,21 @@ def run_list(request):
 
 
 def run_detail(request, pk: int):
-    run = get_object_or_404(Run.objects.with_detail_relations(), pk=pk)
+    run = Run.objects.with_detail_relations().filter(pk=pk).first()
+    if run is None:
+        successor = selectors.run_successor(pk)
+        if successor is None:
+            raise Http404("no such run")
+        return redirect("run-detail", pk=successor)  # replaced by a reparse
     values = selectors.samples_by_metric(run)
     summaries = list(run.summaries.all())
     metrics = [(s.metric.name, s.metric.unit, values[s.metric_id]) for s in summaries]
     series = list(run.series.all())
+    switches = {s.run_id: s.maximum for s in summaries if s.metric.name == CONTEXT_SWITCH_METRIC}
     context = {
         "run": run,
+        "not_exercised": not_exercised([run], switch_maxima=switches).get(run.pk),
+        "recipe": rerun_recipe(run, max((s.n for s in summaries), default=1)),
         "summaries": summaries,
         "sample_tables": [(name, unit, v[:SAMPLES_SHOWN], len(v)) for name, unit, v in metrics],
         "samples_shown": SAMPLES_SHOWN,
@@ -80,6 +91,12 @@ def upload_page(request):
         "max_mb": settings.MAX_UPLOAD_MB,
     }
     return render(request, "benchmarks/upload.html", context)
+
+
+def format_help(request):
+    """docs/formats.md as a page: every accepted layout with a copyable example."""
+    context = {"body": format_help_html(), "formats": parsers.formats()}
+    return render(request, "benchmarks/formats.html", context)
 
 
 def run_diff_pick(request, pk: int):

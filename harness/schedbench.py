@@ -4,8 +4,8 @@
 One file, Python standard library only, Python 3.8 or later, any Linux box.
 
     python3 schedbench.py run --url URL --token TOKEN --benchmark NAME \\
-        [--param k=v ...] [--repeat N] [--vmstat SECONDS] [--label TEXT] [--dry-run] \\
-        -- COMMAND [ARGS...]
+        [--param k=v ...] [--set tunable=v ...] [--repeat N] [--vmstat SECONDS] \\
+        [--label TEXT] [--dry-run] -- COMMAND [ARGS...]
     python3 schedbench.py flush [--url URL] [--token TOKEN]
     python3 schedbench.py build [--out DIR] [--cflags=FLAGS]
     python3 schedbench.py env
@@ -275,6 +275,90 @@ def read_proc_tunables(root):
         if value is not None:
             tunables[name] = to_number(value)
     return tunables
+
+
+# --------------------------------------------------------------------------------------
+# Setting tunables for one run (--set), put back afterwards
+# --------------------------------------------------------------------------------------
+
+TUNABLE_NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def tunable_path(root, name):
+    """Where a tunable lives: /proc/sys/kernel/NAME, else its debugfs home (5.13+)."""
+    name = name[len("kernel."):] if name.startswith("kernel.") else name
+    if not TUNABLE_NAME_RE.match(name):
+        raise UsageError(f"--set: {name!r} is not a tunable name")
+    candidates = ["/proc/sys/kernel/" + name]
+    if name.startswith("sched_"):
+        candidates.append("/sys/kernel/debug/sched/" + name[len("sched_"):])
+    for path in candidates:
+        if os.path.isfile(under(root, path)):
+            return name, under(root, path)
+    raise UsageError(f"--set: no tunable {name} here (looked for {', '.join(candidates)})")
+
+
+def parse_settings(items, root):
+    """--set NAME=VALUE items -> [(name, path, value text)], checked before anything runs."""
+    settings = []
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UsageError(f"--set wants tunable=value, got {item!r}")
+        name, path = tunable_path(root, key.strip())
+        settings.append((name, path, value.strip()))
+    return settings
+
+
+def write_tunable(path, value):
+    try:
+        with open(path, "w", encoding="ascii") as f:
+            f.write(value + "\n")
+    except OSError as err:
+        raise UsageError(f"--set: cannot write {path} ({err.strerror}); run as root?") from None
+
+
+class TunablesSet:
+    """Writes the --set values, and the values found before back when the run is over."""
+
+    def __init__(self, settings):
+        self.settings = settings
+        self.previous = []
+
+    def __enter__(self):
+        for name, path, value in self.settings:
+            with open(path, encoding="ascii", errors="replace") as f:
+                self.previous.append((path, f.read().strip()))
+            write_tunable(path, value)
+            log(f"set {name} = {value}")
+        return {name: to_number(value) for name, _, value in self.settings}
+
+    def __exit__(self, *exc):
+        for path, value in reversed(self.previous):
+            try:
+                write_tunable(path, value)
+            except UsageError as err:
+                warn(f"could not restore: {err}")
+        return False
+
+
+def recorded_argv(argv):
+    """The harness's own command line as typed, minus secrets: the token never leaves the
+    box, and the URL becomes a variable so the recipe works against any portal."""
+    recorded, hide = [], None
+    for arg in argv:
+        if hide:
+            recorded.append(hide)
+            hide = None
+            continue
+        if arg in ("--token", "--url"):
+            hide = "$SCHEDBENCH_TOKEN" if arg == "--token" else "$SCHEDBENCH_URL"
+        elif arg.startswith("--token="):
+            arg = "--token=$SCHEDBENCH_TOKEN"
+        elif arg.startswith("--url="):
+            arg = "--url=$SCHEDBENCH_URL"
+        recorded.append(arg)
+    return recorded
 
 
 def read_debugfs_tunables(root):
@@ -673,9 +757,12 @@ def make_filename(benchmark, host, when):
 
 
 def build_payload(env, benchmark, command, outputs, durations, params=None, policy=None,
-                  series=None, started=None):
+                  series=None, started=None, recipe=None):
+    """`recipe` says how the run was made: {"harness_argv", "vmstat_interval_s",
+    "tunables_set"}; it is kept in the run's environment so the portal can show it."""
     started = time.time() if started is None else started
     environment = dict(env["environment"])
+    environment.update(recipe or {})
     environment.update({
         "command": list(command),
         "repeat": len(outputs),
@@ -964,18 +1051,22 @@ def cmd_run(args, command):
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
     params = parse_params(args.param)
+    settings = parse_settings(args.set, args.root)
     # Checked before the benchmark runs: nobody should wait an hour to learn the token is missing.
     url, token = resolve_portal(args, need=not args.dry_run)
-    env = collect_environment(args.root)
-    started = time.time()
-    sampler = start_sampler(args.vmstat, args.root) if args.vmstat else None
-    try:
-        outputs, durations = run_repeats(command, args.repeat)
-    finally:
-        vmstat = sampler.stop() if sampler else None
+    with TunablesSet(settings) as tunables_set:
+        env = collect_environment(args.root)  # read with the --set values in place
+        started = time.time()
+        sampler = start_sampler(args.vmstat, args.root) if args.vmstat else None
+        try:
+            outputs, durations = run_repeats(command, args.repeat)
+        finally:
+            vmstat = sampler.stop() if sampler else None
+    recipe = {"harness_argv": recorded_argv(getattr(args, "argv", [])),
+              "vmstat_interval_s": args.vmstat, "tunables_set": tunables_set}
     payload = build_payload(env, args.benchmark, command, outputs, durations, params=params,
                             policy=args.label, series=series_from(vmstat) if sampler else {},
-                            started=started)
+                            started=started, recipe=recipe)
     if args.dry_run:
         print(json.dumps(payload, indent=2))
         return 0
@@ -1310,6 +1401,9 @@ def add_run_parser(sub):
     run.add_argument("--benchmark", required=True, help="benchmark name, e.g. threadtest")
     run.add_argument("--param", action="append", default=[], metavar="K=V",
                      help="a benchmark parameter (repeatable); numbers become numbers")
+    run.add_argument("--set", action="append", default=[], metavar="TUNABLE=V",
+                     help="write a scheduler tunable (/proc/sys/kernel/TUNABLE) for this run "
+                     "and put the old value back afterwards (repeatable; needs root)")
     run.add_argument("--repeat", type=int, default=1, metavar="N", help="runs (default 1)")
     run.add_argument("--vmstat", type=float, metavar="SECONDS",
                      help="sample vmstat every SECONDS while the benchmark runs")
@@ -1402,6 +1496,7 @@ def main(argv=None):
     own, command = split_command(list(sys.argv[1:] if argv is None else argv))
     own = glue_cflags(own)
     args = build_parser().parse_args(own)
+    args.argv = [*own, "--", *command] if command else own
     QUIET = args.quiet
     try:
         if command and args.cmd != "run":

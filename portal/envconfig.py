@@ -72,3 +72,16 @@ def database_from_url(name: str, url: str) -> dict:
     if not config.get("ENGINE"):
         raise ImproperlyConfigured(f"{name}={url!r} names no known database engine")
     return config
+
+
+def env_header(name: str) -> tuple[str, str] | None:
+    """`HEADER=value` (e.g. `X-Forwarded-Proto=https`) as Django's (META key, value) pair."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    header, sep, value = raw.partition("=")
+    if not sep or not header.strip() or not value.strip():
+        raise ImproperlyConfigured(f"{name}={raw!r} is not HEADER=value "
+                                   "(e.g. X-Forwarded-Proto=https)")
+    key = header.strip().upper().replace("-", "_")
+    return (key if key.startswith("HTTP_") else f"HTTP_{key}", value.strip())

@@ -1,12 +1,13 @@
-"""schedbench settings. The environment is read once, here, through portal.envconfig."""
+"""schedbench settings. The environment is read once, here, through portal.envconfig; every
+variable is listed in the README's configuration table (a test checks)."""
 
-import os
 from importlib.util import find_spec
 from pathlib import Path
 
 from portal.envconfig import (
     database_from_url,
     env_bool,
+    env_header,
     env_int,
     env_list,
     env_path,
@@ -48,6 +49,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "portal.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -55,6 +57,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so its process_exception sees a view's database error first.
+    "portal.middleware.DatabaseOutageMiddleware",
 ]
 
 ROOT_URLCONF = "portal.urls"
@@ -80,12 +84,17 @@ DATABASES = {
         "DATABASE_URL", env_str("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'schedbench.sqlite3'}"
     )
 }
+SQLITE_BUSY_TIMEOUT = env_int("SCHEDBENCH_SQLITE_BUSY_TIMEOUT", 30, minimum=1)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # A file-backed test database lets a real Celery worker process see what a test wrote;
-    # the pid keeps concurrent test runs on one checkout from sharing it.
-    _test_db = DATA_DIR / f"test-schedbench-{os.getpid()}.sqlite3"
-    DATABASES["default"]["TEST"] = {"NAME": str(_test_db)}
-    DATABASES["default"]["OPTIONS"] = {"timeout": 30}
+    # The embedded default is shared by the web server and worker processes. WAL lets readers
+    # go on while one writer writes; a writer waits up to the busy timeout for another; and
+    # transactions take the write lock when they begin (IMMEDIATE), so two of them can never
+    # both read and then fail to upgrade to writing with "database is locked".
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": SQLITE_BUSY_TIMEOUT,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -120,7 +129,15 @@ STATICFILES_DIRS = [
     BASE_DIR / "static",
     ("plotly", Path(find_spec("plotly").origin).resolve().parent / "package_data"),
 ]
-MEDIA_ROOT = DATA_DIR / "media"
+# Hashed names, gzip/brotli copies and far-future caching (collectstatic writes them; `make run`
+# and `make test` run it). With DEBUG on, pages link the plain names served from the sources.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+# Durable copies of frozen permalinks, served while the database is down (comparisons.pagecache).
+FROZEN_PAGES_DIR = DATA_DIR / "frozen"
+MEDIA_ROOT = env_path("SCHEDBENCH_MEDIA_DIR", DATA_DIR / "media")  # raw uploads, mbox imports
 MEDIA_URL = "/media/"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_MB * 1024 * 1024
@@ -131,9 +148,24 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # the upload page's fetch() reads it to send X-CSRFToken
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "SAMEORIGIN"
-if not DEBUG:
-    SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
-    CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+# Behind a TLS-terminating proxy: SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto=https, then
+# SECURE_SSL_REDIRECT=1 and SECURE_HSTS_SECONDS=31536000 once every page is on HTTPS.
+SECURE_PROXY_SSL_HEADER = env_header("SECURE_PROXY_SSL_HEADER")
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Pages run only the site's own scripts (no inline script anywhere); Plotly and the charts add
+# inline styles, and charts export PNG/SVG through data: and blob: URLs.
+CONTENT_SECURITY_POLICY = env_str("SCHEDBENCH_CSP") or (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'self'"
+)
+# While the database is down, the API and pages answer 503 with this Retry-After (seconds).
+OUTAGE_RETRY_AFTER = env_int("SCHEDBENCH_OUTAGE_RETRY_AFTER", 30, minimum=1)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -143,7 +175,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "benchmarks.api.schema.ErrorDocumentingSchema",
     "EXCEPTION_HANDLER": "benchmarks.api.errors.json_error_handler",
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
@@ -158,6 +190,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Request and response components differ (read-only fields, files): keep them apart.
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "filesystem://"
@@ -196,7 +230,7 @@ SIMULATION_MAX_EVENTS = env_int("SCHEDBENCH_SIMULATION_MAX_EVENTS", 20_000_000_0
 SIMULATION_POINT_TIME_LIMIT = env_int("SCHEDBENCH_SIMULATION_TIME_LIMIT", 600, minimum=1)
 SIMULATION_HEARTBEAT_SECONDS = env_int("SCHEDBENCH_SIMULATION_HEARTBEAT", 5, minimum=1)
 SIMULATION_STALE_SECONDS = env_int("SCHEDBENCH_SIMULATION_STALE", 60, minimum=2)
-SIMULATION_RESEND_SECONDS = env_int("SCHEDBENCH_SIMULATION_RESEND", 1800, minimum=10)
+SIMULATION_RESEND_SECONDS = env_int("SCHEDBENCH_SIMULATION_RESEND", 60, minimum=5)
 SIMULATION_MAX_ATTEMPTS = env_int("SCHEDBENCH_SIMULATION_MAX_ATTEMPTS", 3, minimum=1)
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND") or (
@@ -205,8 +239,13 @@ EMAIL_BACKEND = env_str("EMAIL_BACKEND") or (
     else "django.core.mail.backends.smtp.EmailBackend"
 )
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or "schedbench@localhost"
-# Discussions: posts (threads and replies) one user may write per hour, on the site or the API.
+# Discussions: posts (threads and replies) one user may write per hour, on the site or the API;
+# posts per page of a thread; the domain of the Message-IDs the site makes.
 DISCUSSIONS_POSTS_PER_HOUR = env_int("SCHEDBENCH_POSTS_PER_HOUR", 30, minimum=1)
+DISCUSSIONS_POSTS_PER_PAGE = env_int("SCHEDBENCH_POSTS_PER_PAGE", 200, minimum=1)
+DISCUSSIONS_MAIL_DOMAIN = env_str("SCHEDBENCH_MAIL_DOMAIN") or "schedbench.local"
+# An mbox import runs in a worker; the API request waits this long for it before answering 202.
+IMPORT_WAIT_SECONDS = env_int("SCHEDBENCH_IMPORT_WAIT", 10, minimum=0)
 
 LOGGING = {
     "version": 1,
@@ -215,5 +254,5 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL") or "WARNING"},
 }
 
-for _folder in (DATA_DIR, MEDIA_ROOT, STATIC_ROOT):
+for _folder in (DATA_DIR, MEDIA_ROOT, STATIC_ROOT, FROZEN_PAGES_DIR):
     _folder.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from benchmarks import views
+from benchmarks import artifact_views, views
 from benchmarks.comparisons import views as comparison_views
 
 urlpatterns = [
@@ -12,9 +12,13 @@ urlpatterns = [
     path("runs/<int:pk>/", views.run_detail, name="run-detail"),
     path("runs/<int:pk>/diff/", views.run_diff_pick, name="run-diff-pick"),
     path("runs/<int:pk>/diff/<int:other>/", views.run_diff, name="run-diff"),
+    path("artifacts/<int:pk>/raw/", artifact_views.artifact_raw, name="artifact-raw"),
+    path("artifacts/<int:pk>/download/", artifact_views.artifact_download,
+         name="artifact-download"),
     path("machines/", views.machine_list, name="machine-list"),
     path("machines/<int:pk>/", views.machine_detail, name="machine-detail"),
     path("upload/", views.upload_page, name="upload"),
+    path("formats/", views.format_help, name="formats"),
     path("compare/", comparison_views.builder, name="comparison-builder"),
     path("c/<slug:slug>/", comparison_views.detail, name="comparison-detail"),
     path("c/<slug:slug>/embed", comparison_views.embed, name="comparison-embed"),
@@ -33,5 +37,9 @@ urlpatterns = [
     path("", include("benchmarks.discussions.urls")),
     path("", include("benchmarks.simulations.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # The split view serves its start-up script as a file, so the docs page keeps the CSP.
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"),
+         name="api-docs"),
 ]
+
+handler500 = "portal.middleware.server_error"

@@ -5,12 +5,10 @@ import time
 
 from .engine import Engine
 from .errors import InvalidValueError, SpecError, UnknownNameError
-from .globalq import EdfPolicy, GoodnessPolicy
 from .machine import MachineModel
-from .policies import CfsPolicy, O1Policy
-from .profiles import CFS_YIELD_MODE, PROFILES, tunable_specs
+from .policies import make_policy as make_family_policy
+from .profiles import PROFILES, tunable_specs
 from .results import assemble
-from .rsdl_eevdf import EevdfPolicy, RsdlPolicy
 from .topology import parse_topology, topology_for_cpus
 from .workloads import WORKLOADS
 
@@ -19,6 +17,7 @@ SPEC_FIELDS = ("workload", "kernel", "params", "tunables", "cpus", "topology", "
 DEFAULT_CPUS = 2
 DEFAULT_MAX_EVENTS = 50_000_000
 MAX_REPEAT = 10_000
+MIN_VMSTAT_INTERVAL_MS = 0.001  # one sample per simulated microsecond at most
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -62,6 +61,8 @@ def _to_bool(field, value):
 def coerce(field, spec, value):
     """Convert ``value`` to the declared type of ``spec`` and check its range."""
     kind = spec["type"]
+    if spec.get("sysctl_bool"):  # 0/1 as /proc/sys shows it; true/false accepted too
+        return int(_to_bool(field, value))
     if kind == "int":
         result = _to_int(field, value)
     elif kind == "float":
@@ -93,13 +94,19 @@ TUNABLE_RANGES = {"HZ": (10, 10_000), "smt_speed": (0.05, 1.0), "noise_pct": (0.
                   "newidle_idx": (0, 4)}
 
 
-def _normalise_mapping(field, given, specs, kind, ranges=None):
+def _normalise_mapping(field, given, specs, kind, ranges=None, aliases=None):
+    aliases = aliases or {}
     if given is None:
         given = {}
     if not isinstance(given, dict):
         raise InvalidValueError(field, f"{field} must be an object of name: value")
     out = {name: spec["default"] for name, spec in specs.items()}
     for name, value in given.items():
+        if name in aliases:
+            if aliases[name] in given:
+                raise InvalidValueError(f"{field}.{name}", f"{field}.{name} is another name "
+                                        f"for {aliases[name]}; give only one of them")
+            name = aliases[name]
         if name not in specs:
             raise UnknownNameError(f"{field}.{name}", kind, name, specs)
         spec = dict(specs[name])
@@ -148,15 +155,22 @@ def validate(spec):
         "workload": workload,
         "kernel": kernel,
         "params": _normalise_mapping("params", spec.get("params"), WORKLOADS[workload].params,
-                                     "param"),
-        "tunables": _normalise_mapping("tunables", spec.get("tunables"), tunable_specs(kernel),
-                                       "tunable", TUNABLE_RANGES),
+                                     "param",
+                                     aliases=getattr(WORKLOADS[workload], "aliases", None)),
+        "tunables": _normalise_mapping("tunables", spec.get("tunables"),
+                                       tunable_specs(kernel, machine), "tunable",
+                                       TUNABLE_RANGES),
         "cpus": topo.ncpus,
         "topology": topo.label(),
         "seed": _int_field(spec, "seed", 1, 0, 2**63 - 1),
         "repeat": _int_field(spec, "repeat", 1, 1, MAX_REPEAT),
         "max_events": _int_field(spec, "max_events", DEFAULT_MAX_EVENTS, 1, 10**12),
     }
+    interval = norm["tunables"].get("vmstat_interval_ms", 0)
+    if 0 < interval < MIN_VMSTAT_INTERVAL_MS:
+        raise InvalidValueError("tunables.vmstat_interval_ms", f"tunables.vmstat_interval_ms = "
+                                f"{interval} is below {MIN_VMSTAT_INTERVAL_MS} (0 turns the "
+                                "series off)")
     if machine is not None:  # only when given, so specs without one normalise as before
         norm["machine"] = dataclasses.asdict(machine)
     return norm
@@ -178,19 +192,16 @@ def make_policy(norm, ncpus):
     family = PROFILES[kernel]["family"]
     workload = WORKLOADS[norm["workload"]]
     if getattr(workload, "wants_deadline", False) and tun.get("sched_deadline"):
-        return EdfPolicy(kernel, tun, ncpus)
-    if family == "cfs":
-        return CfsPolicy(kernel, tun, ncpus, CFS_YIELD_MODE[kernel])
-    return {"goodness": GoodnessPolicy, "o1": O1Policy, "rsdl": RsdlPolicy,
-            "eevdf": EevdfPolicy}[family](kernel, tun, ncpus)
+        family = "edf"
+    return make_family_policy(family, kernel, tun, ncpus)
 
 
-def run_once(norm, topo, repeat_index, trace):
+def run_once(norm, topo, repeat_index, trace, reference=False):
     from .wl_common import Build
 
     policy = make_policy(norm, topo.ncpus)
     eng = Engine(topo, policy, norm["tunables"], norm["seed"] + repeat_index,
-                 norm["max_events"], trace)
+                 norm["max_events"], trace, reference=reference)
     workload = WORKLOADS[norm["workload"]]
     build = Build(eng, norm["params"])
     workload.build(build)
@@ -198,7 +209,8 @@ def run_once(norm, topo, repeat_index, trace):
     return eng, workload.collect(build)
 
 
-def run(spec, *, trace=None, progress=None):
+def run(spec, *, trace=None, progress=None, reference=False):
+    """Run ``spec``; ``reference=True`` uses the engine's plain (non-inlined) paths."""
     norm = validate(spec)
     topo = parse_topology(norm["topology"])
     started = time.perf_counter()
@@ -206,7 +218,7 @@ def run(spec, *, trace=None, progress=None):
     for r in range(norm["repeat"]):
         if trace is not None:
             trace.write(f"# repeat {r} seed {norm['seed'] + r}\n")
-        runs.append(run_once(norm, topo, r, trace))
+        runs.append(run_once(norm, topo, r, trace, reference))
         if progress is not None:
             progress(r + 1, norm["repeat"])
     return assemble(norm, runs, time.perf_counter() - started)

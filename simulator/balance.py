@@ -297,7 +297,6 @@ def _move_tasks(eng, src, dst, level, imbalance):
     policy = eng.policy
     now = eng.now
     moved = moved_load = 0
-    retry_at = None
     for task in policy.queued_tasks(src.rq):
         if task.weight / 2 > imbalance - moved_load:
             continue
@@ -305,8 +304,6 @@ def _move_tasks(eng, src, dst, level, imbalance):
             continue
         if policy.hot(task, now, level) and level.nr_balance_failed <= level.cache_nice_tries:
             eng.counters["cache_hot_refusals"] += 1
-            cold_at = policy.cold_at(task, level)
-            retry_at = cold_at if retry_at is None else min(retry_at, cold_at)
             if eng.trace_file is not None:
                 ago = (now - task.last_ran) / 1e6
                 limit = policy.hot_cost() / 1e6
@@ -323,7 +320,4 @@ def _move_tasks(eng, src, dst, level, imbalance):
         moved_load += task.weight
         if moved_load >= imbalance:
             break
-    if not moved and retry_at is not None and eng.tun["idle_balance_kick"] and dst.curr is None:
-        # faster idle balancing: retry when the refused task's cache-hot window ends
-        _schedule_balance(eng, dst, max(retry_at, eng.now + 1), kick=True)
     return moved

@@ -130,7 +130,9 @@ def _apply_point(spec, point):
     for name, value in point:
         if name in ("kernel", "cpus", "topology", "seed"):
             spec[name] = value
-        elif spec["workload"] in WORKLOADS and name in WORKLOADS[spec["workload"]].params:
+        elif spec["workload"] in WORKLOADS and (
+                name in WORKLOADS[spec["workload"]].params
+                or name in getattr(WORKLOADS[spec["workload"]], "aliases", {})):
             spec["params"][name] = value
         elif spec["kernel"] in PROFILES and name in tunable_specs(spec["kernel"]):
             spec["tunables"][name] = value
@@ -189,4 +191,9 @@ def main(argv=None, out=None, err=None):
     except KeyboardInterrupt:
         err.write("error: interrupted\n")
         return 130
+    except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
+        # a bug or an input no check foresaw: still one line, never a traceback
+        err.write(f"error: input could not be simulated ({exc.__class__.__name__}: "
+                  f"{' '.join(str(exc).split())[:200]})\n")
+        return 2
     return 0

@@ -18,7 +18,7 @@ from heapq import heappush
 from . import balance
 from .errors import EventBudgetExceeded
 from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER
-from .interp import HANDLERS, step
+from .interp import HANDLERS, step, step_reference
 from .policies import NICE_0, Policy
 from .program import BLOCKED, DONE, LOCK, LOOP, POST, QUEUED, RUN, RUNNING, UNLOCK, WAIT
 
@@ -26,7 +26,7 @@ from .program import BLOCKED, DONE, LOCK, LOOP, POST, QUEUED, RUN, RUNNING, UNLO
 class Cpu:
     __slots__ = ("id", "rq", "curr", "seg_start", "speed", "gen", "busy_ns", "sys_ns",
                  "need_resched", "domains", "bal_at", "bal_gen", "siblings", "preempt_at",
-                 "idle_since", "load_hist", "load_now", "load_tick", "kicked", "preempt_valid",
+                 "load_hist", "load_now", "load_tick", "kicked", "preempt_valid",
                  "pending_at", "llc_span")
 
     def __init__(self, cpu_id, rq, siblings):
@@ -44,7 +44,6 @@ class Cpu:
         self.bal_gen = 0
         self.siblings = siblings
         self.preempt_at = None
-        self.idle_since = 0
         self.load_hist = [0.0] * 5
         self.load_now = 0
         self.load_tick = 0
@@ -59,9 +58,15 @@ class Engine:
                  "heap", "seq", "tasks", "exited", "alive", "stop_at", "tick_ns", "noise",
                  "refill_us", "counters", "marks", "samples", "overloaded", "pending_timers",
                  "depth", "track_load", "policy_account", "cpus", "global_queue", "tick_preempts",
-                 "hrtick", "newidle", "switch_ns", "flat_cost")
+                 "hrtick", "newidle", "switch_ns", "flat_cost", "reference", "step",
+                 "idle_wake_ns", "contention", "contention_span")
 
-    def __init__(self, topo, policy, tun, seed, max_events, trace=None):
+    def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False):
+        # reference mode routes every event through the plain functions (step_reference,
+        # account(), sleep()) instead of the inlined copies of the fast path; results must be
+        # identical (tests/simulator/test_reference_mode.py)
+        self.reference = reference
+        self.step = step_reference if reference else step
         self.topo = topo
         self.policy = policy
         self.tun = tun
@@ -82,7 +87,8 @@ class Engine:
         self.counters = dict.fromkeys(
             ("events", "context_switches", "migrations", "wakeups", "balance_attempts",
              "balance_failed", "balance_moved", "cache_hot_refusals", "preemptions", "yields",
-             "forks", "sched_decisions", "sched_cost_total_ns", "deadline_misses", "jobs"), 0)
+             "forks", "sched_decisions", "sched_cost_total_ns", "deadline_misses", "jobs",
+             "spin_blocks"), 0)
         self.marks = {}
         self.samples = []
         self.overloaded = 0
@@ -95,6 +101,11 @@ class Engine:
         self.track_load = not policy.global_queue
         self.newidle = tun["newidle_balance"] and not policy.global_queue
         self.switch_ns = tun["context_switch_ns"]
+        # the machine: an idle CPU needs idle_wake_ns (IPI, idle-state exit, a halted vCPU's
+        # wake by the host) before it runs what it was woken for; busy CPUs slow each other
+        self.idle_wake_ns = tun["idle_wake_ns"]
+        self.contention = tun["busy_contention"]
+        self.contention_span = max(1, topo.ncpus - topo.threads)  # CPUs outside one core
         # the cost of a schedule() decision when the policy keeps the base class's flat one
         self.flat_cost = (policy.sched_cost if type(policy).decision_cost is Policy.decision_cost
                           else None)
@@ -140,7 +151,10 @@ class Engine:
         Nine events in ten are a CPU's run segment completing.  That case -- account the
         segment, then run the task's actions up to its next run segment and plan that -- is
         handled here without a call: the action loop below is a copy of interp.step()'s (the
-        call it saves is ~5 % of the run time), so a change to one must be made to both."""
+        call it saves is ~5 % of the run time).  The reference mode (run_reference) does the
+        same through the plain functions; a test requires both to give identical results."""
+        if self.reference:
+            return self.run_reference()
         heap = self.heap
         pop = heapq.heappop
         rand = self._random
@@ -268,10 +282,51 @@ class Engine:
             events += 1
             if events > budget:
                 break
-        if events > budget:
-            self.counters["events"] = events
-            raise EventBudgetExceeded(budget, self.now)
+        return self._finish(events, budget)
+
+    def run_reference(self):
+        """run() without inlined copies: every event through its plain handler."""
+        heap = self.heap
+        budget = self.max_events
+        events = 0
+        self._seed_events()
+        while heap and self.alive > 0:
+            when, _seq, kind, obj, gen = heapq.heappop(heap)
+            if kind == EV_SEG:
+                if gen != obj.gen:
+                    continue
+                obj.pending_at = None
+                self.now = when
+                self.segment_end_reference(obj)
+            elif kind == EV_TIMER:
+                if gen != obj.timer_gen:
+                    continue
+                self.now = when
+                self.pending_timers -= 1
+                self.wake(obj, None, direct=True)
+            elif kind == EV_BALANCE:
+                if gen != obj.bal_gen:
+                    continue
+                self.now = when
+                balance.periodic(self, obj)
+            elif kind == EV_SAMPLE:
+                self.now = when
+                self.sample()
+            elif kind == EV_CALL:
+                self.now = when
+                obj(self)
+            else:
+                self.now = when
+                break
+            events += 1
+            if events > budget:
+                break
+        return self._finish(events, budget)
+
+    def _finish(self, events, budget):
         self.counters["events"] = events
+        if events > budget:
+            raise EventBudgetExceeded(budget, self.now)
         for cpu in self.cpus:
             self.account(cpu)
         if self.samples and self.samples[-1][0] < self.now:
@@ -279,6 +334,21 @@ class Engine:
             self.sample()
             self.alive = alive
         return self.now
+
+    def segment_end_reference(self, cpu):
+        """on_segment_end() with account() called rather than inlined."""
+        task = cpu.curr
+        if task is None:
+            cpu.need_resched = False
+            self.schedule(cpu)
+            return
+        self.account(cpu)
+        if cpu.need_resched:
+            self.schedule(cpu)
+        elif self.now < cpu.seg_start:
+            self.plan(cpu)
+        else:
+            self.begin(cpu, task)
 
     # ----------------------------------------------------------------- task lifecycle
     def spawn(self, task, cpu_id=None):
@@ -355,27 +425,38 @@ class Engine:
             return
         self.counters["wakeups"] += 1
         task.state = QUEUED
-        task.wait_start = self.now
+        now = task.wait_start = self.now
         if self.global_queue:  # one shared queue: placement happens at pick time
+            if self.reference:
+                self.enqueue(self.cpus[task.cpu or 0], task, "wakeup")
+                self.check_preempt(self.cpus[task.cpu], task, direct)
+                return
             if task.cpu is None:
                 task.cpu = 0
+            policy = self.policy
             rq = self.cpus[task.cpu].rq  # the shared queue; enqueue(), inlined
-            self.policy.enqueue(rq, task, "wakeup", self.now)
+            policy.enqueue(rq, task, "wakeup", now)
             rq.nr_running += 1
             if self.tick_preempts:
                 self._replan_all_running()
-            target = self.policy.preempt_target(self, task)  # check_preempt(), inlined
+            target = policy.preempt_target(self, task)  # check_preempt(), inlined
             if target is None:
                 return
             if self.trace_file is not None:  # resched(), inlined (a timer's wakeup, per job)
                 self.trace(target.id, "resched", "global queue: better task arrived")
             target.need_resched = True
-            if direct and self.depth == 0:
-                if target.curr is not None:
-                    self.account(target)
+            if target.curr is None:
+                if self.idle_wake_ns:
+                    self.wake_idle_cpu(target)
+                elif direct and self.depth == 0:
+                    self.schedule(target)
+                else:
+                    self.arm(target, now)
+            elif direct and self.depth == 0:
+                self.account(target)
                 self.schedule(target)
             else:
-                self.arm(target, self.now)
+                self.arm(target, now)
             return
         cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
         self.enqueue(cpu, task, "wakeup")
@@ -404,12 +485,21 @@ class Engine:
         if self.trace_file is not None:
             self.trace(cpu.id, "resched", reason)
         cpu.need_resched = True
-        if direct and self.depth == 0:
+        if cpu.curr is None and self.idle_wake_ns:
+            self.wake_idle_cpu(cpu)
+        elif direct and self.depth == 0:
             if cpu.curr is not None:
                 self.account(cpu)
             self.schedule(cpu)
         else:
             self.arm(cpu, self.now)
+
+    def wake_idle_cpu(self, cpu):
+        """An idle CPU got work: it runs it after the machine's wakeup-to-run latency (an
+        already waking CPU keeps its earlier instant)."""
+        if cpu.pending_at is not None and cpu.pending_at >= self.now:
+            return
+        self.arm(cpu, self.now + self.idle_wake_ns)
 
     def call_at(self, when, fn):
         """Run ``fn(engine)`` at simulated time ``when`` (workload bookkeeping, e.g. warm-up)."""
@@ -449,10 +539,14 @@ class Engine:
         cpu.seg_start = now
         cpu.busy_ns += elapsed
         task.sum_exec += elapsed
-        if task.remaining > 0:
-            task.remaining -= elapsed if cpu.speed == 1.0 else int(elapsed * cpu.speed)
+        if task.remaining > 0:  # a wall-clock burn's remaining is wall time, whatever the speed
+            task.remaining -= (elapsed if cpu.speed == 1.0 or task.wall_until is not None
+                               else int(elapsed * cpu.speed))
         elif task.spin_yield:
-            self.counters["yields"] += elapsed // self.tun["yield_syscall_ns"]
+            yields = elapsed // self.tun["yield_syscall_ns"]
+            self.counters["yields"] += yields
+            if task.spins_left is not None:
+                task.spins_left -= yields
         if self.policy_account is not None:
             self.policy_account(cpu.rq, task, elapsed, now)
 
@@ -478,7 +572,7 @@ class Engine:
         if cpu.need_resched:
             self.schedule(cpu)
         elif task.remaining <= 0 and task.spin_on is None and self.now >= cpu.seg_start:
-            step(self, cpu, task)  # the common case: the running action is complete
+            self.step(self, cpu, task)  # the common case: the running action is complete
         elif self.now < cpu.seg_start:
             # still paying switch/refill overhead; the segment really starts later
             self.plan(cpu)
@@ -503,13 +597,18 @@ class Engine:
         if task.spin_on is None:
             left = task.remaining if task.remaining > 0 else 0
             speed = cpu.speed
-            end = start + (left if speed == 1.0 else int(-(-left // speed)))
+            end = start + (left if speed == 1.0 or task.wall_until is not None
+                           else int(-(-left // speed)))
         elif self.spin_ready(task):
             end = start  # a notify may have been superseded by this replan: re-check at once
         elif task.spin_yield:
             delay = self.policy.yield_handover_delay(cpu.rq, task, self.now)
             if delay is not None:
                 end = start + delay
+            if task.spins_left is not None:  # a bounded spinner gives up after its last yield
+                give_up = start + max(0, task.spins_left) * self.tun["yield_syscall_ns"]
+                if end is None or give_up < end:
+                    end = give_up
         if cpu.need_resched:
             end = self.now
         # the slice-expiry instant is absolute: it only moves when the runqueue changes
@@ -594,14 +693,21 @@ class Engine:
         cpu.curr = nxt
         cpu.sys_ns += cost
         cpu.seg_start = now + cost
+        if nxt.wall_until is not None:  # the wall clock ran on while it waited
+            left = nxt.wall_until - cpu.seg_start
+            nxt.remaining = left if left > 0 else 0
         cpu.preempt_at = None
         cpu.preempt_valid = not self.tick_preempts  # no tick preempts: None is already valid
         policy.on_pick(rq, nxt, now)
-        if was_idle and cpu.siblings:
-            self.sibling_changed(cpu)
+        if was_idle:
+            if self.contention:
+                self.update_speeds()
+            elif cpu.siblings:
+                self.sibling_changed(cpu)
         if cpu.seg_start == now and self.depth < 32:
             self.depth += 1
-            if nxt.remaining <= 0 and nxt.spin_on is None and not cpu.need_resched:
+            if (nxt.remaining <= 0 and nxt.spin_on is None and not cpu.need_resched
+                    and not self.reference):
                 step(self, cpu, nxt)  # begin()'s commonest case: the next action is due
             else:
                 self.begin(cpu, nxt)
@@ -626,13 +732,42 @@ class Engine:
         cpu.preempt_valid = False
         cpu.gen += 1
         cpu.pending_at = None
-        cpu.idle_since = self.now
-        if prev is not None and cpu.siblings:
+        if prev is not None and self.contention:
+            self.update_speeds()
+        elif prev is not None and cpu.siblings:
             self.sibling_changed(cpu)
         if self.trace_file is not None:
             self.trace(cpu.id, "idle")
         if cpu.domains:
             balance.went_idle(self, cpu)
+
+    def update_speeds(self):
+        """Busy CPUs slow each other (shared caches, memory bandwidth, host steal): a CPU's
+        speed is the SMT share while a sibling is busy, divided by 1 + busy_contention x the
+        busy fraction of the CPUs outside its core.  Called when a CPU turns busy or idle."""
+        cpus = self.cpus
+        topo = self.topo
+        share = self.tun["smt_speed"]
+        busy_cores = {}
+        for c in cpus:
+            if c.curr is not None:
+                core = topo.core_of(c.id)
+                busy_cores[core] = busy_cores.get(core, 0) + 1
+        total = sum(busy_cores.values())
+        for c in cpus:
+            core = topo.core_of(c.id)
+            in_core = busy_cores.get(core, 0)
+            mine = 1 if c.curr is not None else 0
+            speed = share if in_core - mine > 0 else 1.0
+            outside = total - in_core
+            speed /= 1.0 + self.contention * outside / self.contention_span
+            if c.speed != speed:
+                if c.curr is not None:
+                    self.account(c)
+                    c.speed = speed
+                    self.plan(c)
+                else:
+                    c.speed = speed
 
     def sibling_changed(self, cpu):
         """SMT: a core's threads share its throughput, so a sibling's state sets our speed."""
@@ -658,7 +793,9 @@ class Engine:
             self.schedule(cpu)
         elif task.spin_on is not None:
             if self.spin_ready(task):
-                step(self, cpu, task)
+                self.step(self, cpu, task)
+            elif task.spin_yield and task.spins_left is not None and task.spins_left <= 0:
+                self.give_up_spin(cpu, task)
             elif task.spin_yield and self.policy.yield_hands_over(cpu.rq, task, self.now):
                 self.do_yield(cpu, task)
             elif self.preempt_due(cpu, task):
@@ -666,15 +803,11 @@ class Engine:
             else:
                 self.plan(cpu)
         elif task.remaining <= 0:
-            step(self, cpu, task)
+            self.step(self, cpu, task)
         elif self.preempt_due(cpu, task):
             self.schedule(cpu)
         else:
             self.plan(cpu)
-
-    def advance(self, cpu, task):
-        """Finish the current action; run instantaneous ones up to the next running action."""
-        step(self, cpu, task)  # kept as a method for readability; hot paths call step directly
 
     def spin_ready(self, task):
         obj = task.spin_on
@@ -682,8 +815,24 @@ class Engine:
             return obj.owner is None
         return obj.value >= task.spin_target
 
+    def give_up_spin(self, cpu, task):
+        """A bounded yield-spinner used its last sched_yield(): wait on the futex instead."""
+        mutex = task.spin_on
+        mutex.spinners.remove(task)
+        task.spin_on = None
+        task.spin_yield = False
+        task.lock_mode = None
+        task.spins_left = None
+        mutex.waiters.append(task)
+        self.counters["spin_blocks"] += 1
+        if self.trace_file is not None:
+            self.trace(cpu.id, "spin-block", f"{task.name} blocks on {mutex.name}")
+        self.block(cpu, task)
+
     def do_yield(self, cpu, task):
         self.counters["yields"] += 1
+        if task.spins_left is not None:
+            task.spins_left -= 1
         self.account(cpu)
         cpu.sys_ns += self.tun["yield_syscall_ns"]
         cpu.seg_start = max(cpu.seg_start, self.now) + self.tun["yield_syscall_ns"]

@@ -21,6 +21,8 @@ from .program import (
     TIMER,
     UNLOCK,
     WAIT,
+    WALL_END,
+    WALL_RUN,
     YIELD,
 )
 
@@ -44,7 +46,9 @@ def step(eng, cpu, task):
     inlined; every other case goes through the HANDLERS table, indexed by op code.
 
     Engine.run() has a copy of the loop below for the commonest caller (a completed run
-    segment), to save a call per event: a change here must be made there too."""
+    segment), to save a call per event.  step_reference() below is the plain version of both;
+    tests/simulator/test_reference_mode.py runs every workload through each and requires
+    identical results, so the copies cannot drift apart unnoticed."""
     if task.spin_on is not None:
         _finish_spin(task)
     task.remaining = 0
@@ -116,7 +120,8 @@ def step(eng, cpu, task):
         pc = task.pc  # a handler that returns False leaves the task where it was
 
 
-def _start_spin(eng, cpu, task, obj, target, use_yield, lock_mode):
+def _start_spin(eng, cpu, task, obj, target, use_yield, lock_mode, spins=None):
+    task.spins_left = spins
     task.spin_on = obj
     task.spin_target = target
     task.spin_yield = use_yield
@@ -163,8 +168,8 @@ def _op_lock(eng, cpu, task, op):
         mutex.owner = task
         return False
     mutex.contended += 1
-    if mode == "yield":
-        _start_spin(eng, cpu, task, mutex, 0, True, "yield")
+    if mode == "yield":  # JVM style: sched_yield() up to op[3] times (None: forever), then block
+        _start_spin(eng, cpu, task, mutex, 0, True, "yield", op[3] if len(op) > 3 else None)
     elif mode == "spin":
         _start_spin(eng, cpu, task, mutex, 0, False, "spin")
     else:
@@ -218,7 +223,7 @@ def _op_sleep(eng, cpu, task, op):
 def _op_timer(eng, cpu, task, op):
     """End of a periodic job: account it, then sleep until the next release."""
     period = op[1]
-    eng.counters["jobs"] += 1  # Engine.job_done(), inlined
+    eng.counters["jobs"] += 1
     if eng.now > task.job_deadline:
         eng.counters["deadline_misses"] += 1
     task.release += period
@@ -226,6 +231,9 @@ def _op_timer(eng, cpu, task, op):
     task.deadline = task.job_deadline  # SCHED_DEADLINE orders by it
     if task.release <= eng.now:
         return False
+    if eng.reference:
+        eng.sleep(cpu, task, task.release)
+        return True
     # Engine.sleep(cpu, task, task.release), inlined: this runs once per job
     gen = task.timer_gen = task.timer_gen + 1
     eng.pending_timers += 1
@@ -273,6 +281,58 @@ def _op_barrier(eng, cpu, task, op):
     return False
 
 
+def _op_run(eng, cpu, task, op):
+    ns = op[1]
+    if ns <= 0:
+        task.remaining = ns
+        return False
+    task.remaining = eng.jitter(ns)
+    eng.begin(cpu, task)
+    return True
+
+
+def _op_loop(eng, cpu, task, op):
+    """Jump back to op[2] until op[1] iterations are done (state per LOOP action's pc + 1)."""
+    if task.loops is None:
+        task.loops = [None] * (len(task.prog) + 1)
+    pc = task.pc
+    left = (op[1] if task.loops[pc] is None else task.loops[pc]) - 1
+    if left > 0:
+        task.loops[pc] = left
+        task.pc = op[2]
+    else:
+        task.loops[pc] = None
+    return False
+
+
+def step_reference(eng, cpu, task):
+    """step() without its inlined fast cases: every action through its handler, every run
+    segment planned by Engine.begin()/plan().  The reference mode's step (see Engine)."""
+    if task.spin_on is not None:
+        _finish_spin(task)
+    task.remaining = 0
+    while True:
+        op = task.prog[task.pc]
+        task.pc += 1
+        if REFERENCE_HANDLERS[op[0]](eng, cpu, task, op):
+            return
+
+
+def _op_wall_run(eng, cpu, task, op):
+    """Busy-loop until the wall clock shows op[1] ns more (gettimeofday() polling, as the
+    harness's threadtest_burn does): time spent preempted counts towards the burn."""
+    start = cpu.seg_start if cpu.seg_start > eng.now else eng.now
+    task.wall_until = start + op[1]
+    task.remaining = op[1]
+    eng.begin(cpu, task)
+    return True
+
+
+def _op_wall_end(eng, cpu, task, op):
+    task.wall_until = None
+    return False
+
+
 def _op_unknown(eng, cpu, task, op):
     raise AssertionError(f"unknown op {op[0]}")
 
@@ -283,5 +343,10 @@ HANDLERS = [_op_unknown] * len(OP_NAMES)
 for _code, _fn in ((WAIT, _op_wait), (POST, _op_post), (LOCK, _op_lock), (UNLOCK, _op_unlock),
                    (SPIN, _op_spin), (ADD, _op_add), (SET, _op_set), (MARK, _op_mark),
                    (SLEEP, _op_sleep), (TIMER, _op_timer), (YIELD, _op_yield), (FORK, _op_fork),
-                   (EXIT, _op_exit), (BARRIER, _op_barrier)):
+                   (EXIT, _op_exit), (BARRIER, _op_barrier), (WALL_RUN, _op_wall_run),
+                   (WALL_END, _op_wall_end)):
     HANDLERS[_code] = _fn
+
+REFERENCE_HANDLERS = list(HANDLERS)
+REFERENCE_HANDLERS[RUN] = _op_run
+REFERENCE_HANDLERS[LOOP] = _op_loop

@@ -6,11 +6,37 @@ given unscaled, as the sysctl defaults in the source; the engine multiplies them
 kernel's own CPU-count factor (1 + log2 ncpus, capped at 8 CPUs from 2.6.32 on).
 """
 
+from .machine import MachineModel
+
 MS = 1_000_000
 
 
 def _t(default, type_, help_):
     return {"default": default, "type": type_, "help": help_}
+
+
+def _sysctl01(default, help_):
+    """A boolean sysctl: reported as the 0/1 integer /proc/sys shows (true/false accepted)."""
+    return {"default": int(default), "type": "int", "min": 0, "max": 1, "help": help_,
+            "sysctl_bool": True}
+
+
+def machine_tunables(machine):
+    """The tunables a machine model (calibration) sets: their defaults for runs on it.
+
+    An idle CPU's wakeup-to-run latency is the IPI plus the idle-state exit (plus the host
+    waking a halted vCPU on a virtualised machine), or the measured excess of a cross-CPU
+    wakeup over a same-CPU one, whichever is larger."""
+    idle_wake_us = machine.ipi_us + machine.idle_exit_us
+    if machine.virtualised:
+        idle_wake_us += machine.vcpu_wake_us
+    idle_wake_us = max(idle_wake_us, machine.wakeup_remote_us - machine.wakeup_local_us)
+    return {"loop_ns": machine.loop_ns,
+            "fork_ns": round(machine.thread_create_join_us * 1000),
+            "context_switch_ns": round(machine.context_switch_us * 1000),
+            "wakeup_ns": round(machine.wakeup_local_us * 1000),
+            "idle_wake_ns": round(idle_wake_us * 1000),
+            "busy_contention": machine.contention}
 
 
 # Tunables every profile has: the machine model and the benchmark environment.
@@ -22,7 +48,8 @@ COMMON_TUNABLES = {
     "exit_ns": _t(10000, "int", "cost of a thread exiting, charged to the exiting thread"),
     "wakeup_ns": _t(1500, "int", "cost of a futex/pipe wakeup, charged to the waker"),
     "loop_ns": _t(3.0, "float", "calibration: nanoseconds per counting-loop iteration "
-                  "(unoptimised loop at ~1.5 GHz)"),
+                  "(unoptimised loop at ~1.5 GHz; LOOP_INSNS instructions, which also prices "
+                  "an instruction for modelled kernel code paths)"),
     "smt_speed": _t(0.6, "float", "throughput of one SMT thread while its sibling is busy "
                     "(1.0 = no sharing)"),
     "cache_refill_us": _t(30.0, "float", "cache refill paid by a migrated task that ran recently; "
@@ -38,8 +65,13 @@ COMMON_TUNABLES = {
                       "allow"),
     "newidle_balance": _t(True, "bool", "SD_BALANCE_NEWIDLE: a CPU about to go idle pulls work"),
     "idle_balance_kick": _t(False, "bool", "an idle CPU is kicked to balance as soon as another "
-                            "CPU of its domain gets a second runnable task, and again when a "
-                            "refused cache-hot task cools down (faster idle balancing)"),
+                            "CPU of its domain gets a second runnable task (faster idle "
+                            "balancing)"),
+    "idle_wake_ns": _t(0, "int", "machine: wakeup-to-run latency of an idle CPU that gets work "
+                       "(IPI + idle-state exit; + the host waking a halted vCPU in a guest)"),
+    "busy_contention": _t(0.0, "float", "machine: fractional slowdown of a busy CPU when every "
+                          "CPU outside its core is busy too (shared cache, memory bandwidth, "
+                          "host steal); 0 = none"),
     "noise_pct": _t(1.0, "float", "random +-% jitter on every work amount, seeded (run-to-run "
                     "variance)"),
     "vmstat_interval_ms": _t(100.0, "float", "sampling interval of the vmstat-like series"),
@@ -50,31 +82,37 @@ COMMON_TUNABLES = {
     "newidle_idx": _t(2, "int", "cpu_load[] history index for balancing when going idle"),
 }
 
+for _name, _value in machine_tunables(MachineModel.default()).items():
+    COMMON_TUNABLES[_name]["default"] = _value
+
 FAMILY_TUNABLES = {
     "goodness": {
         "HZ": _t(100, "int", "timer tick rate (2.4 default 100)"),
         "timeslice_ticks": _t(6, "int", "NICE_TO_TICKS(0): counter refill at nice 0"),
         "proc_change_penalty": _t(15, "int", "goodness() bonus for staying on the last CPU"),
-        "sched_cost_per_task_ns": _t(120, "int", "goodness() cost per runnable task scanned"),
+        "goodness_insns": _t(40, "int", "instructions schedule() spends per runnable task: the "
+                             "list step, can_schedule() and goodness()'s tests and compare"),
+        "task_line_miss_ns": _t(60, "int", "fetching each scanned task_struct's scheduling "
+                                "fields: one cache-line miss to the last-level cache"),
     },
     "o1": {
         "timeslice_ms": _t(100, "int", "timeslice at nice 0; a forked child gets half of the "
                            "parent's remaining slice"),
         "cache_hot_time_ns": _t(2_500_000, "int", "boot-time cache_hot_time: a task that ran "
                                 "more recently than this is not migrated by the balancer"),
-        "sched_child_runs_first": _t(True, "bool", "child runs first, only for fork without "
-                                     "CLONE_VM (threads never)"),
+        "sched_child_runs_first": _sysctl01(True, "child runs first, only for fork without "
+                                            "CLONE_VM (threads never)"),
     },
     "cfs": {
         "sched_latency_ns": _t(20 * MS, "int", "targeted preemption latency (unscaled)"),
         "sched_min_granularity_ns": _t(4 * MS, "int", "minimal preemption granularity (unscaled)"),
         "sched_wakeup_granularity_ns": _t(10 * MS, "int", "wakeup preemption granularity "
                                           "(unscaled)"),
-        "sched_child_runs_first": _t(True, "bool", "forked child preempts its parent"),
+        "sched_child_runs_first": _sysctl01(True, "forked child preempts its parent"),
         "child_runs_first_threads": _t(True, "bool", "whether child_runs_first also applies to "
                                        "threads (CLONE_VM); 2.6.23 skipped threads"),
-        "sched_compat_yield": _t(False, "bool", "1: sched_yield() queues the task after the "
-                                 "rightmost task"),
+        "sched_compat_yield": _sysctl01(False, "1: sched_yield() queues the task after the "
+                                        "rightmost task"),
         "sched_migration_cost_ns": _t(MS // 2, "int", "cache-hot veto: a task that ran within "
                                       "this long is not migrated (0 disables)"),
         "latency_cap_cpus": _t(0, "int", "cap on the CPU count in the latency scaling factor "
@@ -82,12 +120,17 @@ FAMILY_TUNABLES = {
         "select_idle_sibling": _t(False, "bool", "on wakeup pick an idle CPU sharing the "
                                   "target's cache"),
         "sched_cost_log_ns": _t(60, "int", "extra schedule() cost per log2(nr_running)"),
+        "yield_semantics": _t("requeue", "choice:requeue,skip", "what sched_yield() does with "
+                              "sched_compat_yield=0 in this version's code: requeue at its own "
+                              "key, updated (2.6.23-2.6.38), skip-buddy (2.6.39 on)"),
+        "gentle_fair_sleepers": _t(False, "bool", "GENTLE_FAIR_SLEEPERS: a waking sleeper gets "
+                                   "half a latency period of vruntime credit instead of one"),
     },
     "rsdl": {
         "rr_interval": _t(8, "int", "quota in ms each task gets at each priority level"),
         "priority_levels": _t(20, "int", "levels a nice-0 task descends before expiring"),
         "yield_expire": _t(True, "bool", "1: sched_yield() expires the task to the expired "
-                           "array; 0: requeue at the tail of its current level"),
+                           "array (0.33); 0: requeue at the tail of its current level (0.31)"),
         "cache_hot_time_ns": _t(2_500_000, "int", "cache-hot veto for the balancer"),
     },
     "eevdf": {
@@ -101,8 +144,8 @@ FAMILY_TUNABLES = {
 }
 
 
-def _cfs(desc, **overrides):
-    return {"family": "cfs", "description": desc, "overrides": overrides}
+def _cfs(desc, drop=(), **overrides):
+    return {"family": "cfs", "description": desc, "overrides": overrides, "drop": drop}
 
 
 PROFILES = {
@@ -120,41 +163,43 @@ PROFILES = {
     "2.6.24": _cfs("CFS 2.6.24: latency 20 ms, granularity 4 ms, wakeup granularity 10 ms, "
                    "child runs first for threads, yield nearly a no-op, 0.5 ms cache-hot veto"),
     "2.6.25": _cfs("CFS 2.6.25: as 2.6.24 plus faster idle balancing (modelled: an idle CPU is "
-                   "kicked as soon as another CPU has queued work, balances on instantaneous "
-                   "load, and retries when a cache-hot task cools down)",
+                   "kicked as soon as another CPU has queued work and balances on instantaneous "
+                   "load)",
                    idle_balance_kick=True, idle_idx=0),
-    "rsdl-0.31": {"family": "rsdl", "description": "RSDL 0.31: rr_interval quota per priority "
-                  "level, minor and major rotations; sched_yield() expires the task",
-                  "overrides": {}},
-    "rsdl-0.33": {"family": "rsdl", "description": "RSDL 0.33: as 0.31 but sched_yield() only "
-                  "requeues the task at the tail of its current level",
+    "rsdl-0.31": {"family": "rsdl", "description": "RSDL 0.31: rr_interval quota per task and "
+                  "per priority level, minor and major rotations; sched_yield() only requeues "
+                  "the task at the tail of its level (nearly a no-op)",
                   "overrides": {"yield_expire": False}},
+    "rsdl-0.33": {"family": "rsdl", "description": "RSDL 0.33: as 0.31 but sched_yield() expires "
+                  "the task to the expired array", "overrides": {}},
     "3.3": _cfs("CFS 3.3: latency 6 ms, granularity 0.75 ms, wakeup granularity 1 ms, scaling "
                 "capped at 8 CPUs, select_idle_sibling, wake-affine, SD_BALANCE_WAKE off, "
                 "SD_BALANCE_FORK on all levels, skip-buddy yield, child_runs_first 0",
+                drop=("sched_compat_yield",),
                 sched_latency_ns=6 * MS, sched_min_granularity_ns=750_000,
-                sched_wakeup_granularity_ns=MS, sched_child_runs_first=False,
-                latency_cap_cpus=8, select_idle_sibling=True, balance_fork=True),
+                sched_wakeup_granularity_ns=MS, sched_child_runs_first=0,
+                latency_cap_cpus=8, select_idle_sibling=True, balance_fork=True,
+                yield_semantics="skip", gentle_fair_sleepers=True),
     "6.6-eevdf": {"family": "eevdf", "description": "EEVDF (6.6): earliest eligible virtual "
                   "deadline first, base slice 0.75 ms, yield sets vruntime to the deadline, "
                   "select_idle_sibling; SCHED_DEADLINE (global EDF) for periodic tasks",
                   "overrides": {"balance_fork": True}},
 }
 
-# Yield semantics are a property of the code of each CFS version, toggled by sched_compat_yield.
-CFS_YIELD_MODE = {"2.6.23": "requeue", "2.6.24": "noop", "2.6.25": "noop", "3.3": "skip"}
-
-
-def tunable_specs(kernel):
-    """Tunable metadata (default, type, help) for one profile, overrides applied."""
+def tunable_specs(kernel, machine=None):
+    """Tunable metadata (default, type, help) for one profile, overrides applied; a machine
+    model's values replace the defaults of the machine tunables."""
     profile = PROFILES[kernel]
     specs = {name: dict(spec) for name, spec in COMMON_TUNABLES.items()}
+    if machine is not None:
+        for name, value in machine_tunables(machine).items():
+            specs[name]["default"] = value
     for name, spec in FAMILY_TUNABLES[profile["family"]].items():
         specs[name] = dict(spec)
     for name, value in profile["overrides"].items():
-        specs[name]["default"] = value
-    if kernel == "3.3" or profile["family"] != "cfs":
-        specs.pop("sched_compat_yield", None)
+        specs[name]["default"] = int(value) if specs[name].get("sysctl_bool") else value
+    for name in profile.get("drop", ()):  # tunables this version's code no longer has
+        specs.pop(name)
     return specs
 
 

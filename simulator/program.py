@@ -7,10 +7,10 @@ millions of actions without coroutine overhead.
 """
 
 (RUN, SPIN, ADD, SET, WAIT, POST, LOCK, UNLOCK, SLEEP, TIMER, YIELD, FORK, EXIT, LOOP, MARK,
- BARRIER) = range(16)
+ BARRIER, WALL_RUN, WALL_END) = range(18)
 
 OP_NAMES = ["run", "spin", "add", "set", "wait", "post", "lock", "unlock", "sleep", "timer",
-            "yield", "fork", "exit", "loop", "mark", "barrier"]
+            "yield", "fork", "exit", "loop", "mark", "barrier", "wall_run", "wall_end"]
 
 QUEUED, RUNNING, BLOCKED, DONE = range(4)
 
@@ -69,7 +69,7 @@ class Task:
         "deadline", "slice_left", "prio", "level", "quota", "expired", "wait_start", "wait_sum",
         "timer_gen", "key", "affinity", "spin_on", "spin_yield", "spin_target",
         "parent", "joinsem", "data", "never_ran", "period", "release", "lock_mode",
-        "yield_pending", "skip", "cpu_hist", "job_deadline",
+        "yield_pending", "skip", "job_deadline", "spins_left", "wall_until",
     )
 
     def __init__(self, tid, name, prog, group="default", nice=0, affinity=None):
@@ -113,8 +113,9 @@ class Task:
         self.lock_mode = None
         self.yield_pending = False
         self.skip = False
-        self.cpu_hist = None
         self.job_deadline = 0
+        self.spins_left = None  # sched_yield() calls a bounded yield-spinner may still make
+        self.wall_until = None  # a wall-clock burn's end (the task polls the clock)
 
     def __repr__(self):
         return f"<Task {self.tid} {self.name}>"

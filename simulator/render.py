@@ -26,7 +26,7 @@ def _block(result, i):
                 f"  wait: {round(metrics['wait_us'][i])}  idx: {metrics['idx'][i]:.2f}")
     if name == "runqueue-cost":
         return (f"runqueue length  microseconds\n"
-                f"{result['params']['tasks']}  {metrics['schedule_us'][i]:.3f}")
+                f"{result['params']['runqueue_length']}  {metrics['schedule_us'][i]:.3f}")
     order = list(WORKLOADS[name].metrics) if name in WORKLOADS else list(metrics)
     return "\n".join(f"{m}: {_fmt(metrics[m][i])}" for m in order if m in metrics)
 

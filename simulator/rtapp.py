@@ -9,6 +9,7 @@ Supported: ``global.duration`` (s), and per task ``instance``, ``loop`` (-1 = un
 """
 
 import json
+import math
 import re
 
 from .errors import InvalidValueError
@@ -43,8 +44,37 @@ DEFAULT_CONFIG = json.dumps({
 })
 
 
+MAX_TASKS = 100_000  # instances over all tasks (each is a live simulated task)
+MAX_US = 1e12  # any duration in microseconds (about 11.6 days)
+
+
 def _bad(key, msg):
     return InvalidValueError("params.config", f"rt-app {key}: {msg}")
+
+
+def _number(where, value, low=0.0, high=MAX_US):
+    """A finite JSON number within [low, high]; anything else names the key."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _bad(where, f"{value!r} is not a number")
+    if not math.isfinite(value) or not low <= value <= high:
+        raise _bad(where, f"{value!r} is out of range {low:g}..{high:g}")
+    return value
+
+
+def _integer(where, value, low, high):
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _bad(where, f"{value!r} is not an integer")
+    if not low <= value <= high:
+        raise _bad(where, f"{value} is out of range {low}..{high}")
+    return value
+
+
+def _object(where, value):
+    if not isinstance(value, dict):
+        raise _bad(where, f"must be an object, not {type(value).__name__}")
+    return value
 
 
 class RtappCompiler:
@@ -54,18 +84,23 @@ class RtappCompiler:
         self.barriers = {}
         self.templates = {}
         self.needs_duration = False
+        self.timer_periods = []
 
     def event_ops(self, where, key, value):
         kind = _SUFFIX.match(key).group(1) if _SUFFIX.match(key) else key
         if kind in ("run", "runtime"):
-            return [(RUN, int(float(value) * US))]
+            return [(RUN, int(_number(where, value) * US))]
         if kind == "sleep":
-            return [(SLEEP, int(float(value) * US))]
+            return [(SLEEP, int(_number(where, value) * US))]
         if kind == "timer":
             period = value.get("period") if isinstance(value, dict) else None
-            if not period or float(period) <= 0:
-                raise _bad(where, "timer needs a positive period (us)")
-            return [(TIMER, int(float(period) * US))]
+            if period is None:
+                raise _bad(where, "timer needs {\"period\": microseconds}")
+            period_ns = int(_number(f"{where}.period", period) * US)
+            if period_ns < 1000:
+                raise _bad(f"{where}.period", f"{period!r} is below 1 us")
+            self.timer_periods.append(period_ns)
+            return [(TIMER, period_ns)]
         if kind in ("lock", "unlock"):
             mutex = self.mutexes.setdefault(str(value), Mutex(str(value)))
             return [(LOCK, mutex, "futex")] if kind == "lock" else [(UNLOCK, mutex)]
@@ -87,7 +122,7 @@ class RtappCompiler:
         return ops
 
     def loop_count(self, where, spec):
-        loop = int(spec.get("loop", 1))
+        loop = _integer(f"{where}.loop", spec.get("loop", 1), -1, 10**12)
         if loop == -1:
             self.needs_duration = True
             return FOREVER
@@ -100,8 +135,11 @@ class RtappCompiler:
             raise _bad(name, "task must be an object")
         prog = []
         phases = spec.get("phases")
+        if phases is not None:
+            _object(f"{name}.phases", phases)
         if phases:
             for pname, pspec in phases.items():
+                _object(f"{name}.phases.{pname}", pspec)
                 start = len(prog)
                 prog.extend(self.body(f"{name}.phases.{pname}", pspec))
                 count = self.loop_count(f"{name}.phases.{pname}", pspec)
@@ -122,9 +160,18 @@ def parse_config(text):
         doc = json.loads(text) if isinstance(text, str) else text
     except json.JSONDecodeError as exc:
         raise InvalidValueError("params.config", f"rt-app config is not JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidValueError("params.config", "rt-app config is nested too deeply") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("tasks"), dict) or not doc["tasks"]:
         raise InvalidValueError("params.config", "rt-app config needs a non-empty \"tasks\" object")
+    _object("global", doc.get("global", {}))
     return doc
+
+
+def _cpus(where, value, ncpus):
+    if not isinstance(value, list) or not value:
+        raise _bad(where, f"{value!r} is not a non-empty list of CPU numbers")
+    return {_integer(where, c, 0, ncpus - 1) for c in value}
 
 
 class Rtapp:
@@ -143,16 +190,31 @@ class Rtapp:
         doc = parse_config(b.params["config"])
         comp = RtappCompiler(doc)
         programs = {name: comp.program(name, spec) for name, spec in doc["tasks"].items()}
-        counts = {name: int(spec.get("instance", 1)) for name, spec in doc["tasks"].items()}
+        counts = {name: _integer(f"{name}.instance", spec.get("instance", 1), 0, MAX_TASKS)
+                  for name, spec in doc["tasks"].items()}
+        if sum(counts.values()) > MAX_TASKS:
+            raise _bad("instance", f"{sum(counts.values())} instances in all; at most "
+                       f"{MAX_TASKS}")
         self._resolve_forks(b, doc, programs)
         self._count_barrier_parties(comp, programs, counts)
-        duration = b.params["duration_ms"] * MS or int(float(
-            doc.get("global", {}).get("duration", 0)) * 1e9)
+        seconds = _number("global.duration", doc.get("global", {}).get("duration", 0), 0, 1e6)
+        duration = b.params["duration_ms"] * MS or int(seconds * 1e9)
         if comp.needs_duration and duration <= 0:
             raise InvalidValueError("params.config", "a task loops forever (loop -1) but no "
                                     "global.duration or duration_ms is set")
         if duration > 0:
             b.eng.stop_at = duration
+        b.check_budget(sum(counts.values()) + sum(
+            counts[name] * (duration // period if duration else 1)
+            for name, prog in programs.items() for op in prog if op[0] == TIMER
+            for period in (op[1],)), duration)
+        ncpus = len(b.eng.cpus)
+        for name, spec in doc["tasks"].items():
+            if spec.get("cpus") is not None:
+                _cpus(f"{name}.cpus", spec["cpus"], ncpus)
+            for key in ("nice", "priority"):
+                if spec.get(key) is not None:
+                    _integer(f"{name}.{key}", spec[key], -20, 139)
         for name, prog in programs.items():
             for i in range(counts[name]):
                 b.start(self._make(b, doc, name, prog, i))
@@ -160,7 +222,7 @@ class Rtapp:
     def _make(self, b, doc, name, prog, index):
         spec = doc["tasks"][name]
         cpus = spec.get("cpus")
-        nice = int(spec.get("nice", spec.get("priority", 0)) or 0)
+        nice = int(spec.get("nice", spec.get("priority", 0)) or 0)  # checked by build()
         t = b.task(f"{name}-{index}", prog, nice=max(-20, min(19, nice)),
                    affinity=set(cpus) if cpus else None)
         for op in prog:

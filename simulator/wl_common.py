@@ -7,6 +7,7 @@ Every task a workload starts at time 0 is created by the benchmark's main proces
 by the kernel's fork rules (the parent's CPU unless SD_BALANCE_FORK) and spread by the balancer.
 """
 
+from .errors import InvalidValueError
 from .program import MARK, Task
 
 US = 1000
@@ -43,6 +44,20 @@ class Build:
 
     def start(self, task, cpu_id=None):
         return self.eng.spawn(task, cpu_id)
+
+    def check_budget(self, events, duration_ns):
+        """Refuse up front a run that cannot finish within the event budget: ``events`` is a
+        lower bound on the workload's events and ``duration_ns`` on its simulated time (each
+        vmstat sample is one more event)."""
+        interval_ns = self.tun["vmstat_interval_ms"] * MS
+        if interval_ns > 0 and duration_ns > 0:
+            events += duration_ns / interval_ns
+        budget = self.eng.max_events
+        if events > budget:
+            raise InvalidValueError("max_events", f"event budget exceeded before the run starts: "
+                                    f"it needs at least {events:.3g} events, more than "
+                                    f"max_events = {budget}; shrink the workload, raise "
+                                    "vmstat_interval_ms or raise max_events")
 
 
 def mark_time(key):

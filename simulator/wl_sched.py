@@ -1,5 +1,7 @@
 """Scheduler-exercising workloads: yield-loop, runqueue-cost and periodic real-time tasks."""
 
+import math
+
 from .errors import InvalidValueError
 from .program import LOOP, RUN, SPIN, TIMER, Counter
 from .wl_common import MS, m, p
@@ -26,6 +28,7 @@ class YieldLoop:
             b.start(b.task(f"yielder{i}", [(SPIN, never, 1, True)]))
         warm = b.params["warmup_ms"] * MS
         b.eng.stop_at = warm + b.params["duration_ms"] * MS
+        b.check_budget(b.params["tasks"], b.eng.stop_at)
 
         def snapshot(eng):
             for cpu in eng.cpus:
@@ -45,19 +48,22 @@ class YieldLoop:
 
 class RunqueueCost:
     name = "runqueue-cost"
-    description = ("schedule() cost with the runqueue of CPU 0 filled by `tasks` busy loops; the "
-                   "mean cost of a decision in microseconds.  Prints a two-column table "
-                   "`runqueue length  microseconds`.")
+    description = ("schedule() cost with the runqueue of CPU 0 filled by `runqueue_length` busy "
+                   "loops; the mean cost of a decision in microseconds.  Prints a two-column "
+                   "table `runqueue length  microseconds`.")
     params = {
-        "tasks": p(16, "int", "busy-looping tasks pinned to CPU 0 (runqueue length)", 1, 100_000),
+        "runqueue_length": p(16, "int", "busy-looping tasks pinned to CPU 0 (also accepted as "
+                             "`tasks`)", 1, 100_000),
         "duration_ms": p(500, "int", "run time", 1, 10**7),
     }
     metrics = {"schedule_us": m("us", False)}
+    aliases = {"tasks": "runqueue_length"}  # the name the first versions used
 
     def build(self, b):
-        for i in range(b.params["tasks"]):
-            b.start(b.task(f"loop{i}", [(RUN, FOREVER)], affinity={0}))
         b.eng.stop_at = b.params["duration_ms"] * MS
+        b.check_budget(b.params["runqueue_length"], b.eng.stop_at)
+        for i in range(b.params["runqueue_length"]):
+            b.start(b.task(f"loop{i}", [(RUN, FOREVER)], affinity={0}))
 
     def collect(self, b):
         c = b.eng.counters
@@ -77,10 +83,17 @@ def parse_periodic(text):
         except ValueError:
             raise InvalidValueError("params.tasks", f"periodic task {part!r} is not "
                                     "period_ms:wcet_ms") from None
-        if period <= 0 or wcet <= 0 or wcet > period:
+        if not (math.isfinite(period) and math.isfinite(wcet)):
+            raise InvalidValueError("params.tasks", f"periodic task {part!r} is not finite")
+        if not 0 < wcet <= period <= 1e9:
             raise InvalidValueError("params.tasks", f"periodic task {part!r} needs "
-                                    "0 < wcet <= period")
+                                    "0 < wcet <= period <= 1e9 ms")
+        if int(wcet * MS) < 1:
+            raise InvalidValueError("params.tasks", f"periodic task {part!r}: wcet is below "
+                                    "1 ns")
         tasks.append((int(period * MS), int(wcet * MS)))
+    if len(tasks) > 10_000:
+        raise InvalidValueError("params.tasks", f"{len(tasks)} periodic tasks; at most 10000")
     if not tasks:
         raise InvalidValueError("params.tasks", "periodic needs at least one period:wcet task")
     return tasks
@@ -102,6 +115,8 @@ class Periodic:
 
     def build(self, b):
         specs = parse_periodic(b.params["tasks"])
+        duration = b.params["duration_ms"] * MS
+        b.check_budget(sum(duration // period + 1 for period, _wcet in specs), duration)
         b.state["tasks"] = []
         for i, (period, wcet) in enumerate(specs):
             t = b.task(f"rt{i}", [(RUN, wcet), (TIMER, period), (LOOP, FOREVER, 0)])

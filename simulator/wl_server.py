@@ -17,6 +17,9 @@ class Chatroom:
         "clients": p(20, "int", "clients per room", 2, 10_000),
         "messages": p(2000, "int", "messages each client sends", 1, 10**8),
         "lock": p("yield", "choice:yield,futex", "room lock: spin on sched_yield() or futex"),
+        "spin_yields": p(1000, "int", "with lock=yield: sched_yield() calls a waiter makes before "
+                         "it blocks on the futex, like the JVM monitors of the era (0: "
+                         "spin forever)", 0, 10**9),
         "think_us": p(20, "int", "CPU time to build and parse a message", 0, 10**9),
         "cs_us": p(5, "int", "CPU time holding the room lock", 0, 10**9),
     }
@@ -26,13 +29,17 @@ class Chatroom:
         prm = b.params
         clients = prm["clients"]
         tokens = max(1, clients // 2)
+        messages = prm["rooms"] * clients * prm["messages"]
+        b.check_budget(messages, messages * (prm["think_us"] + prm["cs_us"]) * US
+                       // len(b.eng.cpus))
         for r in range(prm["rooms"]):
             lock = Mutex(f"room{r}")
             inbox = [Semaphore(f"r{r}c{i}", 1 if i < tokens else 0) for i in range(clients)]
             for i in range(clients):
                 nxt = inbox[(i + 1) % clients]
-                prog = [(WAIT, inbox[i]), (RUN, prm["think_us"] * US), (LOCK, lock, prm["lock"]),
-                        (RUN, prm["cs_us"] * US), (UNLOCK, lock), (POST, nxt, 1),
+                prog = [(WAIT, inbox[i]), (RUN, prm["think_us"] * US), (LOCK, lock, prm["lock"],
+                         prm["spin_yields"] or None),
+                        (RUN, prm["cs_us"] * US), (POST, nxt, 1), (UNLOCK, lock),
                         (LOOP, prm["messages"], 0), mark_time("end"), (EXIT,)]
                 b.start(b.task(f"r{r}c{i}", prog, group=f"room{r}"))
 
@@ -59,6 +66,7 @@ class Pipeline:
     def build(self, b):
         prm = b.params
         n = prm["stages"]
+        b.check_budget(n * prm["blocks"], prm["blocks"] * prm["work_us"] * US)
         data = [Semaphore(f"data{k}") for k in range(n + 1)]
         space = [Semaphore(f"space{k}", prm["pipe_blocks"]) for k in range(n + 1)]
         for k in range(n):
@@ -94,6 +102,7 @@ class WakePingpong:
     def build(self, b):
         prm = b.params
         work = prm["work_us"] * US
+        b.check_budget(2 * prm["pairs"] * prm["roundtrips"], 2 * prm["roundtrips"] * work)
         for i in range(prm["pairs"]):
             ask, answer = Semaphore(f"ask{i}"), Semaphore(f"answer{i}")
             client = [(RUN, work), (POST, ask, 1), (WAIT, answer), (LOOP, prm["roundtrips"], 0),
@@ -152,6 +161,7 @@ class Overcommit:
                 t.weight = max(2, prm["hog_shares"] // prm["hogs"])
                 b.start(t)
         b.eng.stop_at = prm["duration_ms"] * MS
+        b.check_budget(n + prm["hog_groups"] * prm["hogs"], b.eng.stop_at)
 
     def collect(self, b):
         eng = b.eng

@@ -1,6 +1,21 @@
 """Thread create/join workloads: threadtest and its burn variant."""
 
-from .program import ADD, EXIT, FORK, LOOP, MARK, RUN, SET, SLEEP, SPIN, WAIT, Counter, Semaphore
+from .program import (
+    ADD,
+    EXIT,
+    FORK,
+    LOOP,
+    MARK,
+    RUN,
+    SET,
+    SLEEP,
+    SPIN,
+    WAIT,
+    WALL_END,
+    WALL_RUN,
+    Counter,
+    Semaphore,
+)
 from .wl_common import MS, US, m, mark_time, p
 
 
@@ -41,6 +56,7 @@ class Threadtest:
         body += [(RUN, work), (ADD, done, 1), (SPIN, done, 2, prm["yield_in_spin"]),
                  (WAIT, join), (SET, done, 0), (LOOP, prm["iterations"], 0)]
         prog = [*body, mark_time("end"), (EXIT,)]
+        b.check_budget(4 * prm["iterations"], prm["iterations"] * (work + tun["fork_ns"]))
         b.start(b.task("parent", prog, affinity={0} if pinned else None))
 
     def collect(self, b):
@@ -49,13 +65,17 @@ class Threadtest:
 
 class ThreadtestBurn:
     name = "threadtest-burn"
-    description = ("Burn variant: per iteration parent and child each burn `burn_us` of CPU time "
-                   "then spin until both are done.  Prints `time: <us> (us)  work: <us>  wait: "
-                   "<us>  idx: <f>`; idx = work / wall time (2.0 = perfect overlap on 2 CPUs).")
+    description = ("Burn variant: per iteration parent and child each busy-loop until the wall "
+                   "clock shows `burn_us` more (or, with clock=cpu, until they used that much CPU "
+                   "time), then spin until both are done.  Prints `time: <us> (us)  work: <us>  "
+                   "wait: <us>  idx: <f>`; work is each burn's wall time, idx = work / wall "
+                   "time (2.0 = perfect overlap on 2 CPUs).")
     params = {
         "iterations": p(100, "int", "create/join iterations", 1, 1_000_000),
-        "burn_us": p(10_000, "int", "CPU time each thread burns per iteration", 1, 10**9),
+        "burn_us": p(10_000, "int", "length of each thread's burn per iteration", 1, 10**9),
         "yield_in_spin": p(False, "bool", "call sched_yield() inside the spin loop"),
+        "clock": p("wall", "choice:wall,cpu", "what a burn measures: gettimeofday() wall time "
+                   "(the harness default) or the thread's CPU time (its -c)"),
     }
     metrics = {"time_us": m("us", False), "work_us": m("us", None), "wait_us": m("us", False),
                "idx": m("ratio", True)}
@@ -74,21 +94,28 @@ class ThreadtestBurn:
         def spin_end(eng, task):
             b.state["wait"] += eng.now - task.data
 
-        def count_work(eng, task):
-            b.state["work"] += burn
+        def burn_start(eng, task):
+            task.data = eng.now
 
+        def count_work(eng, task):  # the burn as the wall clock saw it, as the harness reports
+            b.state["work"] += eng.now - task.data
+
+        if prm["clock"] == "wall":
+            burn_ops = [(MARK, burn_start), (WALL_RUN, burn), (WALL_END,), (MARK, count_work)]
+        else:
+            burn_ops = [(MARK, burn_start), (RUN, burn), (MARK, count_work)]
         spin = [(MARK, spin_start), (SPIN, done, 2, prm["yield_in_spin"]), (MARK, spin_end)]
-        child_prog = [(RUN, burn), (MARK, count_work), (ADD, done, 1), *spin,
-                      (RUN, tun["exit_ns"]), (EXIT,)]
+        child_prog = [*burn_ops, (ADD, done, 1), *spin, (RUN, tun["exit_ns"]), (EXIT,)]
 
         def make_child(eng, parent):
             child = b.task("child", child_prog)
             child.joinsem = join
             return child
 
-        prog = [(RUN, tun["fork_ns"]), (FORK, make_child), (RUN, burn), (MARK, count_work),
-                (ADD, done, 1), *spin, (WAIT, join), (SET, done, 0),
-                (LOOP, prm["iterations"], 0), mark_time("end"), (EXIT,)]
+        prog = [(RUN, tun["fork_ns"]), (FORK, make_child), *burn_ops, (ADD, done, 1), *spin,
+                (WAIT, join), (SET, done, 0), (LOOP, prm["iterations"], 0), mark_time("end"),
+                (EXIT,)]
+        b.check_budget(4 * prm["iterations"], prm["iterations"] * burn)
         b.start(b.task("parent", prog))
 
     def collect(self, b):

@@ -24,6 +24,18 @@ CHROMIUM_ARGS = [
 ]
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """The embedded SQLite default is tested on a file, not in memory, so a real Celery worker
+    process sees what a test wrote; the pid keeps concurrent runs on one checkout apart."""
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"].endswith("sqlite3"):
+        name = settings.DATA_DIR / f"test-schedbench-{os.getpid()}.sqlite3"
+        database["TEST"] = {**database.get("TEST", {}), "NAME": str(name)}
+
+
 def database_url_for_test_db() -> str:
     """The URL of the test database this test process is using, for a worker subprocess."""
     settings = connection.settings_dict
@@ -90,6 +102,10 @@ def celery_worker_factory(transactional_db, celery_queue):
     workers: list[WorkerProcess] = []
 
     def start(*extra_args: str) -> WorkerProcess:
+        from django.conf import settings
+
+        # The test's own media folder (see _media_in_tmp): a worker reads the stored files.
+        env["SCHEDBENCH_MEDIA_DIR"] = str(settings.MEDIA_ROOT)
         worker = WorkerProcess(celery_queue, env).start(*extra_args)
         workers.append(worker)
         return worker
@@ -97,6 +113,23 @@ def celery_worker_factory(transactional_db, celery_queue):
     yield start
     for worker in workers:
         worker.stop()
+
+
+def free_port(first: int = 8400, last: int = 8499) -> int:
+    """A free TCP port of this checkout's range, for private servers a test starts itself."""
+    import random
+    import socket
+
+    candidates = list(range(first, last + 1))
+    random.shuffle(candidates)
+    for port in candidates:
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {first}-{last}")
 
 
 def wait_until(predicate, *, timeout: float = 60, interval: float = 0.2, what: str = "condition"):
@@ -155,6 +188,11 @@ def _media_in_tmp(request, tmp_path):
         "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
         "LOCATION": str(tmp_path / "cache"),
     }}
+    settings.FROZEN_PAGES_DIR = tmp_path / "frozen"
+    # Pages link the plain static names, served by the live server from the sources; the
+    # production storage (hashed, compressed) is tested on its own in tests/test_static.py.
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
     frozen_pages.clear_memory()
     yield
     frozen_pages.clear_memory()

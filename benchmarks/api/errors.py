@@ -1,26 +1,57 @@
-"""Every API error is JSON: {"error": "...", ...} with a 4xx status."""
+"""The one exception handler: every API error is JSON `{"error", "field", "line", ...}`.
 
+Services raise `benchmarks.errors.InputError` (or a subclass: 413 TooLarge, 429 RateLimited);
+DRF's own exceptions (validation, authentication, permission, not found, throttling) get the
+same shape. Other exception families (for example an unavailable database) are added to
+`json_error_handler` as one more branch, so there stays one place that shapes errors.
+"""
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from benchmarks.errors import InputError, TooLarge
 
-def _first_message(detail) -> str:
+
+def _first_error(detail) -> tuple[str | None, str]:
+    """(field path, message) of the first problem in a DRF error detail."""
     if isinstance(detail, dict):
         for key, value in detail.items():
-            message = _first_message(value)
-            return message if key in ("non_field_errors", "detail") else f"{key}: {message}"
-        return "invalid request"
+            field, message = _first_error(value)
+            if key in ("non_field_errors", "detail"):
+                return field, message
+            return (f"{key}.{field}" if field else str(key)), message
+        return None, "invalid request"
     if isinstance(detail, list):
-        return _first_message(detail[0]) if detail else "invalid request"
-    return str(detail)
+        return _first_error(detail[0]) if detail else (None, "invalid request")
+    return None, str(detail)
+
+
+def error_body(message: str, *, field: str | None = None, line: int | None = None,
+               **extra) -> dict:
+    return {"error": message, "field": field, "line": line, **extra}
+
+
+def _drf_error_body(detail) -> dict:
+    if isinstance(detail, dict) and set(detail) == {"detail"}:
+        return error_body(str(detail["detail"]))
+    field, message = _first_error(detail)
+    if field is None:
+        return error_body(message)
+    body = error_body(f"{field}: {message}", field=field)
+    if isinstance(detail, dict):
+        body["fields"] = detail
+    return body
 
 
 def json_error_handler(exc, context):
+    if isinstance(exc, RequestDataTooBig):
+        exc = TooLarge(f"the request is larger than {settings.MAX_UPLOAD_MB} MB")
+    if isinstance(exc, InputError):
+        return Response(exc.as_body(), status=exc.status)
     response = exception_handler(exc, context)
     if response is None:
         return None
-    detail = response.data
-    body = {"error": _first_message(detail)}
-    if isinstance(detail, dict) and set(detail) - {"detail"}:
-        body["fields"] = detail
-    response.data = body
+    response.data = _drf_error_body(response.data)
     return response

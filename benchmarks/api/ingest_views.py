@@ -3,6 +3,8 @@
 import json
 
 from django.core.exceptions import RequestDataTooBig
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes, permission_classes
@@ -10,23 +12,29 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from benchmarks.api.serializers import (
+    RunCreatedSerializer,
+    RunCreateRequestSerializer,
+    RunsCreatedSerializer,
+    UploadRequestSerializer,
+    UploadResultSerializer,
+)
 from benchmarks.api.uploads import (
-    UploadInvalid,
     UploadTooLarge,
     close_quietly,
     max_bytes,
     read_upload,
 )
+from benchmarks.errors import TooLarge
 from benchmarks.models import RunSource
-from benchmarks.services.ingest import IngestError, upload_ingest
+from benchmarks.services.ingest import upload_ingest
 from benchmarks.services.submissions import SubmissionError, run_submit, runs_bulk_submit
 
 PREVIEW_VALUES = 10_000
 
 
-def _error(message: str, code=status.HTTP_400_BAD_REQUEST, **extra) -> Response:
-    return Response({"error": message, **{k: v for k, v in extra.items() if v is not None}},
-                    status=code)
+def _api_url(request, run) -> str:
+    return request.build_absolute_uri(reverse("api-run-detail", args=[run.pk]))
 
 
 def _run_body(request, preview: dict, run) -> dict:
@@ -40,9 +48,12 @@ def _run_body(request, preview: dict, run) -> dict:
     return {
         "id": run.pk if run else None,
         "url": request.build_absolute_uri(run.get_absolute_url()) if run else None,
-        "api_url": request.build_absolute_uri(f"/api/v1/runs/{run.pk}/") if run else None,
+        "api_url": _api_url(request, run) if run else None,
         **{key: preview[key] for key in ("benchmark", "kernel", "machine", "policy", "params",
-                                         "tunables", "line")},
+                                         "tunables", "line", "label")},
+        # Where the values came from and whether the parser was sure (see services/ingest.py).
+        **{key: preview[key] for key in ("lines", "kernel_line", "source", "source_key",
+                                         "missing", "unassigned")},
         "series": sorted(preview["series"]),
         "metrics": metrics,
     }
@@ -67,22 +78,23 @@ def _read_form(request):
 
 
 @extend_schema(
-    request={"multipart/form-data": {"type": "object"}, "application/json": {"type": "object"}},
-    responses={201: {"type": "object"}, 200: {"type": "object"}, 400: {"type": "object"}},
+    request={"multipart/form-data": UploadRequestSerializer,
+             "application/x-www-form-urlencoded": UploadRequestSerializer,
+             "application/json": UploadRequestSerializer},
+    responses={201: UploadResultSerializer, 200: UploadResultSerializer},
     description="Upload raw benchmark output (file or text). The raw bytes are kept, the best "
-    "parser (or `format`) turns them into runs. `dry_run` previews without writing.",
+    "parser (or `format`) turns them into runs. `dry_run` previews without writing (200); an "
+    "`idempotency_key` seen before answers 200 with the first upload's runs.",
+    examples=[OpenApiExample("pasted threadtest output", request_only=True, value={
+        "text": "time 10765 ms\ntime 10801 ms\n", "benchmark": "threadtest",
+        "kernel": "2.6.24", "machine": "core2-laptop", "dry_run": True})],
 )
 @api_view(["POST"])
 @permission_classes([IsAuthenticated])
 @parser_classes([MultiPartParser, FormParser, JSONParser])
 def upload_create(request):
-    try:
-        data, files = _read_form(request)
-        upload = read_upload(data, files)
-    except UploadTooLarge as exc:
-        return _error(str(exc), status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
-    except UploadInvalid as exc:
-        return _error(str(exc))
+    data, files = _read_form(request)
+    upload = read_upload(data, files)
     try:
         outcome = upload_ingest(
             stream=upload.stream, filename=upload.filename, metadata=upload.metadata,
@@ -90,15 +102,11 @@ def upload_create(request):
             submitter=request.user, format=upload.format, dry_run=upload.dry_run,
             idempotency_key=upload.idempotency_key,
         )
-    except IngestError as exc:
-        if exc.formats is None:
-            return _error(exc.message, line=exc.line)
-        return Response({"error": exc.message, "line": exc.line, "formats": exc.formats,
-                         "best_guess": exc.best_guess}, status=status.HTTP_400_BAD_REQUEST)
     finally:
         close_quietly(upload.stream)
     if outcome.replayed:
-        return Response(_replayed_body(request, outcome), status=status.HTTP_200_OK)
+        body = UploadResultSerializer(_replayed_body(request, outcome)).data
+        return Response(body, status=status.HTTP_200_OK)
     runs = outcome.runs or [None] * len(outcome.previews)
     body = {
         "artifact": outcome.artifact.pk if outcome.artifact else None,
@@ -108,12 +116,15 @@ def upload_create(request):
         "runs": [_run_body(request, p, run) for p, run in zip(outcome.previews, runs, strict=True)],
         "warnings": outcome.warnings,
     }
-    return Response(body, status=status.HTTP_200_OK if upload.dry_run else status.HTTP_201_CREATED)
+    return Response(UploadResultSerializer(body).data,
+                    status=status.HTTP_200_OK if upload.dry_run else status.HTTP_201_CREATED)
 
 
 RUN_CREATE_SCHEMA = extend_schema(
-    request={"application/json": {"type": "object"}},
-    responses={201: {"type": "object"}, 200: {"type": "object"}},
+    request=RunCreateRequestSerializer,
+    responses={201: RunCreatedSerializer, 200: RunCreatedSerializer},
+    description="One run with every sample. The same `idempotency_key` again answers 200 with "
+    "the first run.",
     examples=[OpenApiExample("threadtest", request_only=True, value={
         "benchmark": "threadtest", "kernel": "2.6.24", "machine": "core2-laptop",
         "params": {"loops": 1000000, "iterations": 500}, "metrics": {"time_ms": [10765, 10801]},
@@ -123,13 +134,16 @@ RUN_CREATE_SCHEMA = extend_schema(
 
 
 def run_create_response(request):
-    try:
-        run, created = run_submit(payload=request.data, submitter=request.user)
-    except SubmissionError as exc:
-        return _error(exc.message)
-    body = {"id": run.pk, "url": request.build_absolute_uri(run.get_absolute_url()),
-            "api_url": request.build_absolute_uri(f"/api/v1/runs/{run.pk}/")}
-    return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+    payload = RunCreateRequestSerializer(data=request.data).validated()
+    run, created = run_submit(payload=payload, submitter=request.user)
+    body = RunCreatedSerializer({"id": run.pk, "api_url": _api_url(request, run),
+                                 "url": request.build_absolute_uri(run.get_absolute_url())})
+    return Response(body.data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+def _refuse_constant(name: str):
+    # Python's json reads NaN and Infinity; the single-run endpoint (strict JSON) refuses them.
+    raise ValueError(f"{name} is not a number in strict JSON")
 
 
 def _ndjson_items(stream):
@@ -138,16 +152,19 @@ def _ndjson_items(stream):
         if not line.strip():
             continue
         try:
-            yield f"line {number}", json.loads(line)
+            yield f"line {number}", json.loads(line, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise SubmissionError(f"not JSON: {exc.msg}", where=f"line {number}",
+                                  line=number) from None
+        except (ValueError, RecursionError) as exc:
+            raise SubmissionError(f"not JSON: {exc}", where=f"line {number}",
                                   line=number) from None
 
 
 def _json_list_items(body: bytes):
     try:
-        items = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        items = json.loads(body, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError too
         raise SubmissionError(f"body is not JSON: {exc}") from None
     if not isinstance(items, list):
         raise SubmissionError("body must be a JSON list of runs (or NDJSON, one run per line)")
@@ -155,8 +172,9 @@ def _json_list_items(body: bytes):
 
 
 RUN_BULK_SCHEMA = extend_schema(
-    request={"application/json": {"type": "array"}, "application/x-ndjson": {"type": "string"}},
-    responses={201: {"type": "object"}},
+    request={"application/json": RunCreateRequestSerializer(many=True),
+             "application/x-ndjson": OpenApiTypes.STR},
+    responses={201: RunsCreatedSerializer},
     description="Many runs at once, all or nothing: a JSON list, or NDJSON streamed line by line.",
 )
 
@@ -169,10 +187,7 @@ def run_bulk_response(request):
         items = _ndjson_items(raw) if is_ndjson else _json_list_items(raw.body)
         ids = runs_bulk_submit(payloads=items, submitter=request.user)
     except RequestDataTooBig:
-        return _error(f"the request is larger than {max_bytes() // 2**20} MB",
-                      status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
-    except SubmissionError as exc:
-        return _error(exc.message, line=exc.line)
+        raise TooLarge(f"the request is larger than {max_bytes() // 2**20} MB") from None
     if not ids:
-        return _error("no runs in the request")
-    return Response({"ids": ids}, status=status.HTTP_201_CREATED)
+        raise SubmissionError("no runs in the request")
+    return Response(RunsCreatedSerializer({"ids": ids}).data, status=status.HTTP_201_CREATED)

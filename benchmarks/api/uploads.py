@@ -6,11 +6,14 @@ import gzip
 import json
 import lzma
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from django.conf import settings
 
+from benchmarks.errors import InputError, TooLarge
 from benchmarks.services.ingest import UploadMetadata
+from benchmarks.services.jsonvalues import json_value_check, text_problem
 
 CHUNK = 1024 * 1024
 _DECOMPRESSORS = {
@@ -18,15 +21,15 @@ _DECOMPRESSORS = {
     b"BZh": bz2.BZ2File,
     b"\xfd7zXZ\x00": lzma.LZMAFile,
 }
-JSON_FIELDS = ("params", "tunables", "series", "environment", "kernel_map")
+JSON_FIELDS = ("params", "tunables", "series", "environment", "kernel_map", "assign")
 
 
-class UploadTooLarge(Exception):
-    pass
+class UploadTooLarge(TooLarge):
+    """413: the file, the pasted text or what a compressed file expands to is too big."""
 
 
-class UploadInvalid(ValueError):
-    pass
+class UploadInvalid(InputError):
+    """400: the upload request itself (not its content) is malformed."""
 
 
 @dataclass
@@ -78,30 +81,41 @@ def open_upload(uploaded) -> object:
     return stream
 
 
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number in strict JSON")
+
+
+def strict_json_loads(text: str, *, field: str):
+    """json.loads without NaN/Infinity (Python's json accepts them; strict JSON does not)."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise UploadInvalid(f"{field} is not valid JSON: {exc.msg} at column {exc.colno}",
+                            field=field) from None
+    except (ValueError, RecursionError) as exc:
+        raise UploadInvalid(f"{field} is not valid JSON: {exc}", field=field) from None
+
+
 def _json_field(data, name):
     value = data.get(name)
     if value in (None, ""):
         return {}
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            message = f"{name} is not valid JSON: {exc.msg} at column {exc.colno}"
-            raise UploadInvalid(message) from None
+        value = strict_json_loads(value, field=name)
     if not isinstance(value, dict):
-        raise UploadInvalid(f"{name} must be a JSON object")
+        raise UploadInvalid(f"{name} must be a JSON object", field=name)
+    json_value_check(value, field=name)
     return value
 
 
 def _machine_field(data):
     value = data.get("machine")
     if isinstance(value, str) and value.strip().startswith("{"):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise UploadInvalid(f"machine is not valid JSON: {exc.msg}") from None
+        value = strict_json_loads(value, field="machine")
     if value not in (None, "") and not isinstance(value, (str, dict)):
-        raise UploadInvalid("machine must be a name or a JSON object")
+        raise UploadInvalid("machine must be a name or a JSON object", field="machine")
+    if isinstance(value, dict):
+        json_value_check(value, field="machine")
     return value or None
 
 
@@ -110,7 +124,10 @@ def _text_field(data, name, limit=200):
     if value in (None, ""):
         return None
     if not isinstance(value, str) or len(value) > limit:
-        raise UploadInvalid(f"{name} must be a string of at most {limit} characters")
+        raise UploadInvalid(f"{name} must be a string of at most {limit} characters", field=name)
+    problem = text_problem(value)
+    if problem:
+        raise UploadInvalid(f"{name} {problem}", field=name)
     return value.strip()
 
 
@@ -123,13 +140,16 @@ def _flag(data, name) -> bool:
 
 def read_upload(data, files) -> UploadRequest:
     """Parse an upload request (multipart form or JSON body); raises UploadInvalid/TooLarge."""
+    if not isinstance(data, Mapping):
+        raise UploadInvalid("the JSON body must be an object such as {\"text\": \"...\"}")
     uploaded = files.get("file") if files else None
     if uploaded is not None:
         stream, filename = open_upload(uploaded), uploaded.name
     else:
         text = data.get("text")
         if not isinstance(text, str) or not text.strip():
-            raise UploadInvalid("send a file in the 'file' field or text in the 'text' field")
+            raise UploadInvalid("send a file in the 'file' field or text in the 'text' field",
+                                field="file")
         encoded = text.encode("utf-8", "surrogatepass")
         if len(encoded) > max_bytes():
             raise UploadTooLarge(f"the text is larger than {settings.MAX_UPLOAD_MB} MB")

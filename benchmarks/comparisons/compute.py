@@ -16,6 +16,7 @@ from benchmarks import selectors, stats
 from benchmarks.comparisons import dimensions
 from benchmarks.comparisons.spec import ComparisonSpec, SpecError
 from benchmarks.envdiff import environment_diff
+from benchmarks.exercise import not_exercised
 from benchmarks.models import (
     Benchmark,
     Kernel,
@@ -26,6 +27,7 @@ from benchmarks.models import (
     Run,
     Sample,
 )
+from benchmarks.recipes import rerun_recipe
 
 NOISY_CV = 0.05
 FEW_SAMPLES = 5
@@ -271,7 +273,7 @@ def _compared(spec: ComparisonSpec, section: str, key: str) -> bool:
     for dim in spec.dimensions():
         if dim == "kernel" and section == "kernel":
             return True
-        if dim == "machine" and section == "machine":
+        if dim.partition(".")[0] == "machine" and section == "machine":
             return True
         if (dim, section, key) in (("policy", "run", "policy"), ("benchmark", "run", "benchmark")):
             return True
@@ -295,25 +297,21 @@ def environment_differences(spec: ComparisonSpec, runs: list[Run]) -> list[dict]
     return rows
 
 
+def flag_not_exercised(cells: list[Cell], rows: list[dict], reasons: dict[int, str]) -> None:
+    """A cell holding runs that never entered the scheduler says so, with the evidence."""
+    for cell, row in zip(cells, rows, strict=True):
+        idle = [pk for pk in cell.run_ids if pk in reasons]
+        if idle:
+            row["flags"].append(
+                f"scheduler not exercised in run{'s' if len(idle) > 1 else ''} "
+                f"{', '.join(f'#{pk}' for pk in idle)}: {reasons[idle[0]]}")
+
+
 def rerun_recipes(runs: list[Run], metric: str) -> list[str]:
     """How to measure it again: the harness command line, or the simulator spec."""
     repeats = dict(MetricSummary.objects.filter(run__in=runs, metric__name=metric)
                    .values_list("run_id", "n"))
-    recipes = []
-    for run in runs:
-        simulated = run.environment.get("simulator") if run.source == "simulator" else None
-        if simulated:
-            recipes.append(simulated.get("command") or f"python -m simulator run {simulated}")
-            continue
-        params = " ".join(f"--param {k}={v}" for k, v in sorted(run.params.items()))
-        command = run.environment.get("command") or [f"./{run.benchmark.slug}"]
-        command = " ".join(command) if isinstance(command, list) else str(command)
-        repeat = max(1, repeats.get(run.pk, 1))
-        recipes.append(" ".join(part for part in (
-            "python3 schedbench.py run --url $SCHEDBENCH_URL --token $SCHEDBENCH_TOKEN",
-            f"--benchmark {run.benchmark.slug}", params, f"--repeat {repeat}", "--", command,
-        ) if part))
-    return list(dict.fromkeys(recipes))
+    return list(dict.fromkeys(rerun_recipe(run, repeats.get(run.pk, 1)) for run in runs))
 
 
 def dimension_axes(spec: ComparisonSpec, cells: list[Cell]) -> dict:
@@ -338,6 +336,7 @@ def compute(spec: ComparisonSpec) -> dict:
     cells = group_cells(spec, runs)
     summaries = summarize_cells(spec, cells, metric["name"])
     rows = [cell_statistics(spec, c, s) for c, s in zip(cells, summaries, strict=True)]
+    flag_not_exercised(cells, rows, not_exercised(runs))
     summary = apply_baseline(spec, cells, rows) if spec.baseline else {"geomean": [], "tests": []}
     axes = dimension_axes(spec, cells)
     monitors = monitor_series(runs)

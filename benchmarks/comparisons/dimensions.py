@@ -1,9 +1,14 @@
-"""Reading a dimension (kernel, policy, param.loops, ...) off a run, and ordering its values."""
+"""Reading a dimension (kernel, policy, machine.cpus, param.loops, ...) off a run, and ordering
+its values."""
 
-from benchmarks import versions
+import math
+
+from benchmarks import versions, vocabulary
 from benchmarks.models import Run
 
 UNSET = "(unset)"
+# The machine's shape as comparison dimensions: simulated and real machines meet on them.
+MACHINE_DIMENSIONS = ("machine.cpus", "machine.topology")
 
 
 def value_of(run: Run, dimension: str):
@@ -18,12 +23,17 @@ def value_of(run: Run, dimension: str):
         return run.benchmark.slug
     if dimension == "source":  # measured (upload, api, ...) beside simulated on one machine
         return run.source
+    if dimension == "machine.cpus":
+        return run.machine.cpus if run.machine.cpus is not None else UNSET
+    if dimension == "machine.topology":
+        return run.machine.topology or UNSET
     section, _, name = dimension.partition(".")
     source = run.params if section == "param" else run.tunables
     value = (source or {}).get(name, UNSET)
-    if isinstance(value, bool) or value is None:
-        return str(value).lower()
-    return value
+    if value is None:
+        return "none"
+    # One category per value however the run spelled it (true/1/"1", 1000000.0/1000000).
+    return vocabulary.canonical_value(value)
 
 
 def label(value) -> str:
@@ -38,6 +48,9 @@ def sort_key(dimension: str, value):
         return (3, 0, "")
     if dimension == "kernel":
         return (0, 0, versions.sort_key(str(value)))
+    if dimension == "machine.topology":  # 1x2x1 < 1x2x2 < 2x4x2: by CPU count, then shape
+        parts = [int(p) for p in str(value).split("x") if p.isdigit()]
+        return (1, float(math.prod(parts)) if parts else 0.0, str(value))
     if isinstance(value, (int, float)):
         return (1, float(value), "")
     return (2, 0, str(value).lower())
@@ -53,5 +66,7 @@ def available(runs: list[Run]) -> list[str]:
     """Dimensions worth offering for these runs: the fixed four plus every param and tunable."""
     params = sorted({name for run in runs for name in (run.params or {})})
     tunables = sorted({name for run in runs for name in (run.tunables or {})})
-    return ["kernel", "policy", "machine", "benchmark", "source",
+    machine = [dim for dim in MACHINE_DIMENSIONS
+               if any(value_of(run, dim) != UNSET for run in runs)]
+    return ["kernel", "policy", "machine", "benchmark", "source", *machine,
             *(f"param.{name}" for name in params), *(f"tunable.{name}" for name in tunables)]

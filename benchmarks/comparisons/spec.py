@@ -3,23 +3,25 @@
 import re
 from dataclasses import asdict, dataclass, field
 
+from benchmarks.errors import InputError
+
 STATISTICS = ("median", "mean", "min")
 ERRORS = ("stdev", "ci95", "minmax", "none")
 X_SCALES = ("linear", "log")
 CHARTS = ("line", "bar", "box", "heatmap", "table")
 PLAIN_DIMENSIONS = ("kernel", "policy", "machine", "benchmark", "source")
-DIMENSION = re.compile(r"^(kernel|policy|machine|benchmark|source|(param|tunable)\.[\w.-]{1,100})$")
+DIMENSION = re.compile(
+    r"^(kernel|policy|machine|benchmark|source|machine\.(cpus|topology)"
+    r"|(param|tunable)\.[\w.-]{1,100})$")
 FILTER_KEYS = ("benchmark", "kernel", "machine", "policy", "source")
 MAX_RUNS = 5000
 
 
-class SpecError(ValueError):
+class SpecError(InputError):
     """A spec that cannot be compared. `field` names the offending key."""
 
     def __init__(self, field_name: str, message: str):
-        super().__init__(f"{field_name}: {message}")
-        self.field = field_name
-        self.message = f"{field_name}: {message}"
+        super().__init__(f"{field_name}: {message}", field=field_name)
 
 
 @dataclass
@@ -58,7 +60,7 @@ def _dimension(data: dict, name: str, default: str | None) -> str | None:
     if not isinstance(value, str) or not DIMENSION.match(value):
         raise SpecError(
             name, f"{value!r} is not a dimension: use kernel, policy, machine, benchmark, "
-            "source, param.<name> or tunable.<name>")
+            "source, machine.cpus, machine.topology, param.<name> or tunable.<name>")
     return value
 
 

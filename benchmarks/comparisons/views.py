@@ -1,23 +1,65 @@
-"""Comparison pages: the builder, the permalink page and its exports."""
+"""Comparison pages: the builder, the permalink page and its exports.
 
+The permalink and its exports keep a durable copy (pagecache.frozen_files) and fall back to it
+when the database cannot be reached, so a link pasted in a mail keeps working during an outage.
+"""
+
+import functools
+
+from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.clickjacking import xframe_options_exempt
 
 from benchmarks import selectors
-from benchmarks.comparisons.pagecache import frozen_pages
+from benchmarks.comparisons.pagecache import frozen_files, frozen_pages
 from benchmarks.comparisons.report import as_csv, as_json, as_text
 from benchmarks.models import Comparison, RunTombstone
 
 FROZEN_MAX_AGE = 3600
+CONTENT_TYPES = {"html": "text/html; charset=utf-8", "json": "application/json",
+                 "csv": "text/csv; charset=utf-8", "txt": "text/plain; charset=utf-8"}
+
+
+def _frozen_response(slug: str, kind: str, content: bytes) -> HttpResponse:
+    response = HttpResponse(content, content_type=CONTENT_TYPES[kind])
+    if kind == "json":
+        response["Cache-Control"] = f"public, max-age={FROZEN_MAX_AGE}"
+    if kind == "csv":
+        response["Content-Disposition"] = f'attachment; filename="comparison-{slug}.csv"'
+    return response
+
+
+def durable(kind: str):
+    """Keep a durable copy of what the view answered, and answer it when the database is down
+    (the outage middleware turns the error into a 503 when there is no copy)."""
+    def decorate(view):
+        @functools.wraps(view)
+        def wrapper(request, slug: str):
+            try:
+                response = view(request, slug)
+            except (OperationalError, InterfaceError):
+                stored = frozen_files.read(slug, kind)
+                if stored is None:
+                    raise
+                return _frozen_response(slug, kind, stored)
+            fresh = getattr(response, "frozen_copy", False) or not frozen_files.has(slug, kind)
+            if response.status_code == 200 and fresh:
+                frozen_files.write(slug, kind, response.content)
+            return response
+        return wrapper
+    return decorate
 
 
 def builder(request):
     fork = request.GET.get("fork")
-    forked = Comparison.objects.filter(slug=fork).only("slug", "spec").first() if fork else None
+    forked = (Comparison.objects.filter(slug=fork).only("slug", "spec", "run_ids").first()
+              if fork else None)
     context = {
         "forked": forked,
-        "initial_spec": forked.spec if forked else None,
+        # The original's resolved runs, not its filters: a fork reproduces its run set even
+        # after runs matching the filters were added.
+        "initial_spec": {**forked.spec, "runs": forked.run_ids} if forked else None,
         # ?runs=1,2,3 (a link) or ?runs=1&runs=2 (the run list's checkboxes)
         "initial_runs": ", ".join(request.GET.getlist("runs")),
         "initial_filters": {k: v for k, v in request.GET.items()
@@ -50,9 +92,10 @@ def _render_detail(request, comparison: Comparison) -> HttpResponse:
     })
 
 
+@durable("html")
 def detail(request, slug: str):
     """Frozen, so rendered once (see pagecache). Signed-in visitors see their name in the
-    header, so only anonymous pages are cached whole."""
+    header, so only anonymous pages are cached whole (and kept as the durable copy)."""
     anonymous = not request.user.is_authenticated
     key = f"comparison-page:{slug}:{frozen_pages.version()}"
     if anonymous and (cached := frozen_pages.get(key)) is not None:
@@ -60,6 +103,7 @@ def detail(request, slug: str):
     response = _render_detail(request, _frozen(slug))
     if anonymous:
         frozen_pages.set(key, response.content)
+        response.frozen_copy = True  # a new render: the durable copy follows it
     return response
 
 
@@ -69,12 +113,14 @@ def embed(request, slug: str):
     return render(request, "comparisons/embed.html", {"comparison": comparison})
 
 
+@durable("json")
 def export_json(request, slug: str):
     response = JsonResponse(as_json(_frozen(slug)))
     response["Cache-Control"] = f"public, max-age={FROZEN_MAX_AGE}"
     return response
 
 
+@durable("csv")
 def export_csv(request, slug: str):
     comparison = _frozen(slug)
     response = HttpResponse(as_csv(comparison), content_type="text/csv; charset=utf-8")
@@ -82,6 +128,7 @@ def export_csv(request, slug: str):
     return response
 
 
+@durable("txt")
 def export_text(request, slug: str):
     comparison = _frozen(slug)
     return HttpResponse(as_text(comparison, _permalink(request, comparison)),

@@ -6,11 +6,13 @@ attachments come from the restricted renderer.
 """
 
 from html import escape
+from urllib.parse import quote
 
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
+from .models import URL_SAFE
 from .render import post_body_html, render_attachment_text
 from .selectors import MAX_INDENT
 
@@ -39,14 +41,24 @@ def _attachment(post, attachment) -> str:
             f"{content}</figure>")
 
 
+def _run_link(link) -> str:
+    anchor = f'<a class="run-link" href="/runs/{link.run_id}/">#{link.run_id}</a>'
+    if not link.reported_in:
+        return anchor
+    if link.reported_in == "upload":
+        return f'{anchor} <span class="muted repeat">(already stored)</span>'
+    where = escape(f"/m/{quote(link.reported_in, safe=URL_SAFE)}/")
+    return (f'{anchor} <span class="muted repeat">(already reported in <a href="{where}">'
+            f"{escape('<' + link.reported_in + '>')}</a>)</span>")
+
+
 def _runs(post) -> str:
-    ids = post.run_ids
-    if not ids:
+    links = post.run_link_list
+    if not links:
         return ""
-    links = " ".join(f'<a class="run-link" href="/runs/{run_id}/">#{run_id}</a>'
-                     for run_id in ids)
-    joined = ",".join(str(run_id) for run_id in ids)
-    return (f'<p class="post-runs">Runs from this message: {links} · '
+    joined = ",".join(str(link.run_id) for link in links)
+    return (f'<p class="post-runs">Runs from this message: '
+            f'{" ".join(_run_link(link) for link in links)} · '
             f'<a class="compare-these" href="/compare/?runs={joined}">compare these</a></p>')
 
 

@@ -7,7 +7,6 @@ still have no kernel has its paragraphs parsed one by one, each with its own nea
 "On 2.6.24: ... On 2.6.25: ..." gives two runs, not one mixed one.
 """
 
-import re
 from dataclasses import dataclass
 
 from benchmarks import parsers
@@ -16,7 +15,6 @@ from benchmarks.parsers.base import find_kernel
 from .quoting import own_lines
 
 DETECT_THRESHOLD = 0.3  # the registry's own threshold: below it a guess is not trusted
-WHITESPACE_RE = re.compile(r"\s+")
 
 
 @dataclass
@@ -25,10 +23,6 @@ class Table:
     format: str
     kernel_hint: str | None
     first_line: int  # line number in the message body
-
-    @property
-    def fingerprint(self) -> str:
-        return f"{self.kernel_hint}|{WHITESPACE_RE.sub(' ', self.text).strip()}"
 
 
 @dataclass

@@ -38,6 +38,9 @@ class ImportReport:
     imported: int = 0
     skipped: int = 0
     runs_extracted: int = 0
+    # Result sets a message repeats (already stored): linked to the stored run, not counted
+    # in runs_extracted. Each {"message", "run", "reported_in"}.
+    repeated: list[dict] = field(default_factory=list)
     problems: list[dict] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)  # per phase, for bench scripts
 
@@ -59,13 +62,14 @@ class ImportReport:
             "imported": self.imported,
             "skipped": self.skipped,
             "runs_extracted": self.runs_extracted,
+            "repeated": self.repeated,
             "problems": self.problems,
         }
 
 
 def _read_messages(data: bytes, report: ImportReport) -> list[MailMessage]:
     if data[:2] == GZIP_MAGIC:
-        limit = getattr(settings, "MAX_UPLOAD_MB", 256) * 4 << 20
+        limit = settings.MAX_UPLOAD_MB * 4 << 20
         data, problem = gunzip(data, limit)
         if problem:
             report.problem(None, problem)
@@ -226,20 +230,31 @@ def _own_texts(message: MailMessage) -> str:
 
 
 def _tables(stored) -> list[tuple[Post, MailMessage, object]]:
-    """Tables in each new message's own text, earliest message first, each table once per
-    thread (two people can post the same three numbers in different threads)."""
-    seen: set[tuple[int, str]] = set()
+    """Tables in each new message's own text, earliest message first, so the first poster of
+    a result set owns its run and later re-pastes link to it (see `_links`)."""
     found = []
     for post, message in sorted(stored, key=lambda pair: (pair[0].date, pair[1].position)):
         for table in find_tables(_own_texts(message), message.subject):
-            key = (post.thread_id, table.fingerprint)
-            if key not in seen:  # else pasted again without quote marks: the first poster has it
-                seen.add(key)
-                found.append((post, message, table))
+            found.append((post, message, table))
     return found
 
 
-def _ingest(post, message, table, user, report: ImportReport) -> list[PostRun]:
+class _FirstReports:
+    """Which message first reported a run: this import's own links, else the stored ones."""
+
+    def __init__(self):
+        self.known: dict[int, str] = {}
+
+    def of(self, run_id: int) -> str:
+        if run_id not in self.known:
+            first = (PostRun.objects.filter(run_id=run_id, reported_in="")
+                     .order_by("post__date", "post_id").values_list("post__message_id", flat=True)
+                     .first())
+            self.known[run_id] = first or "upload"
+        return self.known[run_id]
+
+
+def _ingest(post, message, table, user, report: ImportReport) -> list:
     try:
         outcome = upload_ingest(
             stream=io.BytesIO(table.text.encode("utf-8")),
@@ -250,35 +265,65 @@ def _ingest(post, message, table, user, report: ImportReport) -> list[PostRun]:
     except IngestError as exc:
         report.problem(message, f"table at line {table.first_line} not stored: {exc.message}")
         return []
-    return [PostRun(post=post, run=run) for run in outcome.runs]
+    return outcome.runs
 
 
-def _extract(stored, user, report: ImportReport) -> None:
+def _links(post, message, runs, first: _FirstReports, linked: set,
+           report: ImportReport) -> list[PostRun]:
+    """A post's links to its runs; a run it repeats names the message that reported it."""
+    links = []
+    for run in runs:
+        if (post.pk, run.pk) in linked:
+            continue  # the same table twice in one message
+        linked.add((post.pk, run.pk))
+        reported_in = first.of(run.pk) if getattr(run, "already_stored", False) else ""
+        if reported_in == message.message_id:
+            continue  # the message repeats its own table
+        if not reported_in:
+            first.known[run.pk] = message.message_id
+        else:
+            report.repeated.append({"message": f"<{message.message_id}>", "run": run.pk,
+                                    "reported_in": reported_in})
+        links.append(PostRun(post=post, run=run, reported_in=reported_in))
+    return links
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    pass
+
+
+def _extract(stored, user, report: ImportReport, progress=_no_progress) -> None:
     """Each table through the ingestion service, its runs linked to the post that posted it.
 
     Tables are committed in batches: one commit per table made large imports wait on the
     disk, one transaction for all of them would hold catalog rows locked for the whole import.
     """
     tables = _tables(stored)
+    first, linked = _FirstReports(), set()
     for start in range(0, len(tables), TABLES_PER_COMMIT):
+        progress("extracting runs", start, len(tables))
         with transaction.atomic():
             links = [link for post, message, table in tables[start:start + TABLES_PER_COMMIT]
-                     for link in _ingest(post, message, table, user, report)]
+                     for link in _links(post, message, _ingest(post, message, table, user,
+                                                               report), first, linked, report)]
             PostRun.objects.bulk_create(links)
-        report.runs_extracted += len(links)
+        report.runs_extracted += sum(1 for link in links if not link.reported_in)
 
 
 def mbox_import(*, data: bytes, user, target: Target | None = None,
-                site_url: str = "") -> ImportReport:
-    """Import an mbox (or .mbox.gz). Returns the report; never raises on bad input."""
+                site_url: str = "", progress=_no_progress) -> ImportReport:
+    """Import an mbox (or .mbox.gz). Returns the report; never raises on bad input.
+    `progress(stage, done, total)` is called between the steps (an import job shows it)."""
     report = ImportReport()
     started = time.perf_counter()
+    progress("reading", 0, 0)
     messages = _new_messages(_read_messages(data, report), report)
     for message in messages:
         for note in message.notes:
             report.problem(message, note)
     if not messages:
         return report
+    progress("storing messages", 0, len(messages))
     with transaction.atomic():
         stored = _store(messages, user, target, report)
         for thread in report.threads:
@@ -286,7 +331,7 @@ def mbox_import(*, data: bytes, user, target: Target | None = None,
                 thread=thread, new_posts=report.posts_by_thread[thread.pk], site_url=site_url)
     report.imported = len(stored)
     report.seconds["read_and_store"] = time.perf_counter() - started
-    _extract(stored, user, report)
+    _extract(stored, user, report, progress)
     report.seconds["extract_runs"] = time.perf_counter() - started - report.seconds[
         "read_and_store"]
     return report

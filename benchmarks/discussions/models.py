@@ -168,13 +168,20 @@ class Attachment(models.Model):
 
 
 class PostRun(models.Model):
-    """A run extracted from a post's own text. A run comes from at most one post."""
+    """A run extracted from a post's own text. The first post to report a result set owns the
+    link; a later post repeating the same numbers links to the same run, naming the first."""
 
     post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="run_links")
-    run = models.OneToOneField("benchmarks.Run", on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey("benchmarks.Run", on_delete=models.CASCADE, related_name="+")
+    # Message-ID of the post that first reported this run, when this post repeats it; "" when
+    # this post is the first, "upload" when the run came from elsewhere first.
+    reported_in = models.CharField(max_length=255, blank=True)
 
     class Meta:
         ordering = ["post_id", "run_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["post", "run"], name="postrun_unique_per_post")
+        ]
 
     def __str__(self):
         return f"run {self.run_id} from post {self.post_id}"
@@ -194,3 +201,45 @@ class ThreadFollow(models.Model):
 
     def __str__(self):
         return f"{self.user} follows {self.thread_id}"
+
+
+class ImportStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    SUCCEEDED = "succeeded", "succeeded"
+    FAILED = "failed", "failed"
+
+
+class ImportJob(models.Model):
+    """An mbox import, run by a worker: the request stores the file and returns at once."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                              related_name="+")
+    file = models.FileField(upload_to="imports/%Y/%m/")
+    filename = models.CharField(max_length=255, blank=True)
+    size = models.PositiveBigIntegerField(default=0)
+    target_type = models.CharField(max_length=32, blank=True)
+    target_id = models.CharField(max_length=100, blank=True)
+    site_url = models.CharField(max_length=300, blank=True)  # for the links in follower mail
+    status = models.CharField(max_length=16, choices=ImportStatus, default=ImportStatus.QUEUED)
+    stage = models.CharField(max_length=40, blank=True)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    report = models.JSONField(null=True, blank=True)  # ImportReport.as_dict() once finished
+    error = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self):
+        return f"import #{self.pk} {self.filename} ({self.status})"
+
+    def get_absolute_url(self):
+        return reverse("thread-import-detail", args=[self.pk])
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (ImportStatus.QUEUED, ImportStatus.RUNNING)

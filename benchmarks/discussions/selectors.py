@@ -8,7 +8,6 @@ from django.db.models import QuerySet
 
 from .models import Post, Thread
 
-POSTS_PER_PAGE = 200
 WHOLE_THREAD_LIMIT = 2000  # "?all=1" shows a whole thread on one page up to this many posts
 THREADS_PER_PAGE = 50
 MAX_INDENT = 10  # deeper replies stay at this indent; their depth is still shown
@@ -33,7 +32,7 @@ def thread_posts(thread: Thread, *, flat: bool = False) -> QuerySet:
 
 
 def posts_per_page() -> int:
-    return getattr(settings, "DISCUSSIONS_POSTS_PER_PAGE", POSTS_PER_PAGE)
+    return settings.DISCUSSIONS_POSTS_PER_PAGE
 
 
 def thread_page(thread: Thread, *, page_number, flat: bool = False,

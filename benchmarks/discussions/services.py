@@ -12,6 +12,9 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
+from benchmarks import errors
+from benchmarks.errors import InputError
+
 from . import notifications
 from .models import Attachment, Post, PostSource, Thread, ThreadFollow
 from .ordering import Node, thread_layout
@@ -24,20 +27,20 @@ MAX_REFERENCES = 20
 REPLY_PREFIXES = ("re:", "aw:", "sv:", "fwd:", "fw:")
 
 
-class DiscussionError(ValueError):
+class DiscussionError(InputError):
     """Input a post cannot be made from; the message says what to fix."""
 
 
-class RateLimited(DiscussionError):
-    pass
+class RateLimited(DiscussionError, errors.RateLimited):
+    """Answered with 429."""
 
 
 def posts_per_hour() -> int:
-    return getattr(settings, "DISCUSSIONS_POSTS_PER_HOUR", 30)
+    return settings.DISCUSSIONS_POSTS_PER_HOUR
 
 
 def mail_domain() -> str:
-    return getattr(settings, "DISCUSSIONS_MAIL_DOMAIN", "schedbench.local")
+    return settings.DISCUSSIONS_MAIL_DOMAIN
 
 
 def can_edit(user, post: Post) -> bool:

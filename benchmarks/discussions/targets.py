@@ -10,14 +10,20 @@ and `str()` are what the thread page shows.
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from benchmarks.errors import InputError
+
 Resolver = Callable[[str], object | None]
 TARGET_TYPES = ("run", "comparison", "simulation")
 
 _RESOLVERS: dict[str, Resolver] = {}
 
 
-class TargetError(ValueError):
+class TargetError(InputError):
     """An unknown target type, or an id that names nothing."""
+
+    def __init__(self, message: str, **kwargs):
+        kwargs.setdefault("field", "attach_to")
+        super().__init__(message, **kwargs)
 
 
 def register_target(target_type: str, resolver: Resolver) -> None:

@@ -8,6 +8,7 @@ urlpatterns = [
     path("threads/about/<str:target_type>/<str:target_id>/", views.threads_about,
          name="threads-about"),
     path("threads/import/", views.import_page, name="thread-import"),
+    path("threads/import/<int:pk>/", views.import_detail, name="thread-import-detail"),
     path("threads/<int:pk>/", views.thread_detail, name="thread-detail"),
     path("threads/<int:pk>.mbox", views.thread_mbox, name="thread-mbox"),
     path("threads/<int:pk>/follow/", views.thread_follow, name="thread-follow"),
@@ -20,6 +21,8 @@ urlpatterns = [
     path("m/<path:message_id>/", views.message_detail, name="message-detail"),
     path("api/v1/threads/", api.threads, name="api-threads"),
     path("api/v1/threads/import/", api.thread_import, name="api-thread-import"),
+    path("api/v1/threads/import/<int:pk>/", api.thread_import_detail,
+         name="api-thread-import-detail"),
     path("api/v1/threads/<int:pk>/", api.thread_detail, name="api-thread-detail"),
     path("api/v1/threads/<int:pk>/posts/", api.thread_reply, name="api-thread-reply"),
 ]

@@ -8,12 +8,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import get_valid_filename
 from django.views.decorators.http import require_POST
 
-from . import selectors, services
+from . import importjobs, selectors, services
 from .drafts import draft_text
 from .forms import ImportForm, ReplyForm, ThreadStartForm
-from .importer import mbox_import
 from .mbox import export_mbox
-from .models import Attachment, Thread, ThreadFollow
+from .models import Attachment, ImportJob, Thread, ThreadFollow
 from .quoting import quote_for_reply
 from .targets import TargetError, target_resolve
 
@@ -188,15 +187,27 @@ def message_delete(request, message_id: str):
 
 @login_required
 def import_page(request):
+    """The upload form; a valid file becomes an import job and the browser goes to its page."""
     form = ImportForm(request.POST or None, request.FILES or None)
-    report = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            target = _target_or_none(data["target_type"], data["target_id"])
-        except TargetError as exc:
+            job = importjobs.import_job_create(
+                upload=data["file"], user=request.user,
+                target=_target_or_none(data["target_type"], data["target_id"]),
+                site_url=_site_url(request))
+        except (TargetError, importjobs.ImportTooLarge) as exc:
             form.add_error(None, str(exc))
         else:
-            report = mbox_import(data=data["file"].read(), user=request.user, target=target,
-                                 site_url=_site_url(request)).as_dict()
-    return render(request, "discussions/import.html", {"form": form, "report": report})
+            return redirect(job)
+    return render(request, "discussions/import.html", {"form": form},
+                  status=400 if form.errors else 200)
+
+
+@login_required
+def import_detail(request, pk: int):
+    """An import's progress while a worker runs it, then its report."""
+    job = get_object_or_404(ImportJob, pk=pk)
+    if not (request.user.is_staff or request.user.pk == job.owner_id):
+        raise Http404("no such import of yours")
+    return render(request, "discussions/import_job.html", {"job": job, "report": job.report})

@@ -13,21 +13,24 @@ from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from benchmarks.errors import InputError
+
 from .units import metric_info
 
 HEAD_SIZE = 64 * 1024
 BOM = "\ufeff"
 MAX_WARNINGS = 200
 MAX_LINE_CHARS = 4096
+MAX_SOURCE_LINES = 500
 
 
-class ParseError(Exception):
+class ParseError(InputError):
     """Bad input. `line` is 1-based, or None when no single line is to blame."""
 
     def __init__(self, message: str, *, line: int | None = None):
-        self.message = message
-        self.line = line
-        super().__init__(f"line {line}: {message}" if line else message)
+        super().__init__(message, line=line)
+        # str() names the line for logs; the API answer carries it in its own key.
+        self.args = (f"line {line}: {message}" if line else message,)
 
 
 class UnknownFormat(ParseError):
@@ -55,6 +58,18 @@ class ResultSet:
     series: dict[str, dict] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     line: int = 0
+    # Where the numbers came from, for the preview: the lines holding them (capped) and the line
+    # the kernel was read from (a heading, the row itself, a table header), which the preview
+    # uses to apply one correction to every run of that heading.
+    source_lines: list[int] = field(default_factory=list)
+    kernel_line: int | None = None
+    # What the parser could not be sure of ("kernel", "param.loops"): such a set is shown as an
+    # UNASSIGNED block and cannot be committed until the user says what it is.
+    missing: list[str] = field(default_factory=list)
+    # Identifies an unassigned block (its first line, and its column in a table) so the user's
+    # assignment reaches exactly the values it was made for.
+    block: str | None = None
+    last_line: int = 0
 
     def add(self, metric: str, value: float, unit: str | None = None,
             higher_is_better: bool | None = None) -> None:
@@ -67,6 +82,16 @@ class ResultSet:
             self.higher_is_better[metric] = (
                 default_hib if higher_is_better is None else higher_is_better)
         self.metrics[metric].append(number)
+
+    def touch(self, lineno: int) -> None:
+        """Record that line `lineno` contributed to this set."""
+        if len(self.source_lines) < MAX_SOURCE_LINES and lineno not in self.source_lines[-1:]:
+            self.source_lines.append(lineno)
+        self.last_line = max(self.last_line, lineno)
+
+    @property
+    def unassigned(self) -> bool:
+        return bool(self.missing)
 
     def sample_count(self) -> int:
         return sum(len(values) for values in self.metrics.values())
@@ -89,6 +114,11 @@ class ResultSet:
             "series": self.series,
             "labels": dict(self.labels),
             "line": self.line,
+            "last_line": max(self.last_line, self.line),
+            "source_lines": list(self.source_lines),
+            "kernel_line": self.kernel_line,
+            "missing": list(self.missing),
+            "block": self.block,
         }
 
 
@@ -161,6 +191,9 @@ class Parser:
         results = [r for r in results if r.metrics or r.series]
         if not results:
             raise ParseError(f"no {self.description or self.name} results found")
+        for result_set in results:  # formats that do not track lines still name where they start
+            if not result_set.source_lines and result_set.line:
+                result_set.touch(result_set.line)
         return ParseResult(self.name, self.version, results, warnings.as_list())
 
 
@@ -325,23 +358,33 @@ def find_kernel(text: str) -> str | None:
 
 
 class ResultGroups:
-    """Result sets keyed by their setup, in first-seen order: repeats of a setup share one set."""
+    """Result sets keyed by their setup, in first-seen order: repeats of a setup share one set.
+
+    `kernel_line` is remembered from the first line creating a set, not part of its identity: two
+    headings naming the same kernel are one setup. `block` is part of the identity: two
+    unassigned blocks are never merged, as nobody knows yet whether they are the same setup.
+    """
 
     def __init__(self):
         self._sets: dict[str, ResultSet] = {}
         self._last: tuple[dict, ResultSet] | None = None
 
-    def get(self, line: int, **setup) -> ResultSet:
+    def get(self, line: int, *, kernel_line: int | None = None, block: int | None = None,
+            **setup) -> ResultSet:
         # Long files repeat one setup line after line; comparing small dicts is much cheaper
         # than building the key, which matters at millions of lines.
-        if self._last is not None and self._last[0] == setup:
-            return self._last[1]
-        key = json.dumps(setup, sort_keys=True, default=str)
-        found = self._sets.get(key)
-        if found is None:
-            found = ResultSet(line=line, **_copied(setup))
-            self._sets[key] = found
-        self._last = (_copied(setup), found)
+        keyed = {**setup, "_block": block} if block is not None else setup
+        if self._last is not None and self._last[0] == keyed:
+            found = self._last[1]
+        else:
+            key = json.dumps(keyed, sort_keys=True, default=str)
+            found = self._sets.get(key)
+            if found is None:
+                found = ResultSet(line=line, kernel_line=kernel_line, **_copied(setup))
+                found.block = None if block is None else str(block)
+                self._sets[key] = found
+            self._last = (_copied(keyed), found)
+        found.touch(line)
         return found
 
     def results(self) -> list[ResultSet]:
@@ -349,8 +392,9 @@ class ResultGroups:
 
 
 def _copied(setup: dict) -> dict:
-    # The caller may keep mutating its params/tunables dicts for later blocks.
-    return {key: dict(value) if isinstance(value, dict) else value for key, value in setup.items()}
+    # The caller may keep mutating its params/tunables dicts (and lists) for later blocks.
+    return {key: dict(value) if isinstance(value, dict) else
+            list(value) if isinstance(value, list) else value for key, value in setup.items()}
 
 
 def slug(text: str) -> str:

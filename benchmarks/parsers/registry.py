@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterable, Iterator
 from itertools import chain
 
@@ -10,6 +11,7 @@ from .base import HEAD_SIZE, ParseError, Parser, ParseResult, UnknownFormat, cle
 from .burn import BurnParser
 from .hackbench import HackbenchParser
 from .hyperfine_json import HyperfineJsonParser
+from .kernel_table import KernelTableParser
 from .kernel_time import KernelTimeParser
 from .loops_time import LoopsTimeParser
 from .metric_lines import MetricLinesParser
@@ -34,7 +36,7 @@ PARSERS: dict[str, Parser] = {
         TimeMsParser(), LoopsTimeParser(), KernelTimeParser(), ResultsFileParser(), BurnParser(),
         SweepParser(), VmstatParser(), NormalizedParser(), ParamTableParser(), PerfBenchParser(),
         HackbenchParser(), SchbenchParser(), SysbenchParser(), HyperfineJsonParser(),
-        SchedbenchCsvParser(), SchedbenchJsonParser(), MetricLinesParser(),
+        SchedbenchCsvParser(), SchedbenchJsonParser(), MetricLinesParser(), KernelTableParser(),
     )
 }
 
@@ -82,17 +84,57 @@ def choose(head: str, format: str | None = None) -> Parser:
 def parse_text(text: str, format: str | None = None) -> ParseResult:
     if not isinstance(text, str):
         raise ParseError(f"expected text, got {type(text).__name__}")
-    parser = choose(text[:HEAD_SIZE], format)
-    return _run(parser, io.StringIO(text, newline=""))
+    return parse_lines(io.StringIO(text, newline=""), head=text[:HEAD_SIZE], format=format)
 
 
 def parse_lines(lines: Iterable, *, head: str | None = None,
                 format: str | None = None) -> ParseResult:
     """Parse a stream of lines (e.g. an open text file). `head` is the first ~64 KiB of the
-    same input for detection; when None it is read from `lines` and replayed."""
+    same input for detection; when None it is read from `lines` and replayed.
+
+    A paste that is quoted as a whole (every line starts with `>`: results forwarded in a reply)
+    is read without its quote marks; quoted lines inside an unquoted paste stay someone else's.
+    """
     if head is None:
         head, lines = sniff(lines)
-    return _run(choose(head, format), lines)
+    depth = quote_depth(head) if isinstance(head, str) else 0
+    if depth:
+        head = "".join(unquote(line, depth) for line in head.splitlines(keepends=True))
+        lines = (unquote(line, depth) for line in lines)
+    result = _run(choose(head, format), lines)
+    if depth:
+        result.warnings.insert(0, "the whole input was quoted (> ): read without the quote marks")
+    return result
+
+
+_QUOTE_RE = re.compile(r"[ \t]*>[ \t]?")
+
+
+def quote_depth(head: str) -> int:
+    """How many `>` levels every non-blank line of `head` shares (0 when some line has none)."""
+    depth = None
+    for line in head.splitlines():
+        if not line.strip():
+            continue
+        level, rest = 0, line
+        while match := _QUOTE_RE.match(rest):
+            level, rest = level + 1, rest[match.end():]
+        depth = level if depth is None else min(depth, level)
+        if depth == 0:
+            return 0
+    return depth or 0
+
+
+def unquote(line, depth: int):
+    """`line` without its first `depth` quote marks (a blank line stays blank)."""
+    if isinstance(line, bytes | bytearray):
+        line = bytes(line).decode("utf-8", errors="replace")
+    for _ in range(depth):
+        match = _QUOTE_RE.match(line)
+        if not match:
+            break
+        line = line[match.end():]
+    return line
 
 
 def sniff(lines: Iterable) -> tuple[str, Iterator]:

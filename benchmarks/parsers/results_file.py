@@ -11,7 +11,14 @@
 
 A shell prompt running a program names the variant (labels["program"]); an `echo V >
 /proc/sys/kernel/NAME` (or `sysctl -w kernel.NAME=V`) sets a tunable for every block after it.
-Any line the timing grammar knows (time, loops, kernel: ms, burn) is a result line.
+Any line the timing grammar knows (time, loops, `Loop to 1M: N ms`, kernel: ms, burn) is a
+result line. Headings may carry a remark (`2.6.26-rc2-smp (git from this morning)`: the run's
+label) or a patch (`2.6.24-rc7 + sched-devel`: part of the kernel), see headings.py.
+
+Sure or says so: a line this grammar does not know, between a heading and the values after it,
+breaks the heading's hold. Values after such a line (until the next heading) are an UNASSIGNED
+block (`missing` = ["kernel"]), as are values above the first heading of a file that has
+headings: the user says where they belong, the parser never guesses.
 """
 
 from __future__ import annotations
@@ -26,11 +33,18 @@ from .base import (
     ResultGroups,
     Warnings,
     head_lines,
-    is_uname,
     maybe_number,
     numbered_lines,
 )
-from .timing import add_samples, burn_setup, match_measurement, measurement_setup, near_miss
+from .headings import parse_heading
+from .timing import (
+    HOLE_RE,
+    add_samples,
+    burn_setup,
+    match_measurement,
+    measurement_setup,
+    near_miss,
+)
 
 # "host:dir # cmd", "user@host:~/src$ cmd"; the directory part may be empty ("host: # cmd").
 PROMPT_RE = re.compile(r"(?:[\w.-]+@)?[\w.-]+:[^\s#$]*\s*[#$]\s*(?P<cmd>.*)")
@@ -47,8 +61,8 @@ CHRT_POLICIES = {
 
 
 def kernel_heading(text: str) -> str | None:
-    token = text.strip().rstrip(":")
-    return token if is_uname(token) else None
+    heading = parse_heading(text)
+    return heading.kernel if heading else None
 
 
 def command_of(text: str) -> str | None:
@@ -67,6 +81,47 @@ def tunable_of(command: str) -> tuple[str, object] | None:
     if not match:
         return None
     return match.group("name"), maybe_number(match.group("value"))
+
+
+class _State:
+    """What the lines above say about the next value, and how sure we still are of it."""
+
+    def __init__(self):
+        self.setup = {"tunables": {}, "labels": {}, "params": {}, "policy": None}
+        self.kernel: str | None = None
+        self.kernel_line: int | None = None
+        self.labels: dict = {}
+        self.headings = 0
+        self.kernel_lost = False
+        self.params_lost = False
+        self.block: int | None = None  # first line of the unassigned block being filled
+
+    def heading(self, heading, lineno: int) -> None:
+        self.kernel, self.kernel_line, self.headings = heading.kernel, lineno, self.headings + 1
+        self.labels = {"remark": heading.remark} if heading.remark else {}
+        self.kernel_lost = False
+        self.block = None
+
+    def lose_context(self) -> None:
+        """An unknown line: whatever the headings above said no longer surely holds."""
+        if self.kernel is not None:
+            self.kernel_lost = True
+        if self.setup["params"]:
+            self.params_lost = True
+        self.block = None
+
+    def missing(self, found) -> list[str]:
+        missing = []
+        if found.kernel is None and self.kernel_lost:
+            missing.append("kernel")
+        if self.params_lost and found.kind == "burn":
+            missing.extend(f"param.{name}" for name in self.setup["params"])
+        return missing
+
+    def unassigned_block(self, lineno: int) -> int:
+        if self.block is None:
+            self.block = lineno
+        return self.block
 
 
 class ResultsFileParser(Parser):
@@ -97,38 +152,67 @@ class ResultsFileParser(Parser):
     def parse(self, lines: Iterable[str]) -> ParseResult:
         warnings = Warnings()
         groups = ResultGroups()
-        state = {"kernel": None, "tunables": {}, "labels": {}, "params": {}, "policy": None}
+        state = _State()
         for lineno, text in numbered_lines(lines, warnings):
             self._feed(text.strip(), lineno, state, groups, warnings)
-        return self.result(groups.results(), warnings)
+        results = groups.results()
+        if state.headings:
+            # Values above the first heading: whose are they? Not ours to guess.
+            for result_set in results:
+                if result_set.kernel is None and not result_set.missing:
+                    result_set.missing, result_set.block = ["kernel"], str(result_set.line)
+        return self.result(results, warnings)
 
     def _feed(self, text, lineno, state, groups, warnings) -> None:
         found = match_measurement(text, lineno)
         if found is not None:
-            setup = measurement_setup(found, state["params"])
-            setup["kernel"] = found.kernel or state["kernel"]
-            result_set = groups.get(lineno, **setup, tunables=state["tunables"],
-                                    labels=state["labels"], policy=state["policy"])
-            add_samples(result_set, found)
+            self._measurement(found, lineno, state, groups)
             return
-        kernel = kernel_heading(text)
-        if kernel:
-            state["kernel"] = kernel
+        heading = parse_heading(text)
+        if heading:
+            state.heading(heading, lineno)
+            return
+        hole = HOLE_RE.search(text)
+        if hole:
+            warnings.add(lineno, f"hole: {hole.group(1).strip()}")
             return
         command = command_of(text)
         if command is not None:
-            self._command(command, state)
+            self._command(command, state.setup)
             return
         setup = burn_setup(text, lineno)
         if setup is not None:
-            state["params"] = setup
+            state.setup["params"] = setup
+            state.params_lost = False
         elif near_miss(text):
             raise ParseError("malformed result line", line=lineno)
         else:
+            state.lose_context()
             warnings.add(lineno, "ignored unrecognised line")
 
     @staticmethod
+    def _measurement(found, lineno, state, groups) -> None:
+        setup = measurement_setup(found, state.setup["params"])
+        labels = {**state.setup["labels"], **setup.pop("labels", {})}
+        kernel_line = lineno if found.kernel else state.kernel_line
+        block = None
+        missing = state.missing(found)
+        if found.kernel is None and "kernel" not in missing:
+            setup["kernel"] = state.kernel
+            labels.update(state.labels)  # the heading's remark
+        if missing:
+            setup["params"] = {name: value for name, value in setup["params"].items()
+                               if f"param.{name}" not in missing}
+            block, kernel_line = state.unassigned_block(lineno), None
+            setup["missing"] = missing
+        result_set = groups.get(lineno, **setup, kernel_line=kernel_line, block=block,
+                                tunables=state.setup["tunables"], labels=labels,
+                                policy=state.setup["policy"])
+        add_samples(result_set, found)
+
+    @staticmethod
     def _command(command: str, state: dict) -> None:
+        # A command changes what runs next (program, tunables), never which kernel it runs on.
         tunable = tunable_of(command)
         if tunable is not None:
             # Copy: result sets already created keep the tunables they were measured with.

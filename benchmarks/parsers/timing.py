@@ -2,14 +2,20 @@
 
     time 5210 ms                                          -> time_ms
     10000000 loops time 14321 ms                          -> time_ms, params loops
+    Loop to 1M: 5210 ms                                   -> time_ms, params loops
     2.6.30: 1234 ms                                       -> time_ms, kernel
+    2.6.24-rc7 + sched-devel (2nd try): 1234 ms           -> time_ms, kernel, remark
     time: 10612345 (us)  work: 20000000  wait: 201234  idx: 1.88   -> burn metrics
+
+Times may be given in s, ms or us (`time 5.21 s`, `1M: 5210000 us`); they are stored as time_ms,
+converted exactly in decimal so 5.21 s is 5210 ms, not 5210.000000000001.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import NamedTuple
 
 from .base import (
@@ -26,6 +32,7 @@ from .base import (
     parse_count,
     parse_number,
 )
+from .headings import parse_heading
 
 COUNT = r"\d+(?:\.\d+)?(?:\s*[kKmMgG])?"
 # "time 5", "time: 5", "time=5". Written as alternatives, never `\s*[:=]?\s*`: two optional
@@ -33,10 +40,24 @@ COUNT = r"\d+(?:\.\d+)?(?:\s*[kKmMgG])?"
 SEP = r"(?:\s*[:=]\s*|\s*)"
 COMMA = r"(?:\s*,\s*|\s*)"
 
-TIME_RE = re.compile(rf"time{SEP}({NUMBER})\s*ms\.?", re.I)
+# Time units people print, to milliseconds. "(ms)" with parentheses is a burn-line habit.
+UNIT = (r"(?:\(\s*)?(ms|msecs?|milliseconds?|s|secs?|seconds?|us|usecs?|microseconds?|\u00b5s)"
+        r"(?:\s*\))?")
+_TO_MS = {"ms": 1, "msec": 1, "msecs": 1, "millisecond": 1, "milliseconds": 1,
+          "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
+          "us": Decimal("0.001"), "usec": Decimal("0.001"), "usecs": Decimal("0.001"),
+          "microsecond": Decimal("0.001"), "microseconds": Decimal("0.001"),
+          "\u00b5s": Decimal("0.001")}
+TIME_RE = re.compile(rf"time{SEP}({NUMBER})\s*{UNIT}\.?", re.I)
 LOOPS_RE = re.compile(
-    rf"({COUNT})\s+loops?(?:\s*[:,]\s*|\s*)time{SEP}({NUMBER})\s*ms\.?", re.I)
-KERNEL_TIME_RE = re.compile(rf"({KERNEL})\s*:\s*(?:time{SEP})?({NUMBER})\s*ms\.?", re.I)
+    rf"({COUNT})\s+loops?(?:\s*[:,]\s*|\s*)time{SEP}({NUMBER})\s*{UNIT}\.?", re.I)
+# "Loop to 1M: 5210 ms", "Loops of 10k: 40 ms", "1M loops: 4015 ms", "1M: 4015 ms". A bare
+# number without a suffix ("10: 40 ms") is more likely a run number than a loop count.
+LOOP_TO_RE = re.compile(
+    rf"(?:loops?\s+(?:(?:to|of|=)\s*)?({COUNT})|({COUNT})\s*loops?|(\d+(?:\.\d+)?\s*[kKmMgG]))"
+    rf"\s*:\s*(?:time{SEP})?({NUMBER})\s*{UNIT}\.?", re.I)
+# The end of "<kernel heading>: [time] N ms"; what is before the colon must be a heading.
+KERNEL_TIME_TAIL_RE = re.compile(rf":\s*(?:time{SEP})?({NUMBER})\s*{UNIT}\.?$", re.I)
 BURN_RE = re.compile(
     rf"time\s*:\s*({NUMBER})\s*\(us\){COMMA}work\s*:\s*({NUMBER}){COMMA}"
     rf"wait\s*:\s*({NUMBER}){COMMA}idx\s*:\s*({NUMBER})",
@@ -45,7 +66,11 @@ BURN_RE = re.compile(
 # "100 x 100 ms" or "10 x 1s:" heading a burn sweep block: iterations x burn time per thread.
 BURN_SETUP_RE = re.compile(rf"({COUNT})\s*[x*\u00d7]\s*({NUMBER})\s*(s|ms|us)\s*:?", re.I)
 # Something that wants to be a result line but is not well formed: an error, not a warning.
-NEAR_MISS_RE = re.compile(rf"(time\b{SEP}\S|{COUNT}\s+loops?\b|{KERNEL}\s*:.*\bms\b)", re.I)
+NEAR_MISS_RE = re.compile(
+    rf"(time\b{SEP}\S|{COUNT}\s+loops?\b|{KERNEL}\s*:.*\bms\b|loops?\s+(?:to|of)\s+{COUNT}\s*:\s*\S)",
+    re.I)
+# "<missed 2.6.24 here>", "Loop to 10M: <crashed>": a hole, nothing measured there.
+HOLE_RE = re.compile(r"<([^<>]*)>")
 
 BURN_METRICS = ("time_us", "work_us", "wait_us", "idx")
 _TO_US = {"s": 1_000_000, "ms": 1_000, "us": 1}
@@ -57,13 +82,14 @@ class Measurement(NamedTuple):  # a NamedTuple: cheap to build once per line
     samples: tuple[tuple[str, int | float], ...]
     loops: int | float | None = None
     kernel: str | None = None
+    remark: str | None = None
 
 
 def match_measurement(text: str, lineno: int | None = None) -> Measurement | None:
     """The measurement on a stripped line, or None if the line is not a result line."""
     match = TIME_RE.fullmatch(text)  # the most common line first
     if match:
-        return Measurement("time", "threadtest", _time_sample(match.group(1), lineno))
+        return Measurement("time", "threadtest", _time_sample(match, lineno))
     match = BURN_RE.fullmatch(text)
     if match:
         values = [parse_number(group, line=lineno) for group in match.groups()]
@@ -71,17 +97,41 @@ def match_measurement(text: str, lineno: int | None = None) -> Measurement | Non
     match = LOOPS_RE.fullmatch(text)
     if match:
         loops = parse_count(match.group(1), line=lineno)
-        return Measurement("loops", "threadtest", _time_sample(match.group(2), lineno), loops=loops)
-    match = KERNEL_TIME_RE.fullmatch(text)
+        return Measurement("loops", "threadtest", _time_sample(match, lineno, 2), loops=loops)
+    match = LOOP_TO_RE.fullmatch(text)
     if match:
-        return Measurement("kernel", "threadtest", _time_sample(match.group(2), lineno),
-                           kernel=match.group(1))
-    return None
+        count = match.group(1) or match.group(2) or match.group(3)
+        return Measurement("loops", "threadtest", _time_sample(match, lineno, 4),
+                           loops=parse_count(count, line=lineno))
+    return _kernel_measurement(text, lineno)
 
 
-def _time_sample(token: str, lineno: int | None) -> tuple[tuple[str, int | float], ...]:
-    value = int(token) if token.isdigit() else parse_number(token, line=lineno, what="time in ms")
-    return (("time_ms", value),)
+def _kernel_measurement(text: str, lineno: int | None) -> Measurement | None:
+    if ":" not in text:
+        return None
+    match = KERNEL_TIME_TAIL_RE.search(text)
+    if not match:
+        return None
+    heading = parse_heading(text[:match.start()])
+    if heading is None:
+        return None
+    return Measurement("kernel", "threadtest", _time_sample(match, lineno),
+                       kernel=heading.kernel, remark=heading.remark)
+
+
+def _time_sample(match, lineno: int | None, group: int = 1) -> tuple[tuple[str, int | float], ...]:
+    return (("time_ms", to_ms(match.group(group), match.group(group + 1), lineno)),)
+
+
+def to_ms(token: str, unit: str, lineno: int | None = None) -> int | float:
+    """A time in milliseconds, converted in decimal so no binary rounding creeps in."""
+    factor = _TO_MS[unit.lower()]
+    if factor == 1:
+        return int(token) if token.isdigit() else parse_number(token, line=lineno,
+                                                                what="time in ms")
+    parse_number(token, line=lineno, what="time")  # refuses nan, inf and junk first
+    value = Decimal(token) * factor
+    return int(value) if value == value.to_integral_value() else float(value)
 
 
 def near_miss(text: str) -> bool:
@@ -105,7 +155,10 @@ def measurement_setup(found: Measurement, params: dict) -> dict:
     merged = dict(params)
     if found.loops is not None:
         merged["loops"] = found.loops
-    return {"benchmark": found.benchmark, "kernel": found.kernel, "params": merged}
+    setup = {"benchmark": found.benchmark, "kernel": found.kernel, "params": merged}
+    if found.remark:
+        setup["labels"] = {"remark": found.remark}
+    return setup
 
 
 def add_samples(result_set, found: Measurement) -> None:
@@ -144,8 +197,11 @@ class TimingLinesParser(Parser):
             if found is not None and found.kind == self.kind:
                 result_set = current.get((found.loops, found.kernel))
                 if result_set is None:
-                    result_set = groups.get(lineno, **measurement_setup(found, params))
+                    result_set = groups.get(lineno, **measurement_setup(found, params),
+                                            kernel_line=lineno if found.kernel else None)
                     current[(found.loops, found.kernel)] = result_set
+                else:
+                    result_set.touch(lineno)
                 add_samples(result_set, found)
                 continue
             setup = self.setup_line(text, lineno)

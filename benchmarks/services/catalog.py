@@ -2,12 +2,15 @@
 
 import hashlib
 import json
+import unicodedata
 
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
 from benchmarks import versions
+from benchmarks.errors import InputError
 from benchmarks.models import Benchmark, Kernel, Machine, Metric
+from benchmarks.services.jsonvalues import json_value_check
 
 MACHINE_FIELDS = (
     "name",
@@ -26,8 +29,27 @@ MACHINE_FIELDS = (
 UNKNOWN_MACHINE = "unknown machine"
 
 
-class CatalogError(ValueError):
+class CatalogError(InputError):
     """Bad names or machine descriptions; the message says which field."""
+
+
+# Bidirectional formatting characters can make a name display as another one ("Trojan
+# Source"); with the C0/C1 controls (NUL among them, which PostgreSQL refuses) they never
+# belong in a kernel, machine, benchmark or metric name.
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                          "\u2066\u2067\u2068\u2069")
+
+
+def identifier_check(value: str, *, field: str) -> str:
+    """`value` unchanged, or CatalogError when it holds control or bidi-override characters."""
+    for char in value:
+        category = unicodedata.category(char)
+        if category in ("Cc", "Cs") or char in BIDI_CONTROLS:
+            raise CatalogError(
+                f"{field} {value!r} contains the control character U+{ord(char):04X}; "
+                "names may not contain control or bidirectional-override characters",
+                field=field)
+    return value
 
 
 def _get_or_create(model, lookup: dict, defaults: dict):
@@ -40,7 +62,7 @@ def _get_or_create(model, lookup: dict, defaults: dict):
 
 
 def benchmark_get_or_create(*, name: str) -> Benchmark:
-    name = (name or "").strip()
+    name = identifier_check((name or "").strip(), field="benchmark")
     slug = slugify(name)[:100]
     if not slug:
         raise CatalogError(f"benchmark name {name!r} has no letters or digits")
@@ -50,9 +72,9 @@ def benchmark_get_or_create(*, name: str) -> Benchmark:
 def metric_get_or_create(
     *, benchmark: Benchmark, name: str, unit: str = "", higher_is_better: bool = False
 ) -> Metric:
-    name = (name or "").strip()
+    name = identifier_check((name or "").strip(), field="metrics")
     if not name or len(name) > 100:
-        raise CatalogError(f"metric name {name!r} must be 1-100 characters")
+        raise CatalogError(f"metric name {name!r} must be 1-100 characters", field="metrics")
     return _get_or_create(
         Metric,
         {"benchmark": benchmark, "name": name},
@@ -61,11 +83,9 @@ def metric_get_or_create(
 
 
 def kernel_get_or_create(*, version: str) -> Kernel:
-    version = (version or "").strip()
+    version = identifier_check((version or "").strip(), field="kernel")
     if not version or len(version) > 200:
-        raise CatalogError("kernel version must be 1-200 characters")
-    if any(ord(ch) < 32 for ch in version):
-        raise CatalogError(f"kernel version {version!r} contains control characters")
+        raise CatalogError("kernel version must be 1-200 characters", field="kernel")
     family = versions.scheduler_family(version)
     return _get_or_create(Kernel, {"version": version}, {"family": family})
 
@@ -78,8 +98,8 @@ def _clean_machine_spec(spec: dict) -> dict:
     for field in ("name", "cpu_model", "arch", "virtualization"):
         value = spec.get(field) or ""
         if not isinstance(value, str):
-            raise CatalogError(f"machine.{field} must be a string")
-        clean[field] = value.strip()[:200]
+            raise CatalogError(f"machine.{field} must be a string", field=f"machine.{field}")
+        clean[field] = identifier_check(value.strip()[:200], field=f"machine.{field}")
     for field in ("sockets", "cores_per_socket", "threads_per_core", "memory_mb"):
         value = spec.get(field)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
@@ -90,6 +110,7 @@ def _clean_machine_spec(spec: dict) -> dict:
     caches = spec.get("caches") or {}
     if not isinstance(caches, dict):
         raise CatalogError("machine.caches must be an object such as {\"L2\": \"4M\"}")
+    json_value_check(caches, field="machine.caches", error=CatalogError)
     clean["caches"] = caches
     if not clean["name"]:
         raise CatalogError("machine.name is required")
@@ -106,9 +127,9 @@ def machine_fingerprint(spec: dict) -> str:
 def machine_get_or_create(*, spec: dict | str) -> Machine:
     """A machine by full description (de-duplicated by fingerprint) or by bare name."""
     if isinstance(spec, str):
-        name = spec.strip()
+        name = identifier_check(spec.strip(), field="machine")
         if not name:
-            raise CatalogError("machine name is empty")
+            raise CatalogError("machine name is empty", field="machine")
         existing = Machine.objects.filter(name=name).order_by("id").first()
         if existing:
             return existing

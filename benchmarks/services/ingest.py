@@ -1,15 +1,23 @@
 """From raw bytes to runs: store the artifact, parse it, create one run per result set.
 
 All or nothing: any error leaves no artifact row, no run and no sample behind.
+
+Sure or says so: a result set the parser could not place (an UNASSIGNED block: values after a
+line it did not understand, a row above any heading) is previewed with its line range and
+source lines, and the commit is refused, naming those lines, until the user assigns it
+(`assign`: source key -> {"kernel", "label", "params"}). The same mapping corrects what the
+parser did find: an edit keyed by a heading's source key reaches every run from that heading.
 """
 
 import io
 from dataclasses import asdict, dataclass, field
 from typing import BinaryIO
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from benchmarks import parsers
+from benchmarks.errors import InputError
+from benchmarks.format_help import layout_hint
 from benchmarks.models import Artifact, Run
 from benchmarks.parsers.base import HEAD_SIZE
 from benchmarks.services.artifacts import artifact_file_discard_if_orphaned, artifact_store
@@ -20,18 +28,35 @@ from benchmarks.services.catalog import (
     kernel_get_or_create,
     machine_get_or_create,
 )
-from benchmarks.services.runs import MetricInput, Provenance, RunError, run_create
+from benchmarks.services.runs import (
+    MetricInput,
+    PreparedRun,
+    Provenance,
+    RunError,
+    run_prepare,
+    runs_replace,
+    runs_store_once,
+)
+
+SOURCE_LINES_SHOWN = 40
+SOURCE_LINES_TOTAL = 5000
+SOURCE_LINE_CHARS = 300
+ASSIGN_TEXT_LIMIT = 200
 
 
-class IngestError(ValueError):
-    """Input that cannot become runs. Carries what the API reports: line, formats, guess."""
+class IngestError(InputError):
+    """Input that cannot become runs. Carries what the API reports: line, formats, guess, and
+    the closest layout (a format name) with the link to its example on the format help page."""
 
-    def __init__(self, message: str, *, line=None, formats=None, best_guess=None):
-        super().__init__(message)
-        self.message = message
-        self.line = line
+    def __init__(self, message: str, *, line=None, formats=None, best_guess=None, field=None,
+                 layout=None):
+        extra = {} if formats is None else {"formats": formats, "best_guess": best_guess}
+        if layout is not None or formats is not None:
+            extra.update(layout_hint(layout or best_guess))
+        super().__init__(message, line=line, field=field, **extra)
         self.formats = formats
         self.best_guess = best_guess
+        self.layout = layout or best_guess
 
 
 @dataclass
@@ -49,6 +74,8 @@ class UploadMetadata:
     environment: dict = field(default_factory=dict)
     # Corrections from the preview: kernel as found in the input -> kernel to store.
     kernel_map: dict = field(default_factory=dict)
+    # Assignments and corrections from the preview, by source key (see `source_key`).
+    assign: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -84,32 +111,85 @@ def parse_stream(stream: BinaryIO, *, format: str | None = None) -> parsers.Pars
             exc.message, line=exc.line, formats=exc.formats, best_guess=exc.best_guess
         ) from None
     except parsers.ParseError as exc:
-        raise IngestError(exc.message, line=exc.line) from None
+        raise IngestError(exc.message, line=exc.line, layout=_closest_layout(head, format)) \
+            from None
     finally:
         text.detach()  # the wrapper would close the caller's stream when collected
         stream.seek(0)
 
 
+def _closest_layout(head: str, format: str | None) -> str | None:
+    if format in parsers.PARSERS:
+        return format
+    ranked = parsers.detect(head)
+    return ranked[0][0] if ranked else None
+
+
+def source_key(result: parsers.ResultSet) -> str:
+    """What one preview edit reaches: an unassigned block, or everything read from one heading
+    (a table header names several kernels, so the kernel is part of the key)."""
+    if result.missing:
+        return f"block:{result.block or result.line}"
+    if result.kernel_line:
+        return f"heading:{result.kernel_line}:{result.kernel or ''}"
+    return f"run:{result.line}:{result.kernel or ''}"
+
+
+def _assignment(meta: UploadMetadata, key: str) -> dict:
+    fix = meta.assign.get(key) or {}
+    if not isinstance(fix, dict):
+        raise IngestError(f"assign[{key!r}] must be an object with kernel, label or params")
+    for name in ("kernel", "label"):
+        value = fix.get(name)
+        if value is not None and (not isinstance(value, str) or len(value) > ASSIGN_TEXT_LIMIT):
+            raise IngestError(f"assign[{key!r}].{name} must be text of at most "
+                              f"{ASSIGN_TEXT_LIMIT} characters")
+    if not isinstance(fix.get("params", {}), dict):
+        raise IngestError(f"assign[{key!r}].params must be an object")
+    return fix
+
+
+def _still_missing(result: parsers.ResultSet, fix: dict) -> list[str]:
+    given = {"kernel"} if (fix.get("kernel") or "").strip() else set()
+    given |= {f"param.{name}" for name in fix.get("params", {})}
+    return [what for what in result.missing if what not in given]
+
+
+def _label(labels: dict) -> str:
+    """A heading's remark reads as itself; other labels as name=value."""
+    parts = [labels["remark"]] if labels.get("remark") else []
+    parts += [f"{k}={v}" for k, v in sorted(labels.items()) if k != "remark"]
+    return ", ".join(parts)
+
+
 def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> dict:
-    """Merge what the parser found with what the uploader said; the data wins on conflicts."""
+    """Merge what the parser found with what the uploader said; the data wins on conflicts,
+    except where the user corrected or assigned it in the preview."""
     benchmark = meta.benchmark or result.benchmark
     if not benchmark:
         raise IngestError(
             "benchmark: the input does not name one; give it with the upload", line=result.line
         )
-    kernel = meta.kernel_map.get(result.kernel or "", result.kernel) or meta.kernel
-    if not kernel:
+    key = source_key(result)
+    fix = _assignment(meta, key)
+    missing = _still_missing(result, fix)
+    kernel = (fix.get("kernel") or "").strip() or \
+        meta.kernel_map.get(result.kernel or "", result.kernel)
+    if not kernel and not result.missing:
+        kernel = meta.kernel
+    if not kernel and not missing:
         raise IngestError(
             "kernel: the input does not name one; give it with the upload", line=result.line
         )
     labels = dict(result.labels)
+    label = fix.get("label")
     return {
         "benchmark": benchmark,
-        "kernel": kernel,
+        "kernel": kernel or None,
         "machine": meta.machine or result.machine or UNKNOWN_MACHINE,
         "policy": meta.policy or result.policy or "",
-        "label": meta.label or ", ".join(f"{k}={v}" for k, v in sorted(labels.items())),
-        "params": {**meta.params, **result.params},
+        "label": label.strip() if label is not None else (meta.label or _label(labels)),
+        "params": {**meta.params, **result.params, **fix.get("params", {})},
         "tunables": {**meta.tunables, **result.tunables},
         "series": {**(meta.series if single else {}), **result.series},
         "environment": {**meta.environment, **({"labels": labels} if labels else {})},
@@ -122,12 +202,76 @@ def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> d
             for name, values in result.metrics.items()
         },
         "line": result.line,
+        "lines": [result.line, max(result.last_line, result.line)],
+        "kernel_line": result.kernel_line,
+        "source_numbers": _shown_lines(result),
+        "source_key": key,
+        "missing": missing,
+        "unassigned": bool(missing),
     }
 
 
-def _create_run(preview: dict, provenance: Provenance) -> Run:
+def previews_build(results, meta: UploadMetadata) -> list[dict]:
+    """One preview per result set; an unassigned block split over several runs (two loop
+    sizes, two table columns) reports the whole block's line range on each of them."""
+    single = len(results) == 1
+    previews = [_resolve(result, meta, single) for result in results]
+    ranges: dict[str, list[int]] = {}
+    for preview in previews:
+        if preview["unassigned"]:
+            first, last = preview["lines"]
+            found = ranges.setdefault(preview["source_key"], [first, last])
+            found[0], found[1] = min(found[0], first), max(found[1], last)
+    for preview in previews:
+        if preview["unassigned"]:
+            preview["lines"] = list(ranges[preview["source_key"]])
+    return previews
+
+
+def _shown_lines(result: parsers.ResultSet) -> list[int]:
+    numbers = list(result.source_lines[:SOURCE_LINES_SHOWN])
+    if result.kernel_line and result.kernel_line not in numbers:
+        numbers.insert(0, result.kernel_line)
+    return numbers
+
+
+def _attach_sources(stream: BinaryIO, previews: list[dict]) -> None:
+    """Give each preview the text of its source lines, read back from the kept input."""
+    wanted = sorted({n for p in previews for n in p["source_numbers"]})[:SOURCE_LINES_TOTAL]
+    texts: dict[int, str] = {}
+    if wanted:
+        stream.seek(0)
+        reader = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+        try:
+            targets, last = set(wanted), wanted[-1]
+            for number, raw in enumerate(reader, 1):
+                if number in targets:
+                    texts[number] = raw.rstrip("\r\n")[:SOURCE_LINE_CHARS].lstrip("\ufeff")
+                if number >= last:
+                    break
+        finally:
+            reader.detach()
+            stream.seek(0)
+    for preview in previews:
+        preview["source"] = [[n, texts[n]] for n in preview["source_numbers"] if n in texts]
+
+
+def refuse_unassigned(previews: list[dict]) -> None:
+    """Commit only what is sure: the first block still unassigned is refused by its lines."""
+    for preview in previews:
+        if preview["unassigned"]:
+            first, last = preview["lines"]
+            where = f"line {first}" if first == last else f"lines {first}-{last}"
+            what = " and ".join(m.replace("param.", "parameter ") for m in preview["missing"])
+            raise IngestError(
+                f"{where}: not sure of the {what} for these values (after a line the parser did "
+                f"not understand, or before any heading); assign them in the preview "
+                f"(assign[{preview['source_key']!r}]) or fix the input", line=first)
+
+
+def _prepare_run(preview: dict, provenance: Provenance) -> PreparedRun:
     try:
-        return run_create(
+        return run_prepare(
             benchmark=benchmark_get_or_create(name=preview["benchmark"]),
             kernel=kernel_get_or_create(version=preview["kernel"]),
             machine=machine_get_or_create(spec=preview["machine"]),
@@ -144,7 +288,11 @@ def _create_run(preview: dict, provenance: Provenance) -> Run:
             series=preview["series"],
         )
     except (CatalogError, RunError) as exc:
-        raise IngestError(str(exc), line=preview["line"]) from None
+        raise IngestError(str(exc), line=preview["line"], field=exc.field) from None
+
+
+def _create_run(preview: dict, provenance: Provenance) -> Run:
+    return runs_store_once([_prepare_run(preview, provenance)])[0]
 
 
 def _replay(submitter, idempotency_key: str | None) -> IngestOutcome | None:
@@ -176,11 +324,12 @@ def upload_ingest(
     if replay:
         return replay
     parsed = parse_stream(stream, format=format)
-    single = len(parsed.results) == 1
-    previews = [_resolve(result, metadata, single) for result in parsed.results]
+    previews = previews_build(parsed.results, metadata)
+    _attach_sources(stream, previews)
     outcome = IngestOutcome(parsed.format, parsed.version, previews, parsed.warnings)
     if dry_run:
         return outcome
+    refuse_unassigned(previews)
     stored_name = ""
     try:
         with transaction.atomic():
@@ -191,19 +340,37 @@ def upload_ingest(
             artifact.idempotency_key = idempotency_key if submitter is not None else None
             outcome.runs = _derive_runs(artifact, parsed, previews)
             outcome.artifact = artifact
+            outcome.warnings = [*outcome.warnings, *_already_stored_warnings(outcome.runs)]
+    except IntegrityError:
+        # A concurrent upload with the same idempotency key committed first: answer its replay.
+        artifact_file_discard_if_orphaned(stored_name)
+        replay = _replay(submitter, idempotency_key)
+        if replay is None:
+            raise
+        return replay
     except Exception:
         artifact_file_discard_if_orphaned(stored_name)
         raise
     return outcome
 
 
-def _derive_runs(artifact: Artifact, parsed, previews: list[dict]) -> list[Run]:
+def _already_stored_warnings(runs: list[Run]) -> list[str]:
+    return [f"run #{run.pk}: this result set is already stored (run #{run.pk}, from "
+            f"{run.get_source_display()}); linked to it, not stored twice"
+            for run in dict.fromkeys(runs) if getattr(run, "already_stored", False)]
+
+
+def _provenance(artifact: Artifact, parsed) -> Provenance:
     artifact.parser_name, artifact.parser_version = parsed.format, parsed.version
     artifact.save()
-    provenance = Provenance(
+    return Provenance(
         source=artifact.source, artifact=artifact, parser_name=parsed.format,
         parser_version=parsed.version, submitter=artifact.uploader,
     )
+
+
+def _derive_runs(artifact: Artifact, parsed, previews: list[dict]) -> list[Run]:
+    provenance = _provenance(artifact, parsed)
     return [_create_run(preview, provenance) for preview in previews]
 
 
@@ -213,15 +380,20 @@ def artifact_needs_reparse(artifact: Artifact) -> bool:
 
 
 def artifact_reparse(*, artifact: Artifact) -> tuple[list[int], list[Run]]:
-    """Re-derive an artifact's runs with today's parsers: old runs go, new ones come, atomically.
+    """Re-derive an artifact's runs with today's parsers, atomically, keeping run ids.
 
-    Returns (ids of the runs removed, runs created). A parse error leaves everything as it was.
+    A run the new parse continues keeps its id (rewritten in place); one it no longer yields
+    is removed and redirects to its successor. Returns (ids removed, runs as they are now).
+    A parse error leaves everything as it was.
     """
     metadata = UploadMetadata(**artifact.metadata) if artifact.metadata else UploadMetadata()
     with artifact.file.open("rb") as stream:
         parsed = parse_stream(stream, format=artifact.forced_format or None)
-    previews = [_resolve(r, metadata, len(parsed.results) == 1) for r in parsed.results]
+    previews = previews_build(parsed.results, metadata)
+    refuse_unassigned(previews)
     with transaction.atomic():
-        old_ids = list(artifact.runs.values_list("id", flat=True))
-        artifact.runs.all().delete()
-        return old_ids, _derive_runs(artifact, parsed, previews)
+        old = list(artifact.runs.order_by("id"))
+        provenance = _provenance(artifact, parsed)
+        prepared = [_prepare_run(preview, provenance) for preview in previews]
+        runs, removed = runs_replace(old=old, new=prepared)
+        return removed, runs

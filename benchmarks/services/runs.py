@@ -1,13 +1,16 @@
 """Writing runs: one place that turns a description of a measurement into rows."""
 
-import math
+import hashlib
+import json
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from django.db import transaction
 
-from benchmarks import stats
+from benchmarks import stats, vocabulary
+from benchmarks.errors import InputError
 from benchmarks.models import (
     Artifact,
     Benchmark,
@@ -19,12 +22,14 @@ from benchmarks.models import (
     Run,
     RunParam,
     RunSource,
+    RunTombstone,
 )
 from benchmarks.services.catalog import CatalogError, metric_get_or_create
+from benchmarks.services.jsonvalues import MAX_SAMPLE_MAGNITUDE, json_value_check, sample_problem
 from benchmarks.services.samples import SampleWriter
 
 
-class RunError(ValueError):
+class RunError(InputError):
     """A run description that cannot be stored; the message names the field."""
 
 
@@ -50,6 +55,7 @@ def _check_mapping(name: str, value) -> dict:
         return {}
     if not isinstance(value, Mapping):
         raise RunError(f"{name} must be an object")
+    json_value_check(value, field=name, error=RunError)
     return dict(value)
 
 
@@ -63,17 +69,24 @@ def _check_values(metric: str, values) -> Sequence[float]:
         for position, value in enumerate(values):
             if value.__class__ not in (int, float):
                 raise RunError(f"metrics.{metric}[{position}] is not a number: {value!r}")
-            checked.append(value)
+            try:
+                checked.append(value)
+            except OverflowError:
+                raise RunError(f"metrics.{metric}[{position}] is an integer too large to use "
+                               "as a number", field=f"metrics.{metric}") from None
     if not checked:
         raise RunError(f"metrics.{metric} has no values")
-    if not math.isfinite(math.fsum(checked)):
-        bad = next(i for i, v in enumerate(checked) if not math.isfinite(v))
-        raise RunError(f"metrics.{metric}[{bad}] is not finite")
+    samples = np.frombuffer(checked, dtype=np.float64)
+    out_of_range = ~(np.abs(samples) <= MAX_SAMPLE_MAGNITUDE)  # NaN compares False: caught too
+    if out_of_range.any():
+        bad = int(np.argmax(out_of_range))
+        problem = sample_problem(float(samples[bad]))
+        raise RunError(f"metrics.{metric}[{bad}] {problem}", field=f"metrics.{metric}")
     return checked
 
 
 def _check_series(series) -> dict:
-    series = _check_mapping("series", series)
+    series = _check_mapping("series", series)  # also refuses NaN, NUL, overflowing integers
     for kind, body in series.items():
         if not isinstance(body, Mapping) or not isinstance(body.get("columns"), list):
             raise RunError(f"series.{kind} needs 'columns' (list) and 'rows' (list of lists)")
@@ -126,14 +139,17 @@ def run_prepare(
     if not metrics:
         raise RunError("a run needs at least one metric with values")
     checked = {name: _check_values(name, m.values) for name, m in metrics.items()}
+    params = vocabulary.canonical_params(_check_mapping("params", params),
+                                         benchmark=benchmark.slug)
+    tunables = vocabulary.canonical_tunables(_check_mapping("tunables", tunables))
     run = Run(
         benchmark=benchmark,
         machine=machine,
         kernel=kernel,
         policy=(policy or "")[:100],
         label=(label or "")[:200],
-        params=_check_mapping("params", params),
-        tunables=_check_mapping("tunables", tunables),
+        params=params,
+        tunables=tunables,
         environment=_check_mapping("environment", environment),
         source=provenance.source,
         artifact=provenance.artifact,
@@ -152,6 +168,7 @@ def run_prepare(
         except CatalogError as exc:
             raise RunError(str(exc)) from None
         resolved.append((metric, checked[name], stats.summarize(checked[name])))
+    run.result_key = result_key(run, {name: checked[name] for name in sorted(checked)})
     return PreparedRun(run=run, metrics=resolved, series=_check_series(series))
 
 
@@ -163,6 +180,14 @@ def runs_store(prepared: list[PreparedRun], *, samples: SampleWriter | None = No
     """
     with transaction.atomic():
         runs = Run.objects.bulk_create([item.run for item in prepared])
+        _store_rows(prepared, samples=samples)
+    return runs
+
+
+def _store_rows(prepared: list[PreparedRun], *, samples: SampleWriter | None = None) -> None:
+    """Everything hanging off saved runs: param index, summaries, series, samples."""
+    with transaction.atomic():
+        runs = [item.run for item in prepared]
         RunParam.objects.bulk_create(
             RunParam(run=run, name=str(name)[:100], value=_param_index_value(value))
             for run in runs
@@ -185,15 +210,145 @@ def runs_store(prepared: list[PreparedRun], *, samples: SampleWriter | None = No
                 writer.add(run_id=item.run.pk, metric_id=metric.pk, values=values)
         if samples is None:
             writer.flush()
-    return runs
 
 
 def run_create(**description) -> Run:
     """Store one run with every sample, its summaries and monitor series, atomically.
 
-    Takes the keyword arguments of `run_prepare`.
+    Takes the keyword arguments of `run_prepare`. A result set already stored (same
+    benchmark, kernel, machine, policy, params, tunables and values) from an upload, the API or
+    a mail is returned instead of a copy, with `already_stored` set (see `result_key`).
     """
-    return runs_store([run_prepare(**description)])[0]
+    return runs_store_once([run_prepare(**description)])[0]
+
+
+# --- identity: one run per result set ------------------------------------------------------
+
+# Sources whose input may repeat a result already stored: a table re-pasted in a later mail,
+# the same file uploaded twice, a harness re-sending a spooled submission. Simulations and
+# demo data are kept as they come (a simulation job owns the runs it produced).
+DEDUPLICATED_SOURCES = {RunSource.UPLOAD, RunSource.API, RunSource.MAIL}
+
+
+def _values_digest(values) -> str:
+    data = np.frombuffer(values, dtype=np.float64) if isinstance(values, array) \
+        else np.asarray(values, dtype=np.float64)
+    return hashlib.sha256(np.ascontiguousarray(data, dtype="<f8").tobytes()).hexdigest()
+
+
+def result_key(run: Run, values_by_metric: Mapping[str, Sequence[float]]) -> str:
+    """What makes two runs the same result: where and how it was measured, and every value in
+    repeat order. The label and provenance are not part of it (a re-post may word them anew)."""
+    identity = {
+        "benchmark": run.benchmark_id, "kernel": run.kernel_id, "machine": run.machine_id,
+        "policy": run.policy, "params": run.params, "tunables": run.tunables,
+        "values": {name: _values_digest(values) for name, values in values_by_metric.items()},
+    }
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def runs_already_stored(results: list[str]) -> dict[str, Run]:
+    """Result key -> the first run stored for it, for the keys already stored."""
+    found: dict[str, Run] = {}
+    for start in range(0, len(results), LOOKUP_BATCH):
+        rows = Run.objects.filter(result_key__in=results[start:start + LOOKUP_BATCH])
+        for run in rows.order_by("-id"):
+            found[run.result_key] = run  # the lowest id wins
+    return found
+
+
+LOOKUP_BATCH = 500
+
+
+def runs_store_once(prepared: list[PreparedRun], *,
+                    samples: SampleWriter | None = None) -> list[Run]:
+    """`runs_store`, except that a result set already stored is linked, not written again:
+    its place in the returned list holds the stored run, with `already_stored` True. A result
+    set repeated within `prepared` is written once and both places hold that run."""
+    # result key -> the run that stands for it: a stored one, else the first in `prepared`
+    standing = runs_already_stored(list({item.run.result_key for item in prepared
+                                         if item.run.source in DEDUPLICATED_SOURCES}))
+    for run in standing.values():
+        run.already_stored = True
+    fresh: list[PreparedRun] = []
+    for item in prepared:
+        run, key = item.run, item.run.result_key
+        if run.source in DEDUPLICATED_SOURCES:
+            if key in standing:
+                continue
+            standing[key] = run
+        run.already_stored = False
+        fresh.append(item)
+    runs_store(fresh, samples=samples)
+    return [standing.get(item.run.result_key, item.run)
+            if item.run.source in DEDUPLICATED_SOURCES else item.run for item in prepared]
+
+
+# --- reparse: new parse, same run ids --------------------------------------------------------
+
+def _setup_key(run: Run) -> str:
+    return json.dumps([run.benchmark_id, run.kernel_id, run.machine_id, run.policy,
+                       run.params, run.tunables], sort_keys=True, default=str)
+
+
+def _pair_old_with_new(old: list[Run], new: list[PreparedRun]) -> list[tuple[Run | None,
+                                                                             PreparedRun]]:
+    """Each new run with the old run it continues: same result, else same setup, else same
+    benchmark and kernel; in input order. Unpaired new runs get None."""
+    unpaired = list(old)
+    pairs: list[list] = [[None, item] for item in new]
+    for matches in (
+        lambda o, n: o.result_key and o.result_key == n.run.result_key,
+        lambda o, n: _setup_key(o) == _setup_key(n.run),
+        lambda o, n: (o.benchmark_id, o.kernel_id) == (n.run.benchmark_id, n.run.kernel_id),
+        # the kernel was corrected (a preview's kernel map, a fixed heading parser)
+        lambda o, n: (o.benchmark_id, o.params) == (n.run.benchmark_id, n.run.params),
+    ):
+        for pair in pairs:
+            if pair[0] is None:
+                pair[0] = next((o for o in unpaired if matches(o, pair[1])), None)
+                if pair[0] is not None:
+                    unpaired.remove(pair[0])
+    return [(o, n) for o, n in pairs]
+
+
+def _successor(gone: Run, runs: list[Run]) -> Run | None:
+    same_kernel = [r for r in runs if (r.benchmark_id, r.kernel_id)
+                   == (gone.benchmark_id, gone.kernel_id)]
+    return (same_kernel or runs or [None])[0]
+
+
+def runs_replace(*, old: list[Run], new: list[PreparedRun]) -> tuple[list[Run], list[int]]:
+    """Store `new` in place of `old` (one artifact's runs, re-derived), atomically.
+
+    A new run that continues an old one keeps the old id (and its creation time, submitter and
+    links), its rows rewritten; an old run with no continuation is deleted and its tombstone
+    names a successor, so /runs/<old id>/ redirects. Returns (runs, ids removed).
+    """
+    with transaction.atomic():
+        pairs = _pair_old_with_new(old, new)
+        kept = {o.pk for o, _ in pairs if o is not None}
+        for previous, item in pairs:
+            if previous is not None:
+                item.run.pk, item.run.created = previous.pk, previous.created
+                item.run.submitter_id = previous.submitter_id
+                item.run.idempotency_key = previous.idempotency_key
+                item.run.save(force_update=True)
+                for related in (RunParam, MetricSummary, MonitorSeries):
+                    related.objects.filter(run=previous).delete()
+                previous.samples.all().delete()
+        _store_rows([item for o, item in pairs if o is not None])
+        runs_store([item for o, item in pairs if o is None])
+        runs = [item.run for _, item in pairs]
+        removed = [o for o in old if o.pk not in kept]
+        removed_ids = [o.pk for o in removed]
+        for gone, gone_id in zip(removed, removed_ids, strict=True):
+            successor = _successor(gone, runs)
+            gone.delete()
+            RunTombstone.objects.filter(run_id=gone_id).update(
+                successor_id=successor.pk if successor else None)
+    return runs, removed_ids
 
 
 def _summary_row(run: Run, metric: Metric, summary: stats.Summary) -> MetricSummary:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
+from benchmarks.errors import InputError
 from benchmarks.models import Run, RunSource
 from benchmarks.parsers.units import metric_info
 from benchmarks.services.catalog import (
@@ -16,13 +17,14 @@ from benchmarks.services.catalog import (
     machine_get_or_create,
     metric_get_or_create,
 )
+from benchmarks.services.jsonvalues import text_problem
 from benchmarks.services.runs import (
     MetricInput,
     PreparedRun,
     Provenance,
     RunError,
     run_prepare,
-    runs_store,
+    runs_store_once,
 )
 from benchmarks.services.samples import SampleWriter
 
@@ -32,13 +34,12 @@ RUN_FIELDS = {
 }
 
 
-class SubmissionError(ValueError):
+class SubmissionError(InputError):
     """A submitted run that cannot be stored. `where` is "item 3" or "line 3" in bulk input."""
 
-    def __init__(self, message: str, *, where: str | None = None, line: int | None = None):
-        super().__init__(f"{where}: {message}" if where else message)
-        self.message = str(self)
-        self.line = line
+    def __init__(self, message: str, *, where: str | None = None, line: int | None = None,
+                 field: str | None = None):
+        super().__init__(f"{where}: {message}" if where else message, line=line, field=field)
 
 
 @dataclass
@@ -84,7 +85,10 @@ def _text(payload: Mapping, name: str, *, required: bool = False, limit: int = 2
     if not isinstance(value, str):
         raise SubmissionError(f"{name} must be a string")
     if len(value) > limit:
-        raise SubmissionError(f"{name} is longer than {limit} characters")
+        raise SubmissionError(f"{name} is longer than {limit} characters", field=name)
+    problem = text_problem(value)
+    if problem:
+        raise SubmissionError(f"{name} {problem}", field=name)
     return value
 
 
@@ -124,7 +128,8 @@ def _machine(payload: Mapping):
 
 def _idempotency_key(payload) -> str:
     key = payload.get("idempotency_key") if isinstance(payload, Mapping) else None
-    return key if isinstance(key, str) else ""
+    # A key the database cannot hold is refused later by _prepare, with its message.
+    return key if isinstance(key, str) and len(key) <= 100 and not text_problem(key) else ""
 
 
 def _existing(submitter, key: str) -> Run | None:
@@ -159,7 +164,7 @@ def _prepare(payload, *, submitter, source, cache: CatalogCache) -> PreparedRun:
             metric_resolver=cache.metric,
         )
     except (CatalogError, RunError) as exc:
-        raise SubmissionError(str(exc)) from None
+        raise SubmissionError(str(exc), field=exc.field) from None
 
 
 def run_submit(*, payload, submitter, source: str = RunSource.API) -> tuple[Run, bool]:
@@ -171,7 +176,8 @@ def run_submit(*, payload, submitter, source: str = RunSource.API) -> tuple[Run,
     try:
         with transaction.atomic():
             prepared = _prepare(payload, submitter=submitter, source=source, cache=CatalogCache())
-            return runs_store([prepared])[0], True
+            run = runs_store_once([prepared])[0]
+            return run, not run.already_stored  # the same result set again: the stored run
     except IntegrityError:
         # Two requests with one idempotency key raced; the other one won.
         existing = _existing(submitter, key)
@@ -187,8 +193,11 @@ STORE_BATCH_RUNS = 500
 def runs_bulk_submit(
     *, payloads: Iterable[tuple[str, object]], submitter, source: str = RunSource.API
 ) -> list[int]:
-    """Many runs, all or nothing. `payloads` yields (where, payload), where = "item 3"/"line 3"."""
+    """Many runs, all or nothing. `payloads` yields (where, payload), where = "item 3"/"line 3".
+
+    A result set already stored (or sent twice) gives the stored run's id, not a new run."""
     cache, samples = CatalogCache(), SampleWriter()
+    stored: dict[int, Run] = {}  # id(prepared) -> the run standing for it
     order: list[PreparedRun | Run] = []  # one entry per payload, in input order
     by_key: dict[str, PreparedRun | Run] = {}
     pending: list[PreparedRun] = []
@@ -203,14 +212,21 @@ def runs_bulk_submit(
                 prepared = _prepare(payload, submitter=submitter, source=source, cache=cache)
             except SubmissionError as exc:
                 line = int(where.split()[-1]) if where.startswith("line") else None
-                raise SubmissionError(exc.message, where=where, line=line) from None
+                raise SubmissionError(exc.message, where=where, line=line,
+                                      field=exc.field) from None
             if key:
                 by_key[key] = prepared
             order.append(prepared)
             pending.append(prepared)
             if len(pending) >= STORE_BATCH_RUNS:
-                runs_store(pending, samples=samples)
+                _store_batch(pending, samples, stored)
                 pending = []
-        runs_store(pending, samples=samples)
+        _store_batch(pending, samples, stored)
         samples.flush()
-    return [entry.run.pk if isinstance(entry, PreparedRun) else entry.pk for entry in order]
+    return [stored[id(entry)].pk if isinstance(entry, PreparedRun) else entry.pk
+            for entry in order]
+
+
+def _store_batch(pending: list[PreparedRun], samples: SampleWriter, stored: dict) -> None:
+    for item, run in zip(pending, runs_store_once(pending, samples=samples), strict=True):
+        stored[id(item)] = run

@@ -10,8 +10,8 @@ class SimulationsConfig(AppConfig):
     def ready(self):
         from benchmarks.discussions.targets import register_target
 
-        from . import watchdog
+        from . import tasks
         from .selectors import job_by_pk_text
 
         register_target("simulation", job_by_pk_text)
-        watchdog.connect_worker_signals()
+        tasks.connect_worker_signals()

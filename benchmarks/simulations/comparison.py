@@ -7,6 +7,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 import simulator
+from benchmarks import vocabulary
 from benchmarks.comparisons.spec import SpecError, parse_spec
 from benchmarks.models import Run, RunSource
 from benchmarks.services.comparisons import comparison_create
@@ -19,14 +20,21 @@ MAX_COMPARED_RUNS = 500  # a frozen comparison recomputes bootstrap CIs per cell
 
 
 def axis_dimension(spec: dict, axis: str) -> str:
-    """The comparison dimension of a sweep axis: param.<name>, tunable.<name> or machine."""
+    """The comparison dimension of a sweep axis: param.<name>, tunable.<name>, machine.cpus or
+    machine.topology."""
     if axis in ("cpus", "topology"):
-        return "machine"  # simulated machines are named from the topology (sim-1x2x1)
+        return f"machine.{axis}"
+    # Runs store params and tunables in the portal's vocabulary (runqueue-cost's `tasks` is
+    # `runqueue_length`), so the axis is named as the runs are.
+    benchmark = slugify(spec["workload"])
     if axis.startswith(("params.", "tunables.")):
         kind, name = axis.split(".", 1)
-        return f"{kind[:-1]}.{name}"
-    params = simulator.catalog()["workloads"][spec["workload"]]["params"]
-    return f"param.{axis}" if axis in params else f"tunable.{axis}"
+    else:
+        params = simulator.catalog()["workloads"][spec["workload"]]["params"]
+        kind, name = ("params" if axis in params else "tunables"), axis
+    if kind == "params":
+        return f"param.{vocabulary.canonical_param_name(name, benchmark)}"
+    return f"tunable.{vocabulary.canonical_tunable_name(name)}"
 
 
 def _layout(spec: dict, axes: list[str]) -> tuple[str, str | None, str | None]:
@@ -64,14 +72,16 @@ def _agrees(measured: dict, simulated: dict) -> bool:
 
 
 def measured_beside(job, simulated_params: list[dict]) -> list[int]:
-    """The machine's measured runs of the same benchmark that a simulated point stands for:
-    each swept param present, and every param shared with some point equal to it."""
+    """The machine's measured runs of the same benchmark that a simulated run stands for: each
+    swept param present, and every param shared with some simulated run's equal to it (both
+    as stored, in the portal's vocabulary)."""
     target = job.spec.get("machine")
     if not target:
         return []
     layout = _layout(job.spec, [axis_dimension(job.spec, a) for a in sweep_axes(job.spec)])
-    swept = [a.split(".", 1)[-1] for a in sweep_axes(job.spec)
-             if axis_dimension(job.spec, a).startswith("param.")]
+    swept = [dim[len("param."):] for dim in (axis_dimension(job.spec, a)
+                                             for a in sweep_axes(job.spec))
+             if dim.startswith("param.")]
     runs = (Run.objects.filter(machine_id=target["id"], benchmark__slug=slugify(
         job.spec["workload"])).exclude(source=RunSource.SIMULATOR)
         .order_by("id").values_list("id", "params", "kernel__version"))
@@ -87,12 +97,12 @@ def measured_beside(job, simulated_params: list[dict]) -> list[int]:
 
 
 def job_comparison(job):
-    succeeded = list(
+    run_ids = list(dict.fromkeys(
         SimulationPoint.objects.filter(job=job, status=Status.SUCCEEDED, run__isnull=False)
-        .order_by("index").values_list("run_id", "spec"))
-    run_ids = list(dict.fromkeys(run_id for run_id, _ in succeeded))
-    if run_ids:
-        run_ids += measured_beside(job, [spec["params"] for _, spec in succeeded])
+        .order_by("index").values_list("run_id", flat=True)))
+    if run_ids and job.spec.get("machine"):
+        simulated = Run.objects.filter(pk__in=run_ids).values_list("params", flat=True)
+        run_ids += measured_beside(job, list(simulated))
     if not run_ids or len(run_ids) > MAX_COMPARED_RUNS:
         return None
     try:

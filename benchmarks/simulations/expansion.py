@@ -12,20 +12,23 @@ import math
 from dataclasses import dataclass, field
 
 import simulator
+from benchmarks.errors import InputError
 
 JOB_FIELDS = ("workload", "params", "kernels", "tunables", "sweep", "repeat", "seed", "cpus",
               "topology", "max_events", "title", "machine")
 TOPOLOGY_AXES = ("cpus", "topology")
 
 
-class JobSpecError(ValueError):
+class JobSpecError(InputError):
     """A job spec that cannot run; `field` names the offending key of the request body."""
 
     def __init__(self, field_name: str, message: str, **extra):
-        super().__init__(message)
-        self.field = field_name
-        self.message = message
-        self.extra = extra
+        super().__init__(message, field=field_name, **extra)
+
+    def as_body(self) -> dict:
+        # The message alone does not always name the key: the answer prefixes it.
+        return {**super().as_body(), "error": f"{self.field}: {self.message}",
+                "fields": {self.field: [self.message]}}
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The life of a point, shared by the task and the watchdog.
+"""The life of a point, shared by the task and the watchdog. Sending messages is tasks.py's
+job: this module never imports it, so the modules of the package form no import cycle.
 
 Every transition is a conditional UPDATE, so two workers handed the same point (a redelivered
 message, a watchdog re-queue racing a slow worker) can never both store a run: the first to flip
@@ -14,16 +15,10 @@ from django.db.models import Count, F, Q, Sum, Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from .comparison import job_comparison
 from .models import ACTIVE, SimulationJob, SimulationPoint, Status
 
 log = logging.getLogger(__name__)
-
-
-def points_send(point_ids: list[int]) -> None:
-    from .tasks import run_point
-
-    for point_id in point_ids:
-        run_point.apply_async(args=[point_id])
 
 
 def stale_cutoff():
@@ -122,9 +117,8 @@ def _failure_summary(job_id: int, failed: int, total: int) -> str:
 
 
 def job_finish(*, job_id: int, failed: int) -> None:
-    """Mark the job finished once (a conditional UPDATE elects one finisher) and compare it."""
-    from .comparison import job_comparison
-
+    """Mark the job finished once (a conditional UPDATE elects one finisher) and compare it.
+    Called from the worker (after a point, or by its watchdog) and from POSTs, never a GET."""
     with transaction.atomic():
         job = SimulationJob.objects.filter(pk=job_id).first()
         if job is None or job.status not in ACTIVE:

@@ -9,7 +9,7 @@ import simulator
 from benchmarks.models import Machine
 from benchmarks.selectors import calibration_latest
 
-from . import points
+from . import points, tasks
 from .expansion import JobSpecError, Limits, MachineTarget, expand
 from .models import ACTIVE, SimulationJob, SimulationPoint, Status
 
@@ -75,7 +75,7 @@ def simulation_create(*, spec, owner) -> SimulationJob:
             for index, p in enumerate(expansion.points))
         pending = [row.pk for row in rows if row.status == Status.QUEUED]
         if pending:
-            transaction.on_commit(lambda: points.points_send(pending))
+            transaction.on_commit(lambda: tasks.points_send(pending))
     if not pending:
         points.job_refresh(job_id=job.pk)  # every point re-used: finish (and compare) now
     job.refresh_from_db()

@@ -1,6 +1,14 @@
-"""One Celery task per point. It takes the point id, re-fetches, tolerates deletion and is
-idempotent: a point that already has a run is skipped, an identical spec + seed re-uses a run,
-and the store step is a conditional UPDATE so a redelivered message never makes a second run."""
+"""One Celery task per point, and the watchdog loop that re-sends lost ones.
+
+The point task takes the point id, re-fetches, tolerates deletion and is idempotent: a point that
+already has a run is skipped, an identical spec + seed re-uses a run, and the store step is a
+conditional UPDATE so a redelivered message never makes a second run.
+
+The watchdog (see watchdog.py for what it decides) runs only in workers: a thread in every worker
+process every SIMULATION_HEARTBEAT_SECONDS (started on worker_ready), and at the end of every point
+task (throttled per process). Several of them racing is harmless: each re-queue is a conditional
+UPDATE that one of them wins.
+"""
 
 import logging
 import socket
@@ -8,9 +16,9 @@ import threading
 import time
 
 from billiard.exceptions import SoftTimeLimitExceeded
-from celery import shared_task
+from celery import current_app, shared_task
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
 import simulator
 from benchmarks.services.runs import RunError, run_create
@@ -126,5 +134,77 @@ def run_point(self, point_id: int) -> str:
         points.point_fail(point_id=point.pk, error=f"internal error: {exc!r}")
         outcome = "failed"
     points.job_refresh(job_id=point.job_id)
-    watchdog.check_throttled()
+    watch_throttled()
     return outcome
+
+
+def points_send(point_ids: list[int]) -> None:
+    for point_id in point_ids:
+        run_point.apply_async(args=[point_id])
+
+
+def queue_backlog() -> int | None:
+    """Messages waiting in the broker's default queue; None when the broker cannot be asked."""
+    queue = current_app.conf.task_default_queue
+    conn = current_app.connection_for_read()
+    try:
+        with conn:
+            conn.ensure_connection(max_retries=1)
+            return conn.default_channel.queue_declare(queue=queue, passive=True).message_count
+    except conn.channel_errors:
+        return 0  # a queue the broker does not know holds nothing (Redis drops empty lists)
+    except Exception:  # the broker is down or restarting: decide nothing this time
+        log.warning("simulation watchdog: cannot read the broker's queue length", exc_info=True)
+        return None
+
+
+def watch() -> int:
+    """One watchdog pass: re-send points of dead workers and points whose message was lost."""
+    resend = watchdog.stale_points_reclaim()
+    if watchdog.waiting_points().exists():
+        backlog = queue_backlog()
+        if backlog is not None:
+            resend += watchdog.lost_points_reclaim(backlog=backlog)
+    if resend:
+        log.warning("simulation watchdog: re-sending points %s", resend)
+        points_send(resend)
+    return len(resend)
+
+
+_last_watch = 0.0
+
+
+def watch_throttled() -> None:
+    """The whole-site check, at most once per heartbeat interval in this process."""
+    global _last_watch
+    if time.monotonic() - _last_watch < settings.SIMULATION_HEARTBEAT_SECONDS:
+        return
+    _last_watch = time.monotonic()
+    watch()
+
+
+def _watch_forever(stop: threading.Event) -> None:
+    while not stop.wait(settings.SIMULATION_HEARTBEAT_SECONDS):
+        try:
+            watch()
+        except DatabaseError:
+            log.exception("simulation watchdog: check failed")
+        finally:
+            connection.close()  # no connection left open across a pool fork
+
+
+_started = threading.Event()
+
+
+def _on_worker_ready(**_kwargs) -> None:
+    if _started.is_set():
+        return
+    _started.set()
+    threading.Thread(target=_watch_forever, args=(threading.Event(),), daemon=True,
+                     name="simulation-watchdog").start()
+
+
+def connect_worker_signals() -> None:
+    from celery.signals import worker_ready
+
+    worker_ready.connect(_on_worker_ready, weak=False, dispatch_uid="simulation-watchdog")

@@ -95,17 +95,86 @@
     return result;
   }
 
+  // The numbers exactly as the saved page prints them (the `num`, `percent` template filters
+  // in benchmarks/templatetags/schedbench.py): Python rounds a tie to even, so we do too.
+  function addOne(digits) {
+    var out = digits.split(""), i = out.length - 1;
+    while (i >= 0 && out[i] === "9") { out[i] = "0"; i -= 1; }
+    if (i < 0) { out.unshift("1"); } else { out[i] = String(Number(out[i]) + 1); }
+    return out.join("");
+  }
+
+  function fixed(x, decimals) {
+    var negative = x < 0 || Object.is(x, -0), abs = Math.abs(x);
+    if (abs >= 1e21) { return String(x); }
+    var full = abs.toFixed(100); // the double's exact decimal value
+    var point = full.indexOf(".");
+    var digits = full.slice(0, point) + full.slice(point + 1, point + 1 + decimals);
+    var rest = full.slice(point + 1 + decimals);
+    var last = Number(digits[digits.length - 1]);
+    if (rest[0] > "5" || (rest[0] === "5" && (/[1-9]/.test(rest.slice(1)) || last % 2 === 1))) {
+      digits = addOne(digits);
+    }
+    var whole = digits.slice(0, digits.length - decimals) || "0";
+    var fraction = decimals ? digits.slice(digits.length - decimals) : "";
+    var text = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (decimals ? "." + fraction : "");
+    return (negative ? "-" : "") + text;
+  }
+
+  function general(x) { // Python's format(x, "g") for 1e-4 <= |x| < 1e6
+    var exponent = Math.floor(Math.log10(Math.abs(x)));
+    var text = fixed(x, Math.max(0, 5 - exponent)).replace(/,/g, "");
+    return text.indexOf(".") >= 0 ? text.replace(/\.?0+$/, "") : text;
+  }
+
+  function num(value, digits) {
+    digits = digits || 4;
+    if (value === null || value === undefined || value === "") { return "–"; }
+    var number = Number(value);
+    if (!isFinite(number)) { return String(number); }
+    if (number === 0 || Math.abs(number) >= Math.pow(10, digits - 1)) {
+      return Number.isInteger(number) || Math.abs(number) >= 1e3 ? fixed(number, 0) : general(number);
+    }
+    return fixed(number, Math.max(0, digits - 1 - Math.floor(Math.log10(Math.abs(number)))));
+  }
+
+  function percent(value) { return value === null || value === undefined ? "–" : fixed(100 * value, 1) + "%"; }
+
   function renderCells(data) {
+    // The same columns, in the same order and format, as the saved page's cell table.
     var table = document.getElementById("builder-cells");
-    var columns = ["x", "series", "n", "median", "mean", "stdev", "normalized", "p_value"];
+    var spec = data.spec, baseline = !!spec.baseline;
+    var columns = [[spec.x, function (c) { return c.x; }]];
+    if (spec.series) { columns.push([spec.series, function (c) { return c.series; }]); }
+    if (spec.facet) { columns.push([spec.facet, function (c) { return c.facet; }]); }
+    columns.push(
+      ["n", function (c) { return String(c.n); }],
+      ["median", function (c) { return num(c.median); }],
+      ["mean", function (c) { return num(c.mean); }],
+      ["stdev", function (c) { return num(c.stdev, 3); }],
+      ["CV", function (c) { return percent(c.cv); }],
+      ["95% CI", function (c) { return c.ci95 ? num(c.ci95[0]) + " – " + num(c.ci95[1]) : "–"; }],
+      ["min", function (c) { return num(c.min); }],
+      ["max", function (c) { return num(c.max); }]);
+    if (baseline) {
+      columns.push(
+        ["ratio", function (c) { return num(c.normalized); }],
+        ["p", function (c) { return c.p_value === null ? "–" : num(c.p_value, 2); }],
+        ["effect", function (c) { return c.effect ? c.effect.name + " " + num(c.effect.value, 2) : ""; }]);
+    }
     table.tHead.textContent = ""; table.tBodies[0].textContent = "";
     var head = table.tHead.insertRow();
-    columns.forEach(function (c) { var th = document.createElement("th"); th.textContent = c; head.appendChild(th); });
+    columns.concat([["flags"]]).forEach(function (column) {
+      var th = document.createElement("th"); th.textContent = column[0]; head.appendChild(th);
+    });
     data.cells.forEach(function (cell) {
       var row = table.tBodies[0].insertRow();
-      columns.forEach(function (c) {
-        var value = cell[c];
-        row.insertCell().textContent = typeof value === "number" ? Number(value.toPrecision(4)) : (value === null ? "–" : value);
+      columns.forEach(function (column) { row.insertCell().textContent = column[1](cell); });
+      var flags = row.insertCell();
+      cell.flags.forEach(function (flag, index) {
+        if (index) { flags.appendChild(document.createElement("br")); }
+        var span = document.createElement("span"); span.className = "stat-flag"; span.textContent = flag;
+        flags.appendChild(span);
       });
     });
   }
@@ -143,10 +212,21 @@
     });
   });
 
+  function setControl(control, value) {
+    // A saved filter holds what the API took (a machine's name, say) where the control may
+    // list ids: add the saved value as an option rather than silently dropping the filter.
+    if (control.tagName === "SELECT" && !Array.prototype.some.call(control.options, function (o) { return o.value === value; })) {
+      control.appendChild(new Option(value, value));
+    }
+    control.value = value;
+  }
+
   if (initial) {
+    // A fork starts from the original's own runs (the view puts them in the spec), so it
+    // shows the same run set and the same numbers even after more runs were uploaded.
     if (initial.runs) { form.elements.runs.value = initial.runs.join(", "); }
     Object.keys(initial.filters || {}).forEach(function (key) {
-      if (form.elements[key]) { form.elements[key].value = initial.filters[key]; }
+      if (form.elements[key]) { setControl(form.elements[key], initial.filters[key]); }
     });
     loadOptions();
   } else if (form.elements.runs.value || form.elements.benchmark.value || form.elements.machine.value) {

@@ -230,7 +230,8 @@ def test_bad_spec_over_the_api_is_a_400(client, api_client, sweep):
     response = api_client.post("/api/v1/comparisons/", {"runs": [424242]},
                                content_type="application/json")
     assert response.status_code == 400
-    assert response.json() == {"error": "runs: no run(s) with id 424242", "field": "runs"}
+    assert response.json() == {"error": "runs: no run(s) with id 424242", "field": "runs",
+                               "line": None}
     assert client.post("/api/v1/comparisons/", {"runs": [1]},
                        content_type="application/json").status_code == 401
 

@@ -28,9 +28,9 @@ def test_reparse_rederives_runs_with_the_stored_metadata(monkeypatch, capsys):
     old_ids = set(artifact.runs.values_list("id", flat=True))
     call_command("reparse")
     out = capsys.readouterr().out
-    assert "1 runs replaced by 1" in out and "1 reparsed, 0 failed" in out
+    assert "1 runs (0 removed" in out and "1 reparsed, 0 failed" in out
     [run] = Run.objects.all()
-    assert run.pk not in old_ids
+    assert run.pk in old_ids  # reparse keeps run ids
     assert run.parser_version == parser.version
     assert (run.kernel.version, run.machine.name, run.params) == ("2.6.24", "box", {"loops": 1000})
     assert list(run.samples.order_by("index").values_list("value", flat=True)) == [10, 12]
@@ -53,3 +53,43 @@ def test_a_failed_reparse_keeps_the_old_runs(capsys):
     captured = capsys.readouterr()
     assert "kept as it was" in captured.err and "1 failed" in captured.out
     assert list(Run.objects.values_list("id", flat=True)) == before
+
+
+RESULTS = "2.6.24:\ntime 10 ms\ntime 12 ms\n\n2.6.25:\ntime 20 ms\ntime 22 ms\n"
+
+
+def test_reparse_keeps_every_run_id_and_rewrites_the_rows_in_place(client, capsys):
+    artifact = ingest(RESULTS, benchmark="threadtest", machine="box")
+    before = {r.kernel.version: r.pk for r in artifact.runs.select_related("kernel")}
+    assert len(before) == 2
+    # The uploader corrects a kernel in the stored metadata (as the preview's kernel map does).
+    Artifact.objects.filter(pk=artifact.pk).update(
+        metadata={**artifact.metadata, "kernel_map": {"2.6.25": "2.6.25-rc1"}})
+    call_command("reparse", "--force")
+    after = {r.kernel.version: r.pk for r in Run.objects.select_related("kernel")}
+    assert after == {"2.6.24": before["2.6.24"], "2.6.25-rc1": before["2.6.25"]}
+    assert client.get(f"/runs/{before['2.6.25']}/").status_code == 200
+
+
+def test_a_run_a_reparse_no_longer_yields_redirects_to_its_successor(client):
+    from benchmarks.services.ingest import _prepare_run
+    from benchmarks.services.runs import Provenance, runs_replace
+
+    artifact = ingest(RESULTS, benchmark="threadtest", machine="box")
+    first, second = artifact.runs.order_by("id")
+    first_id, second_id = first.pk, second.pk
+    # Say a fixed parser finds the two blocks were one kernel's repeats: one run, not two.
+    merged = _prepare_run(
+        {"benchmark": "threadtest", "kernel": "2.6.24", "machine": "box", "policy": "",
+         "label": "", "params": {}, "tunables": {}, "series": {}, "environment": {},
+         "metrics": {"time_ms": {"unit": "ms", "higher_is_better": False,
+                                 "values": [10, 12, 20, 22]}}, "line": 1},
+        Provenance(source="upload", artifact=artifact))
+    runs, removed = runs_replace(old=[first, second], new=[merged])
+    assert [r.pk for r in runs] == [first_id] and removed == [second_id]
+    assert list(Run.objects.get(pk=first_id).samples.order_by("index")
+                .values_list("value", flat=True)) == [10, 12, 20, 22]
+    assert Run.objects.get(pk=first_id).summaries.get().n == 4
+    response = client.get(f"/runs/{second_id}/")
+    assert response.status_code == 302 and response["Location"] == f"/runs/{first_id}/"
+    assert client.get("/runs/999999/").status_code == 404

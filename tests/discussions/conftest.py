@@ -13,6 +13,18 @@ def _mail_and_limits(settings):
     settings.DISCUSSIONS_POSTS_PER_HOUR = 1000
 
 
+@pytest.fixture(autouse=True)
+def _tasks_in_process():
+    """Queued tasks (imports, follower mail) run in this process when queued; the tests in
+    test_import_jobs.py marked `worker` turn this off and use a real worker."""
+    from portal.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield app
+    app.conf.task_always_eager = previous
+
+
 @pytest.fixture
 def mbox_bytes():
     def read(name: str) -> bytes:

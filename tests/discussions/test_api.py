@@ -61,8 +61,8 @@ def test_errors_are_json_with_4xx(api_client, client):
         response = post_json(who, "/api/v1/threads/", body)
         assert response.status_code == status, (body, response.content)
         assert words in response.json()["error"], response.json()
-    assert api_client.get("/api/v1/threads/424242/").json() == {"error": "No Thread matches "
-                                                                "the given query."}
+    assert api_client.get("/api/v1/threads/424242/").json() == {
+        "error": "No Thread matches the given query.", "field": None, "line": None}
     bad = post_json(api_client, "/api/v1/threads/1/posts/", {"body": "x"})
     assert bad.status_code == 404 and "error" in bad.json()
     assert Thread.objects.count() == 0
@@ -89,6 +89,7 @@ def test_per_user_rate_limit_is_a_429(api_client, settings):
     assert Post.objects.count() == 2
 
 
+@pytest.mark.django_db(transaction=True)
 def test_import_endpoint_follows_the_contract(api_client, mbox_bytes):
     run = make_run()
     upload = SimpleUploadedFile("lkml.mbox", mbox_bytes("threadtest.mbox"))
@@ -105,6 +106,7 @@ def test_import_endpoint_follows_the_contract(api_client, mbox_bytes):
     assert again.status_code == 200 and again.json()["skipped"] == 7
 
 
+@pytest.mark.django_db(transaction=True)
 def test_import_bad_input_is_a_json_400_never_a_500(api_client, mbox_bytes):
     for payload in [mbox_bytes("not-an-mbox.txt"), b"\x1f\x8b\x08garbage", b"\x00" * 50]:
         response = api_client.post("/api/v1/threads/import/",

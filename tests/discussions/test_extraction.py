@@ -69,8 +69,13 @@ def test_a_table_pasted_again_without_quote_marks_is_not_stored_twice(poster):
                 f"Message-ID: <{mid}>\n{header}\nOn 2.6.24:\n\ntime 900 ms\ntime 910 ms\n\n")
     data = (message("b@x", 5, "a@x") + message("a@x", 1)).encode()
     report = mbox_import(data=data, user=poster)
-    assert report.runs_extracted == 1
-    assert PostRun.objects.get().post.message_id == "a@x"  # the earlier message, not file order
+    assert report.runs_extracted == 1 and Run.objects.count() == 1
+    links = {link.post.message_id: link.reported_in
+             for link in PostRun.objects.select_related("post")}
+    # The earlier message (not file order) owns the run; the re-paste links to it.
+    assert links == {"a@x": "", "b@x": "a@x"}
+    assert report.repeated == [{"message": "<b@x>", "run": Run.objects.get().pk,
+                                "reported_in": "a@x"}]
 
 
 def test_reimport_extracts_no_new_runs(imported, mbox_bytes, poster):

@@ -170,11 +170,15 @@ def test_follow_then_get_a_mail_per_new_post(signed_in, poster, other_user,
     assert len(mail.outbox) == 1
 
 
-def test_import_page_reports_threads_runs_skips_and_problems(signed_in, mbox_bytes):
+def test_import_page_reports_threads_runs_skips_and_problems(
+        signed_in, mbox_bytes, django_capture_on_commit_callbacks):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    response = signed_in.post(reverse("thread-import"), {
-        "file": SimpleUploadedFile("broken.mbox", mbox_bytes("broken.mbox"))})
+    with django_capture_on_commit_callbacks(execute=True):
+        sent = signed_in.post(reverse("thread-import"), {
+            "file": SimpleUploadedFile("broken.mbox", mbox_bytes("broken.mbox"))})
+    assert sent.status_code == 302 and "/threads/import/" in sent["Location"]
+    response = signed_in.get(sent["Location"])
     html = response.content.decode()
     assert response.status_code == 200
     assert '<strong class="imported">3</strong>' in html

@@ -52,12 +52,14 @@ def test_post_reply_with_quote_then_fold_and_unfold(signed_in):
     assert page.js_errors == []
 
 
-def test_import_an_mbox_and_open_an_extracted_run(signed_in):
+def test_import_an_mbox_and_open_an_extracted_run(signed_in, celery_worker_factory):
     page = signed_in
     page.goto("/threads/import/")
     page.set_input_files("input[name=file]", str(MBOX))
     page.click("#import-button")
-    page.wait_for_selector("#import-report")
+    page.wait_for_url("**/threads/import/*/")  # the job's page: progress, then the report
+    celery_worker_factory()
+    page.wait_for_selector("#import-report", timeout=60000)
     assert page.text_content("#import-report .imported") == "6"
     assert page.text_content("#import-report .skipped") == "1"
     assert page.text_content("#import-report .runs-extracted") == "9"

@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from benchmarks.models import Run
-from benchmarks.simulations import points, watchdog
+from benchmarks.simulations import points, tasks
 from benchmarks.simulations.models import SimulationPoint, Status
 from benchmarks.simulations.services import simulation_create
 from benchmarks.simulations.tasks import run_point
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def sent(monkeypatch):
     """Messages that would go to the broker; these tests run the task in-process instead."""
     messages = []
-    monkeypatch.setattr(points, "points_send", messages.extend)
+    monkeypatch.setattr(tasks, "points_send", messages.extend)
     return messages
 
 
@@ -84,12 +84,12 @@ def test_watchdog_requeues_a_silent_point_then_gives_up(owner, sent, settings):
     point = points.point_claim(point_id=job.points.get().pk, worker="dead@host")
     old = timezone.now() - timedelta(seconds=settings.SIMULATION_STALE_SECONDS + 1)
     SimulationPoint.objects.filter(pk=point.pk).update(heartbeat=old)
-    assert watchdog.requeue_stale() == 1 and sent[-1] == point.pk
+    assert tasks.watch() == 1 and sent[-1] == point.pk
     assert SimulationPoint.objects.get(pk=point.pk).status == Status.QUEUED
-    assert watchdog.requeue_stale() == 0  # a fresh queued point is left alone
+    assert tasks.watch() == 0  # a fresh queued point is left alone
     SimulationPoint.objects.filter(pk=point.pk).update(
         status=Status.RUNNING, heartbeat=old, attempts=settings.SIMULATION_MAX_ATTEMPTS)
-    assert watchdog.requeue_stale() == 0
+    assert tasks.watch() == 0
     point.refresh_from_db()
     job.refresh_from_db()
     assert point.status == Status.FAILED and "stopped reporting" in point.error
@@ -106,8 +106,6 @@ def test_a_point_over_its_time_limit_fails_between_repeats(owner, sent, settings
 
 def test_a_transient_database_error_is_retried(owner, sent, monkeypatch):
     from django.db import OperationalError
-
-    from benchmarks.simulations import tasks
 
     real, calls = tasks.point_run_args, []
 
@@ -134,8 +132,66 @@ def test_two_sweep_axes_chart_and_compare_without_mixing_points(owner, sent):
     assert set(run_all(job)) == {"stored"}
     job.refresh_from_db()
     assert job.comparison.spec["x"] == "param.loops"
-    assert job.comparison.spec["facet"] == "machine"  # cpus -> the simulated machine
+    assert job.comparison.spec["facet"] == "machine.cpus"  # the simulated machine's CPUs
     assert {cell["n"] for cell in job.comparison.frozen["cells"]} == {2}  # one run per cell
     figure = job_figure(job)
     assert [t["name"] for t in figure["data"]] == ["2.6.24 · cpus=1", "2.6.24 · cpus=2"]
     assert figure["data"][1]["x"] == [100000, 1000000]
+
+
+def test_lost_messages_are_sent_again_only_when_the_queue_cannot_hold_them(owner, sent,
+                                                                           settings, monkeypatch):
+    job = simulation_create(spec=tiny_spec(), owner=owner)
+    assert len(sent) == 4
+    assert tasks.watch() == 0  # just sent: nothing is waiting yet
+    old = timezone.now() - timedelta(seconds=settings.SIMULATION_RESEND_SECONDS + 1)
+    job.points.update(sent=old)
+    backlog = {"messages": 4}
+    monkeypatch.setattr(tasks, "queue_backlog", lambda: backlog["messages"])
+    assert tasks.watch() == 0  # the queue still holds a message per waiting point
+    backlog["messages"] = None
+    assert tasks.watch() == 0  # the broker cannot say: decide nothing
+    backlog["messages"] = 1  # three messages are certainly gone: send all four again
+    assert tasks.watch() == 4 and sorted(sent[4:]) == sorted(job.points.values_list("pk",
+                                                                                    flat=True))
+    assert tasks.watch() == 0  # their clock restarted
+    # A duplicate message of a point is skipped by the claim: each point runs once.
+    assert [run_point.apply(args=[pk]).get() for pk in sent] == ["stored"] * 4 + ["skipped"] * 4
+    assert Run.objects.count() == 4
+
+
+def test_the_broker_queue_length_is_read_from_the_configured_broker(celery_queue):
+    assert tasks.queue_backlog() == 0  # a queue nobody declared holds nothing
+
+
+def test_polling_a_job_never_writes(owner, sent, settings, client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    job = simulation_create(spec=tiny_spec(kernels=["2.6.24"], sweep={}), owner=owner)
+    point = points.point_claim(point_id=job.points.get().pk, worker="dead@host")
+    old = timezone.now() - timedelta(seconds=settings.SIMULATION_STALE_SECONDS + 1)
+    SimulationPoint.objects.filter(pk=point.pk).update(heartbeat=old)  # a dead worker's point
+    with CaptureQueriesContext(connection) as queries:
+        for url in (f"/api/v1/simulations/{job.pk}/?points=1&figure=1",
+                    f"/simulations/{job.pk}/"):
+            assert client.get(url).status_code == 200
+    writes = [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(
+        ("INSERT", "UPDATE", "DELETE"))]
+    assert writes == []
+    assert SimulationPoint.objects.get(pk=point.pk).status == Status.RUNNING  # left to workers
+    assert tasks.watch() == 1  # the worker's watchdog re-queues it
+
+
+def test_a_runqueue_cost_sweep_over_tasks_compares_over_runqueue_length(owner, sent):
+    """The simulator calls the runqueue length `tasks`; runs and their comparison use the
+    portal's name for it, so they sit beside pasted schedule()-cost tables."""
+    job = simulation_create(spec=tiny_spec(workload="runqueue-cost", kernels=["2.4"],
+                                           params={"duration_ms": 20},
+                                           sweep={"tasks": [2, 8]}), owner=owner)
+    assert set(run_all(job)) == {"stored"}
+    job.refresh_from_db()
+    assert job.comparison.spec["x"] == "param.runqueue_length"
+    assert job.comparison.frozen["axes"]["x"]["values"] == ["2", "8"]
+    assert sorted(r.params["runqueue_length"] for r in Run.objects.all()) == [2, 8]
+    assert all("tasks" not in r.params for r in Run.objects.all())

@@ -67,13 +67,13 @@ def test_kernel_defaults_follow_the_mechanism_table():
     assert tun["2.6.24"]["sched_migration_cost_ns"]["default"] == 500_000
     assert tun["3.3"]["sched_latency_ns"]["default"] == 6_000_000
     assert tun["3.3"]["balance_wake"]["default"] is False
-    assert tun["3.3"]["sched_child_runs_first"]["default"] is False
+    assert tun["3.3"]["sched_child_runs_first"]["default"] == 0
 
 
 def test_validate_fills_defaults():
     norm = simulator.validate({"workload": "threadtest", "kernel": "2.6.24"})
     assert norm["params"]["iterations"] == 500
-    assert norm["tunables"]["sched_compat_yield"] is False
+    assert norm["tunables"]["sched_compat_yield"] == 0
     assert norm["cpus"] == 2 and norm["topology"] == "1x2x1"
     assert norm["seed"] == 1 and norm["repeat"] == 1 and norm["max_events"] > 0
 
@@ -83,7 +83,7 @@ def test_validate_coerces_cli_strings():
                                "params": {"loops": "2000", "yield_in_spin": "1"},
                                "tunables": {"sched_compat_yield": "true", "HZ": "1000"}})
     assert norm["params"]["loops"] == 2000 and norm["params"]["yield_in_spin"] is True
-    assert norm["tunables"]["sched_compat_yield"] is True and norm["tunables"]["HZ"] == 1000
+    assert norm["tunables"]["sched_compat_yield"] == 1 and norm["tunables"]["HZ"] == 1000
     assert norm["topology"] == "1x4x1"
 
 
@@ -159,8 +159,15 @@ def test_topology_and_groups_and_vmstat():
 
 def test_event_budget_stops_the_run():
     with pytest.raises(EventBudgetExceeded, match="event budget"):
+        simulator.run({"workload": "chatroom", "kernel": "2.6.24", "max_events": 5000,
+                       "params": {"rooms": 2, "clients": 4, "messages": 500}})
+
+
+def test_run_that_cannot_fit_the_budget_is_refused_up_front():
+    with pytest.raises(InvalidValueError, match="event budget") as err:
         simulator.run({"workload": "chatroom", "kernel": "2.6.24", "max_events": 500,
                        "params": {"rooms": 2, "clients": 4, "messages": 500}})
+    assert err.value.field == "max_events"
 
 
 def test_trace_records_decisions_with_reasons():
@@ -191,3 +198,38 @@ def test_memory_follows_live_tasks_not_history():
     assert eng.counters["forks"] == 300
     assert len(eng.tasks) <= 1
     assert len(eng.heap) < 20
+
+
+def test_boolean_sysctls_are_0_1_integers():
+    norm = simulator.validate({"workload": "threadtest", "kernel": "2.6.24",
+                               "tunables": {"sched_compat_yield": "true"}})
+    assert norm["tunables"]["sched_compat_yield"] == 1
+    assert norm["tunables"]["sched_child_runs_first"] == 1
+    assert type(norm["tunables"]["sched_child_runs_first"]) is int
+    spec = simulator.catalog()["kernels"]["2.6.24"]["tunables"]["sched_compat_yield"]
+    assert spec["default"] == 0 and spec["type"] == "int" and (spec["min"], spec["max"]) == (0, 1)
+    with pytest.raises(InvalidValueError):
+        simulator.validate({"workload": "threadtest", "kernel": "2.6.24",
+                            "tunables": {"sched_compat_yield": 2}})
+
+
+def test_runqueue_length_param_accepts_tasks_as_an_alias():
+    by_name = simulator.validate({"workload": "runqueue-cost", "kernel": "2.4",
+                                  "params": {"runqueue_length": 7}})
+    by_alias = simulator.validate({"workload": "runqueue-cost", "kernel": "2.4",
+                                   "params": {"tasks": 7}})
+    assert by_name == by_alias and by_name["params"]["runqueue_length"] == 7
+    assert "tasks" not in by_name["params"]
+    with pytest.raises(InvalidValueError):
+        simulator.validate({"workload": "runqueue-cost", "kernel": "2.4",
+                            "params": {"tasks": 7, "runqueue_length": 8}})
+
+
+def test_policy_registry_has_one_class_per_family_implementing_every_hook():
+    from simulator.policies import REGISTRY
+    from simulator.profiles import PROFILES
+
+    assert {p["family"] for p in PROFILES.values()} | {"edf"} == set(REGISTRY)
+    for family, cls in REGISTRY.items():
+        assert cls.family == family
+        assert not cls.__abstractmethods__, (family, cls.__abstractmethods__)

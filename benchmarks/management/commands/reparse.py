@@ -9,7 +9,8 @@ from benchmarks.services.ingest import IngestError, artifact_needs_reparse, arti
 class Command(BaseCommand):
     help = (
         "Re-parse stored artifacts whose parser has a newer version (or all with --force) "
-        "and replace their runs. Each artifact is replaced atomically."
+        "and re-derive their runs in place: a run the new parse continues keeps its id, one it "
+        "no longer yields redirects to its successor. Each artifact is done atomically."
     )
 
     def add_arguments(self, parser):
@@ -30,12 +31,13 @@ class Command(BaseCommand):
                                   f"v{artifact.parser_version})")
                 continue
             try:
-                old, new = artifact_reparse(artifact=artifact)
+                removed, runs = artifact_reparse(artifact=artifact)
             except IngestError as exc:
                 failures += 1
                 where = f" at line {exc.line}" if exc.line else ""
                 self.stderr.write(f"{prefix}: kept as it was, parse failed{where}: {exc.message}")
                 continue
-            self.stdout.write(f"{prefix}: {len(old)} runs replaced by {len(new)} "
-                              f"({artifact.parser_name} v{artifact.parser_version})")
+            self.stdout.write(f"{prefix}: {len(runs)} runs ({len(removed)} removed, redirected "
+                              f"to successors) ({artifact.parser_name} "
+                              f"v{artifact.parser_version})")
         self.stdout.write(f"{len(todo) - failures} reparsed, {failures} failed")

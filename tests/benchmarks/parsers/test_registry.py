@@ -26,6 +26,7 @@ EXPECTED_FORMAT = {
     "yieldloop.txt": "metric-lines",
     "pipeline.txt": "metric-lines",
     "kernel_time.txt": "kernel-time",
+    "kernel_table.txt": "kernel-table",
     "results_file.txt": "results-file",
     "results_mail.txt": "results-file",
     "burn.txt": "burn",

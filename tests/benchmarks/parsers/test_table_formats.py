@@ -25,8 +25,14 @@ def test_sweep_turns_loop_headings_into_params_and_records_holes():
                                "line 17: skipped quoted line"]
 
 
+def test_sweep_row_before_any_heading_is_unassigned_not_guessed():
+    result = PARSERS["sweep"].parse(["2.6.22\t\ttime 5 ms", "Loop to 1M:", "2.6.22 time 7 ms"])
+    unsure, sure = result.results
+    assert (unsure.kernel, unsure.params, unsure.missing) == ("2.6.22", {}, ["param.loops"])
+    assert (sure.params, sure.missing, sure.kernel_line) == ({"loops": 1_000_000}, [], 3)
+
+
 @pytest.mark.parametrize(("text", "line", "message"), [
-    ("2.6.22\t\ttime 5 ms\n", 1, "before any"),
     ("Loop to 10k:\n2.6.22 time lots ms\n", 2, "malformed"),
 ])
 def test_sweep_errors(text, line, message):
@@ -96,7 +102,7 @@ def test_normalized_one_result_set_per_row_and_column():
                                       "note": "4.5% degradation"}
     assert result.results[4].labels["variant"] == "threads=64"
     assert hackbench_patch.higher_is_better == {"normalized": True}
-    assert result.warnings == ["line 8: skipped quoted line"]
+    assert result.warnings == ["line 1: ignored unrecognised line", "line 8: skipped quoted line"]
 
 
 def test_normalized_before_after_with_tabs_and_crlf():

@@ -1,6 +1,10 @@
 """Schedulers with one runqueue shared by all CPUs: Linux 2.4 (goodness) and global EDF."""
 
-from .policies import Policy, RunQueue
+from .base import Policy, RunQueue
+
+# instructions of one iteration of the benchmarks' unoptimised counting loop (load, add, store,
+# compare-and-branch): turns the calibrated loop_ns into a price per instruction
+LOOP_INSNS = 4
 
 
 class SharedRunQueue(RunQueue):
@@ -40,8 +44,6 @@ class GlobalPolicy(Policy):
     def curr_leaves(self, rq, task, now):
         rq.load -= task.weight
 
-    def yield_task(self, rq, task, now):
-        task.yield_pending = True
 
     def task_fork(self, rq, parent, child, now, same_cpu):
         pass
@@ -67,14 +69,22 @@ class GoodnessPolicy(GlobalPolicy):
 
     goodness = remaining counter ticks + (20 - nice) + PROC_CHANGE_PENALTY if the task last ran on
     this CPU.  When every runnable task has used its counter, all tasks (sleepers too) get
-    counter = counter / 2 + NICE_TO_TICKS.  Cost of a decision: a + b * nr_running.
+    counter = counter / 2 + NICE_TO_TICKS.
+
+    Cost of a decision: a + b * nr_running, where a is the fixed schedule() path every family
+    pays (sched_cost_ns) and b is a modelled scan step: ``goodness_insns`` instructions priced
+    from the calibrated counting loop (loop_ns / LOOP_INSNS each) plus one cache-line miss for
+    the task's scheduling fields (``task_line_miss_ns``).
     """
+
+    family = "goodness"
 
     def __init__(self, kernel, tun, ncpus):
         super().__init__(kernel, tun, ncpus)
         self.tick = 1_000_000_000 // tun["HZ"]
         self.refill = tun["timeslice_ticks"] * self.tick
-        self.per_task = tun["sched_cost_per_task_ns"]
+        insn_ns = tun["loop_ns"] / LOOP_INSNS
+        self.per_task = round(tun["goodness_insns"] * insn_ns + tun["task_line_miss_ns"])
 
     def enqueue(self, rq, task, how, now):
         if how == "fork" and task.quota == 0:
@@ -146,6 +156,8 @@ class GoodnessPolicy(GlobalPolicy):
 
 class EdfPolicy(GlobalPolicy):
     """SCHED_DEADLINE as global EDF: the m earliest absolute deadlines run on the m CPUs."""
+
+    family = "edf"
 
     hrtick = True
     tick_preempts = False

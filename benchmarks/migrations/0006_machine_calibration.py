@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmarks', '0004_run_tombstone'),
+        ('benchmarks', '0005_run_identity_and_vocabulary'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,0 +1,75 @@
+"""Site-wide response policies: the Content-Security-Policy of pages, and honest answers while
+the database is down (503 with Retry-After: JSON for the API, a short page for people)."""
+
+import logging
+import sys
+
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
+from django.http import HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+from django.views import defaults
+
+log = logging.getLogger(__name__)
+OUTAGE_ERRORS = (OperationalError, InterfaceError)
+
+
+class ContentSecurityPolicyMiddleware:
+    """Django 5.2 has no CSP of its own; pages get settings.CONTENT_SECURITY_POLICY."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        policy = settings.CONTENT_SECURITY_POLICY
+        if (policy and "Content-Security-Policy" not in response
+                and response.get("Content-Type", "").startswith("text/html")):
+            response["Content-Security-Policy"] = policy
+        return response
+
+
+def wants_json(request) -> bool:
+    return (request.path.startswith("/api/")
+            or "application/json" in request.headers.get("Accept", ""))
+
+
+def outage_response(request) -> HttpResponse:
+    """503 that renders without the database (no user, no session, no query)."""
+    retry = settings.OUTAGE_RETRY_AFTER
+    if wants_json(request):
+        response = JsonResponse({"error": "the database is unavailable; try again in a moment",
+                                 "retry_after": retry}, status=503)
+    else:
+        response = HttpResponse(render_to_string("503.html", {"retry_after": retry}),
+                                status=503)
+    response["Retry-After"] = str(retry)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+class DatabaseOutageMiddleware:
+    """A view that cannot reach the database answers 503 instead of a 500. Connections that
+    failed are dropped by Django at the end of the request, so the next request after the
+    database returns simply works: recovery needs nobody."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, OUTAGE_ERRORS):
+            log.warning("database unavailable for %s %s: %s", request.method, request.path,
+                        exception)
+            return outage_response(request)
+        return None
+
+
+def server_error(request):
+    """handler500: errors raised outside a view (a middleware reading the session) reach here;
+    a database outage still gets the 503, anything else Django's plain 500 page."""
+    if isinstance(sys.exc_info()[1], OUTAGE_ERRORS):
+        return outage_response(request)
+    return defaults.server_error(request)

@@ -1,0 +1,157 @@
+"""The interface every scheduler class implements: the engine's questions, one hook each.
+
+The engine owns time and CPUs; a policy owns the runqueue data structure of its family and answers
+the engine's questions (who runs next, when does the tick preempt, does this wakeup preempt, does
+sched_yield() give the CPU away).  The running task is never in the queue: pick_next removes it and
+put_prev puts it back, as in the kernel's put_prev_task/pick_next_task pair.
+
+Version differences inside a family are tunables (see profiles.py), never tests on the kernel name.
+"""
+
+from abc import ABC, abstractmethod
+
+MS = 1_000_000
+NICE_0 = 1024
+
+
+def ilog2(n):
+    return max(0, int(n).bit_length() - 1)
+
+
+class RunQueue:
+    __slots__ = ("cpu", "nr_running", "curr", "load", "data", "min_vruntime", "seq", "nr_queued",
+                 "active", "expired", "extra")
+
+    def __init__(self, cpu):
+        self.cpu = cpu
+        self.nr_running = 0
+        self.curr = None
+        self.load = 0
+        self.data = None
+        self.min_vruntime = 0
+        self.seq = 0
+        self.nr_queued = 0
+        self.active = None
+        self.expired = None
+        self.extra = None
+
+
+class Policy(ABC):
+    """A scheduler class.  Subclasses implement the abstract hooks and override defaults."""
+
+    family = None  # the registry key (policies/__init__.py)
+    global_queue = False  # one runqueue shared by every CPU (2.4, global EDF)
+    hrtick = False  # slices end at exact instants rather than on the next tick
+    tick_preempts = True  # False for classes no tick ever preempts (SCHED_DEADLINE)
+    # True when account() does nothing but CFS's weighted vruntime advance, which the engine's
+    # event loop then does inline (it runs once per event)
+    account_is_vruntime = False
+    # True when account() only charges the task's slice_left while it stays positive (O(1)):
+    # the event loop then does that inline and calls account() only when the slice runs out
+    account_is_slice = False
+
+    def __init__(self, kernel, tun, ncpus):
+        self.kernel = kernel
+        self.tun = tun
+        self.ncpus = ncpus
+        self.eng = None
+        self.sched_cost = tun["sched_cost_ns"]
+
+    def attach(self, eng):
+        """The engine this policy serves (called once, before any runqueue exists)."""
+        self.eng = eng
+
+    def new_rq(self, cpu_id):
+        """The runqueue of ``cpu_id`` (global classes return their one shared queue)."""
+        return RunQueue(cpu_id)
+
+    # ------------------------------------------------------------------ queueing
+    @abstractmethod
+    def enqueue(self, rq, task, how, now):
+        """Queue a task that was not on ``rq``; ``how`` is "fork", "wakeup" or "migrate"."""
+
+    @abstractmethod
+    def dequeue(self, rq, task, now):
+        """Take a queued (not running) task off ``rq`` (the balancer migrates it)."""
+
+    @abstractmethod
+    def put_prev(self, rq, task, now):
+        """The running task stops running but stays runnable: put it back in the queue."""
+
+    @abstractmethod
+    def pick_next(self, rq, cpu, now):
+        """Remove and return the task ``cpu`` runs next, or None to go idle."""
+
+    def on_pick(self, rq, task, now):
+        """``task`` (returned by pick_next) starts running on ``rq``'s CPU."""
+        rq.curr = task
+        task.exec_start = now
+        task.prev_sum_exec = task.sum_exec
+
+    def curr_leaves(self, rq, task, now):
+        """The running task blocks or exits: it leaves ``rq`` without being queued."""
+        rq.curr = None
+        rq.load -= task.weight
+
+    # ------------------------------------------------------------------ time and preemption
+    def account(self, rq, task, elapsed, now):  # noqa: B027 - no-op by default, on purpose
+        """Charge ``elapsed`` ns of CPU time to the running ``task`` (vruntime, slice, quota)."""
+
+    @abstractmethod
+    def preempt_time(self, rq, task, start):
+        """The instant the running task's slice ends if others wait, else None."""
+
+    @abstractmethod
+    def tick_preempt(self, rq, task, now):
+        """At the tick due by preempt_time: does the running task really lose the CPU?"""
+
+    @abstractmethod
+    def wakeup_preempts(self, rq, curr, task, now):
+        """Does the woken ``task`` (queued on rq) preempt the running ``curr`` at once?"""
+
+    # ------------------------------------------------------------------ fork and yield
+    @abstractmethod
+    def task_fork(self, rq, parent, child, now, same_cpu):
+        """Set up ``child``'s scheduling state from ``parent`` before it is queued on ``rq``."""
+
+    def child_runs_first(self, parent, child):
+        """Does the new child (on the parent's CPU) preempt its parent at once?"""
+        return False
+
+    def yield_task(self, rq, task, now):
+        """sched_yield() by the running task: mark it; put_prev applies the semantics."""
+        task.yield_pending = True
+
+    @abstractmethod
+    def yield_hands_over(self, rq, task, now):
+        """Would a sched_yield() by the running ``task`` switch to another task now?"""
+
+    def yield_handover_delay(self, rq, task, now):
+        """A yield-spinner that does not hand over now: ns until it would, or None (never)."""
+        return None
+
+    # ------------------------------------------------------------------ costs and balancing
+    def decision_cost(self, rq):
+        """CPU time one schedule() decision costs on ``rq`` (ns)."""
+        return self.sched_cost
+
+    def load_of(self, rq):
+        """The weighted load the balancer sees for ``rq``."""
+        return rq.load
+
+    def queued_tasks(self, rq):
+        """Queued tasks in the order the balancer considers them for migration."""
+        return []
+
+    def hot(self, task, now, level):
+        """Is ``task`` cache-hot (the balancer should not migrate it) at domain ``level``?"""
+        return False
+
+    def hot_cost(self):
+        """The cache-hot window (ns) of this class, for tracing."""
+        return self.tun.get("cache_hot_time_ns", self.tun.get("sched_migration_cost_ns", 0))
+
+    def task_hot(self, task, now, cost_ns):
+        if cost_ns <= 0 or task.never_ran:
+            return False
+        return now - task.last_ran < cost_ns

@@ -1,0 +1,179 @@
+"""CFS (2.6.23 - 3.x): a vruntime-ordered queue, slices from the latency target."""
+
+import bisect
+
+from .base import NICE_0, Policy, RunQueue, ilog2
+
+
+class CfsPolicy(Policy):
+    """CFS (2.6.23 - 3.x): a vruntime-ordered queue, slices from the latency target."""
+
+    family = "cfs"
+
+    account_is_vruntime = True
+
+    def __init__(self, kernel, tun, ncpus):
+        super().__init__(kernel, tun, ncpus)
+        cap = tun["latency_cap_cpus"]
+        factor = 1 + ilog2(min(ncpus, cap) if cap else ncpus)
+        self.latency = tun["sched_latency_ns"] * factor
+        self.min_gran = tun["sched_min_granularity_ns"] * factor
+        self.wakeup_gran = tun["sched_wakeup_granularity_ns"] * factor
+        self.nr_latency = max(1, tun["sched_latency_ns"] // max(1, tun["sched_min_granularity_ns"]))
+        self.yield_mode = "compat" if tun.get("sched_compat_yield") else tun["yield_semantics"]
+        self.migration_cost = tun["sched_migration_cost_ns"]
+        self.log_cost = tun["sched_cost_log_ns"]
+        # GENTLE_FAIR_SLEEPERS (2.6.32 on) halves the vruntime credit a waking sleeper gets
+        self.sleeper_credit = self.latency // 2 if tun["gentle_fair_sleepers"] else self.latency
+
+    def new_rq(self, cpu_id):
+        rq = RunQueue(cpu_id)
+        rq.data = []  # sorted (vruntime, seq, task)
+        return rq
+
+    def _insert(self, rq, task):
+        rq.seq += 1
+        task.key = (task.vruntime, rq.seq, task)
+        bisect.insort(rq.data, task.key)
+
+    def _remove(self, rq, task):
+        i = bisect.bisect_left(rq.data, task.key[:2])
+        del rq.data[i]
+
+    def _update_min(self, rq):
+        """min_vruntime = max(itself, min(running task's vruntime, leftmost queued))."""
+        curr = rq.curr
+        data = rq.data
+        if data:
+            v = data[0][0]
+            if curr is not None and curr.vruntime < v:
+                v = curr.vruntime
+        elif curr is not None:
+            v = curr.vruntime
+        else:
+            return
+        if v > rq.min_vruntime:
+            rq.min_vruntime = v
+
+    def enqueue(self, rq, task, how, now):
+        self._update_min(rq)
+        if how == "fork":
+            pass  # placed by task_fork
+        elif how == "migrate":
+            task.vruntime += rq.min_vruntime
+        else:  # wakeup: vruntime was stored relative to the old queue when it slept
+            task.vruntime = max(task.vruntime + rq.min_vruntime,
+                                rq.min_vruntime - self.sleeper_credit)
+        rq.load += task.weight
+        self._insert(rq, task)
+
+    def dequeue(self, rq, task, now):
+        self._update_min(rq)
+        self._remove(rq, task)
+        rq.load -= task.weight
+        task.vruntime -= rq.min_vruntime
+
+    def curr_leaves(self, rq, task, now):
+        self._update_min(rq)
+        super().curr_leaves(rq, task, now)
+        task.vruntime -= rq.min_vruntime
+
+    def put_prev(self, rq, task, now):
+        self._update_min(rq)
+        rq.curr = None
+        if task.yield_pending:
+            task.yield_pending = False
+            if self.yield_mode == "compat" and rq.data and rq.data[-1][0] >= task.vruntime:
+                task.vruntime = rq.data[-1][0] + 1  # right of the rightmost task
+            elif self.yield_mode == "skip":
+                task.skip = True
+        self._insert(rq, task)
+
+    def pick_next(self, rq, cpu, now):
+        data = rq.data
+        if not data:
+            return None
+        idx = 0
+        if data[0][2].skip:
+            data[0][2].skip = False
+            if len(data) > 1:
+                idx = 1
+        task = data.pop(idx)[2]
+        self._update_min(rq)
+        return task
+
+    def account(self, rq, task, elapsed, now):
+        # min_vruntime is brought up to date lazily where it is used: between those points only
+        # the running task's vruntime grows, so the lazy value equals the eager one.  Engine.run
+        # has a copy of this line (account_is_vruntime).
+        task.vruntime += elapsed * NICE_0 // task.weight if task.weight != NICE_0 else elapsed
+
+    def ideal_slice(self, rq, task):
+        nr = rq.nr_running
+        period = self.latency if nr <= self.nr_latency else self.min_gran * nr
+        return period * task.weight // max(rq.load, task.weight)
+
+    def preempt_time(self, rq, task, start):
+        if not rq.data:
+            return None
+        # ideal_slice(), inlined (this runs at every re-plan of a busy CPU)
+        nr = rq.nr_running
+        period = self.latency if nr <= self.nr_latency else self.min_gran * nr
+        weight = task.weight
+        load = rq.load
+        left = period * weight // (load if load > weight else weight) - (
+            task.sum_exec - task.prev_sum_exec)
+        return start + left if left > 0 else start
+
+    def tick_preempt(self, rq, task, now):
+        return bool(rq.data) and task.sum_exec - task.prev_sum_exec >= self.ideal_slice(rq, task)
+
+    def wakeup_preempts(self, rq, curr, task, now):
+        return curr.vruntime - task.vruntime > self.wakeup_gran
+
+    def task_fork(self, rq, parent, child, now, same_cpu):
+        self._update_min(rq)
+        vslice = self.ideal_slice(rq, child)
+        base = parent.vruntime if same_cpu else rq.min_vruntime
+        child.vruntime = max(base, rq.min_vruntime + vslice)  # START_DEBIT
+        if same_cpu and self.child_runs_first(parent, child) and parent.vruntime < child.vruntime:
+            parent.vruntime, child.vruntime = child.vruntime, parent.vruntime
+
+    def child_runs_first(self, parent, child):
+        if not self.tun["sched_child_runs_first"]:
+            return False
+        return self.tun["child_runs_first_threads"]
+
+
+    def yield_hands_over(self, rq, task, now):
+        """After sched_yield() schedule() runs and picks the leftmost task.  compat_yield=1 first
+        moves the yielder right of the rightmost task (unless it is already rightmost); the
+        "requeue" code of 2.6.23/2.6.24 only brings its vruntime up to date, so put_prev puts it
+        back at its own key, right of equal keys: it hands over only when a queued task's
+        vruntime is at most its own (nearly a no-op right after it was picked)."""
+        if not rq.data:
+            return False
+        if self.yield_mode in ("compat", "skip"):
+            return True
+        return rq.data[0][0] <= task.vruntime
+
+    def yield_handover_delay(self, rq, task, now):
+        """Spinning on sched_yield() with requeue semantics: the yield that hands over comes
+        when the spinner's vruntime has caught up with the leftmost queued task."""
+        if self.yield_mode != "requeue" or not rq.data:
+            return None
+        gap = rq.data[0][0] - task.vruntime
+        return max(1, -(-gap * task.weight // NICE_0))
+
+    def decision_cost(self, rq):
+        nr = rq.nr_running  # ilog2(max(1, nr)), inlined: this runs at every decision
+        return self.sched_cost + self.log_cost * (nr.bit_length() - 1 if nr > 1 else 0)
+
+    def queued_tasks(self, rq):
+        return [k[2] for k in reversed(rq.data)]
+
+    def hot(self, task, now, level):
+        return self.task_hot(task, now, self.migration_cost)
+
+    def hot_cost(self):
+        return self.migration_cost

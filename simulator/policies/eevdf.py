@@ -1,0 +1,130 @@
+"""EEVDF (6.6): earliest eligible virtual deadline first."""
+
+from .base import NICE_0, Policy, RunQueue, ilog2
+
+
+class EevdfPolicy(Policy):
+    """EEVDF (6.6): pick the eligible task (vruntime <= weighted average) with the earliest
+    virtual deadline; a task's deadline is its vruntime plus one base slice of virtual time."""
+
+    family = "eevdf"
+
+    def __init__(self, kernel, tun, ncpus):
+        super().__init__(kernel, tun, ncpus)
+        self.slice = tun["base_slice_ns"] * (1 + ilog2(min(ncpus, 8)))
+        self.log_cost = tun["sched_cost_log_ns"]
+
+    def new_rq(self, cpu_id):
+        rq = RunQueue(cpu_id)
+        rq.data = []
+        # the queued tasks' sum of weight x vruntime and sum of weights, kept as tasks come and
+        # go (the kernel's avg_vruntime/avg_load), so the average needs no rescan of the queue
+        rq.extra = [0, 0]
+        return rq
+
+    def _add(self, rq, task):
+        rq.data.append(task)
+        sums = rq.extra
+        sums[0] += task.vruntime * task.weight
+        sums[1] += task.weight
+
+    def _take(self, rq, task):
+        rq.data.remove(task)
+        sums = rq.extra
+        sums[0] -= task.vruntime * task.weight
+        sums[1] -= task.weight
+
+    def _vslice(self, task):
+        return self.slice * NICE_0 // task.weight
+
+    def _avg(self, rq):
+        """The weighted average vruntime of the queued tasks and the running one."""
+        total, weight = rq.extra
+        curr = rq.curr
+        if curr is not None:
+            total += curr.vruntime * curr.weight
+            weight += curr.weight
+        return total // weight if weight else rq.min_vruntime
+
+    def enqueue(self, rq, task, how, now):
+        if how == "fork":
+            if task.deadline == 0:
+                task.vruntime = self._avg(rq)
+                task.deadline = task.vruntime + self._vslice(task) // 2
+        else:  # wakeup/migrate: keep the lag (stored relative on leaving)
+            lag = task.vruntime
+            task.vruntime = self._avg(rq) + lag
+            task.deadline = task.vruntime + self._vslice(task)
+        rq.load += task.weight
+        self._add(rq, task)
+
+    def _store_lag(self, rq, task):
+        limit = self._vslice(task)
+        task.vruntime = max(-limit, min(limit, task.vruntime - self._avg(rq)))
+
+    def dequeue(self, rq, task, now):
+        self._take(rq, task)
+        rq.load -= task.weight
+        self._store_lag(rq, task)
+
+    def curr_leaves(self, rq, task, now):
+        self._store_lag(rq, task)
+        super().curr_leaves(rq, task, now)
+
+    def put_prev(self, rq, task, now):
+        if task.yield_pending:
+            task.yield_pending = False
+            task.vruntime = task.deadline
+            task.deadline = task.vruntime + self._vslice(task)
+        rq.curr = None
+        self._add(rq, task)
+
+    def pick_next(self, rq, cpu, now):
+        data = rq.data
+        if not data:
+            return None
+        avg = self._avg(rq)
+        best = None
+        for t in data:
+            if t.vruntime <= avg and (best is None or t.deadline < best.deadline):
+                best = t
+        if best is None:
+            best = min(data, key=lambda t: t.vruntime)
+        self._take(rq, best)
+        rq.min_vruntime = avg
+        return best
+
+    def account(self, rq, task, elapsed, now):
+        task.vruntime += elapsed * NICE_0 // task.weight
+        if task.vruntime >= task.deadline and not rq.data:
+            task.deadline = task.vruntime + self._vslice(task)
+
+    def preempt_time(self, rq, task, start):
+        if not rq.data:
+            return None
+        return start + max(0, (task.deadline - task.vruntime) * task.weight // NICE_0)
+
+    def tick_preempt(self, rq, task, now):
+        if task.vruntime < task.deadline:
+            return False
+        task.deadline = task.vruntime + self._vslice(task)
+        return True
+
+    def wakeup_preempts(self, rq, curr, task, now):
+        return task.vruntime <= self._avg(rq) and task.deadline < curr.deadline
+
+    def task_fork(self, rq, parent, child, now, same_cpu):
+        child.deadline = 0
+
+
+    def yield_hands_over(self, rq, task, now):
+        return bool(rq.data)
+
+    def decision_cost(self, rq):
+        return self.sched_cost + self.log_cost * ilog2(max(1, rq.nr_running))
+
+    def queued_tasks(self, rq):
+        return list(reversed(rq.data))
+
+    def hot(self, task, now, level):
+        return self.task_hot(task, now, self.tun["sched_migration_cost_ns"])

@@ -1,0 +1,120 @@
+"""The O(1) scheduler (2.6.0 - 2.6.22): priority arrays, per-task timeslices."""
+
+from collections import deque
+
+from .base import MS, Policy, RunQueue
+
+
+def o1_timeslice(prio, base_ms):
+    base = base_ms * MS
+    scaled = (base * 4 if prio < 120 else base) * (140 - prio) // 20
+    return max(5 * MS, scaled)
+
+
+class O1Policy(Policy):
+    """2.6.22 O(1): priority arrays, per-task timeslices, arrays swap when active runs dry."""
+
+    family = "o1"
+
+    account_is_slice = True
+
+    def new_rq(self, cpu_id):
+        rq = RunQueue(cpu_id)
+        rq.active = {}
+        rq.expired = {}
+        return rq
+
+    def _queue(self, arr, task, front=False):
+        q = arr.get(task.prio)
+        if q is None:
+            q = arr[task.prio] = deque()
+        if front:
+            q.appendleft(task)
+        else:
+            q.append(task)
+
+    def enqueue(self, rq, task, how, now):
+        if task.slice_left <= 0:
+            task.slice_left = o1_timeslice(task.prio, self.tun["timeslice_ms"])
+        rq.load += task.weight
+        rq.nr_queued += 1
+        self._queue(rq.expired if task.expired else rq.active, task)
+
+    def dequeue(self, rq, task, now):
+        arr = rq.expired if task.expired else rq.active
+        arr[task.prio].remove(task)
+        if not arr[task.prio]:
+            del arr[task.prio]
+        rq.load -= task.weight
+        rq.nr_queued -= 1
+        task.expired = False
+
+    def put_prev(self, rq, task, now):
+        rq.curr = None
+        rq.nr_queued += 1
+        if task.yield_pending:
+            task.yield_pending = False
+            task.expired = True  # hard yield: to the expired array, slice kept
+            self._queue(rq.expired, task)
+        elif task.slice_left <= 0:
+            task.slice_left = o1_timeslice(task.prio, self.tun["timeslice_ms"])
+            task.expired = True
+            self._queue(rq.expired, task)
+        else:  # preempted by a better task: stays at the head of its list
+            self._queue(rq.active, task, front=True)
+
+    def pick_next(self, rq, cpu, now):
+        if not rq.active:
+            if not rq.expired:
+                return None
+            rq.active, rq.expired = rq.expired, rq.active
+            for q in rq.active.values():
+                for t in q:
+                    t.expired = False
+        prio = min(rq.active)
+        q = rq.active[prio]
+        task = q.popleft()
+        if not q:
+            del rq.active[prio]
+        rq.nr_queued -= 1
+        return task
+
+    def account(self, rq, task, elapsed, now):
+        task.slice_left -= elapsed  # Engine.run() does this itself while the slice lasts
+        if task.slice_left <= 0 and rq.nr_queued == 0:
+            # alone on the CPU: expiry would requeue it and pick it again; refill lazily
+            ts = o1_timeslice(task.prio, self.tun["timeslice_ms"])
+            task.slice_left += ts * (1 + (-task.slice_left) // ts)
+
+    def preempt_time(self, rq, task, start):
+        return start + max(0, task.slice_left) if rq.nr_queued else None
+
+    def tick_preempt(self, rq, task, now):
+        return task.slice_left <= 0
+
+    def wakeup_preempts(self, rq, curr, task, now):
+        return task.prio < curr.prio
+
+    def task_fork(self, rq, parent, child, now, same_cpu):
+        half = max(1, parent.slice_left) // 2
+        child.slice_left = max(1, half)
+        parent.slice_left = max(1, parent.slice_left - half)
+        child.prio = parent.prio
+
+    def child_runs_first(self, parent, child):
+        return False  # only for fork() without CLONE_VM; every forking workload makes threads
+
+
+    def yield_hands_over(self, rq, task, now):
+        return rq.nr_queued > 0
+
+    def queued_tasks(self, rq):
+        # the balancer prefers the expired array first (cache-cold), tail first
+        tasks = []
+        for arr in (rq.expired, rq.active):
+            for prio in sorted(arr):
+                tasks.extend(reversed(arr[prio]))
+        return tasks
+
+    def hot(self, task, now, level):
+        return self.task_hot(task, now, self.tun["cache_hot_time_ns"])

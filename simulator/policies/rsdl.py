@@ -1,0 +1,208 @@
+"""RSDL (Rotating Staircase DeadLine, 2.6.21-era patches): per-level quotas and rotations."""
+
+from collections import deque
+
+from .base import MS, Policy, RunQueue
+
+LEVELS = 40
+
+
+class RsdlPolicy(Policy):
+    """RSDL: a staircase of priority levels, each with a quota, rotated as quotas run out.
+
+    Levels are indexed 0..39 for static priorities 100..139; a nice-0 task starts at level 20 and
+    may descend ``priority_levels`` levels.  Two quotas run down while a task runs:
+
+    * its own: rr_interval at each level it passes through; spent, the task drops one level;
+    * its level's: rr_interval shared by every task of the level on this runqueue; spent, the
+      whole level is finished for this epoch and its tasks drop to the next level together
+      (minor rotation), which is why rotations come often on a busy runqueue.
+
+    Below the last level a task waits in the expired array; when no level has tasks the arrays
+    swap and every task restarts at its static level with fresh quotas (major rotation).
+
+    sched_yield() (``yield_expire``): 1 sends the yielder to the expired array (RSDL 0.33);
+    0 is RSDL 0.31's softened yield, nearly a no-op: the yielder keeps its place at the head of
+    its level and its quota, so only a task at a strictly better level could run first.
+    """
+
+    family = "rsdl"
+
+    def __init__(self, kernel, tun, ncpus):
+        super().__init__(kernel, tun, ncpus)
+        self.rr = tun["rr_interval"] * MS
+        self.last_level = min(LEVELS - 1, 20 + tun["priority_levels"] - 1)
+        self.yield_expire = bool(tun["yield_expire"])
+
+    def new_rq(self, cpu_id):
+        rq = RunQueue(cpu_id)
+        rq.active = [deque() for _ in range(LEVELS)]
+        rq.expired = deque()
+        rq.seq = 0  # bitmap of the levels that hold tasks, as the kernel's prio bitmap
+        # per level: quota left this epoch; rq.min_vruntime is reused as the first level not
+        # yet finished this epoch (levels above it were rotated away)
+        rq.extra = [self.rr] * LEVELS
+        return rq
+
+    def _start_level(self, task):
+        return min(self.last_level, 20 + task.nice)
+
+    def _place(self, rq, task):
+        """A task may not sit on a level that finished this epoch: move it to the first open one."""
+        if not task.expired and task.level < rq.min_vruntime:
+            task.level = rq.min_vruntime
+            task.quota = self.rr
+            if task.level > self.last_level:
+                self._expire(task)
+
+    def _queue(self, rq, task, front=False):
+        self._place(rq, task)
+        if task.expired:
+            rq.expired.append(task)
+            return
+        if front:
+            rq.active[task.level].appendleft(task)
+        else:
+            rq.active[task.level].append(task)
+        rq.seq |= 1 << task.level
+
+    def enqueue(self, rq, task, how, now):
+        if task.quota <= 0 and not task.expired:
+            if task.never_ran and task.level == 0:
+                task.level = self._start_level(task)
+            task.quota = self.rr
+        rq.load += task.weight
+        rq.nr_queued += 1
+        self._queue(rq, task)
+
+    def dequeue(self, rq, task, now):
+        if task.expired:
+            rq.expired.remove(task)
+        else:
+            q = rq.active[task.level]
+            q.remove(task)
+            if not q:
+                rq.seq &= ~(1 << task.level)
+        rq.load -= task.weight
+        rq.nr_queued -= 1
+
+    def _expire(self, task):
+        task.expired = True
+        task.level = self._start_level(task)
+        task.quota = self.rr
+
+    def _descend(self, task):
+        """The task's own quota at this level is spent: drop a level, or expire below the last."""
+        if task.level >= self.last_level:
+            self._expire(task)
+        else:
+            task.level += 1
+            task.quota = self.rr
+
+    def _minor_rotation(self, rq, level):
+        """Level ``level`` spent its shared quota: it is finished for this epoch and its
+        queued tasks move down to the next level, ahead of the tasks already there."""
+        rq.min_vruntime = max(rq.min_vruntime, level + 1)
+        moving = rq.active[level]
+        rq.active[level] = deque()
+        rq.seq &= ~(1 << level)
+        for t in reversed(moving):
+            t.level = level + 1
+            t.quota = self.rr
+            if t.level > self.last_level:
+                self._expire(t)
+                rq.expired.append(t)
+            else:
+                rq.active[t.level].appendleft(t)
+                rq.seq |= 1 << t.level
+
+    def put_prev(self, rq, task, now):
+        rq.curr = None
+        rq.nr_queued += 1
+        level = task.level
+        if not task.expired and rq.extra[level] <= 0 and level >= rq.min_vruntime:
+            self._minor_rotation(rq, level)
+        if task.yield_pending:
+            task.yield_pending = False
+            if self.yield_expire:
+                self._expire(task)
+                self._queue(rq, task)
+            else:
+                self._queue(rq, task, front=True)
+        elif task.quota <= 0:
+            self._descend(task)
+            self._queue(rq, task)
+        else:
+            self._queue(rq, task, front=True)
+
+    def _major_rotation(self, rq):
+        rq.min_vruntime = 0
+        rq.extra = [self.rr] * LEVELS
+        while rq.expired:
+            t = rq.expired.popleft()
+            t.expired = False
+            rq.active[t.level].append(t)
+            rq.seq |= 1 << t.level
+
+    def pick_next(self, rq, cpu, now):
+        for _ in range(2):
+            bitmap = rq.seq
+            if bitmap:
+                level = (bitmap & -bitmap).bit_length() - 1  # the best level with tasks
+                q = rq.active[level]
+                task = q.popleft()
+                if not q:
+                    rq.seq = bitmap & ~(1 << level)
+                rq.nr_queued -= 1
+                return task
+            if not rq.expired:
+                return None
+            self._major_rotation(rq)
+        return None
+
+    def account(self, rq, task, elapsed, now):
+        task.quota -= elapsed
+        rq.extra[task.level] -= elapsed
+        if rq.nr_queued == 0:
+            # alone: rotations would change nothing visible; apply them lazily
+            while task.quota <= 0:
+                self._descend(task)
+                task.expired = False
+            if rq.extra[task.level] <= 0:
+                self._major_rotation(rq)
+
+    def preempt_time(self, rq, task, start):
+        if not rq.nr_queued:
+            return None
+        left = min(task.quota, rq.extra[task.level])
+        return start + max(0, left)
+
+    def tick_preempt(self, rq, task, now):
+        return task.quota <= 0 or rq.extra[task.level] <= 0
+
+    def wakeup_preempts(self, rq, curr, task, now):
+        return not task.expired and task.level < curr.level
+
+    def task_fork(self, rq, parent, child, now, same_cpu):
+        child.level = parent.level
+        half = max(1, parent.quota // 2)
+        child.quota = half
+        parent.quota = max(1, parent.quota - half)
+
+    def yield_hands_over(self, rq, task, now):
+        if rq.nr_queued == 0:
+            return False
+        if self.yield_expire:
+            return True
+        # 0.31's softened yield: the task stays at the head of its level, so only a task at a
+        # strictly better level would run first -- and such a task would have preempted it
+        return bool(rq.seq & ((1 << task.level) - 1))
+
+    def queued_tasks(self, rq):
+        tasks = list(reversed(rq.expired))
+        for q in reversed(rq.active):
+            tasks.extend(reversed(q))
+        return tasks
+
+    def hot(self, task, now, level):
+        return self.task_hot(task, now, self.tun["cache_hot_time_ns"])

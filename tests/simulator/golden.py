@@ -1,0 +1,81 @@
+"""Golden outputs: the exact JSON of a fixed set of runs, so a result-changing refactor fails.
+
+Regenerate only deliberately, when a modelled mechanism changes (and say so in the commit):
+    .venv/bin/python -m tests.simulator.golden --regenerate
+"""
+
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
+GOLDEN_DIR = pathlib.Path(__file__).resolve().parent / "golden"
+
+SPECS = {
+    "threadtest-2.6.22": {"workload": "threadtest", "kernel": "2.6.22",
+                          "params": {"iterations": 8, "loops": 200_000, "yield_in_spin": True}},
+    "threadtest-2.6.23": {"workload": "threadtest", "kernel": "2.6.23",
+                          "params": {"iterations": 8, "loops": 200_000, "yield_in_spin": True}},
+    "threadtest-2.6.24-compat": {"workload": "threadtest", "kernel": "2.6.24",
+                                 "params": {"iterations": 8, "loops": 10_000,
+                                            "yield_in_spin": True},
+                                 "tunables": {"sched_compat_yield": 1}},
+    "threadtest-2.6.25-ht": {"workload": "threadtest", "kernel": "2.6.25", "topology": "1x1x2",
+                             "params": {"iterations": 8, "loops": 10_000}},
+    "burn-2.6.24": {"workload": "threadtest-burn", "kernel": "2.6.24",
+                    "params": {"iterations": 10, "burn_us": 300}},
+    "burn-6.6-eevdf": {"workload": "threadtest-burn", "kernel": "6.6-eevdf",
+                       "params": {"iterations": 10, "burn_us": 300}},
+    "chatroom-rsdl-0.31": {"workload": "chatroom", "kernel": "rsdl-0.31", "cpus": 2,
+                           "params": {"rooms": 1, "clients": 6, "messages": 40}},
+    "chatroom-rsdl-0.33": {"workload": "chatroom", "kernel": "rsdl-0.33", "cpus": 2,
+                           "params": {"rooms": 1, "clients": 6, "messages": 40}},
+    "chatroom-3.3-smp": {"workload": "chatroom", "kernel": "3.3", "topology": "2x2x2",
+                         "params": {"rooms": 2, "clients": 5, "messages": 30}},
+    "pipeline-2.4": {"workload": "pipeline", "kernel": "2.4", "cpus": 2,
+                     "params": {"stages": 3, "blocks": 30}},
+    "pingpong-2.6.24": {"workload": "wake-pingpong", "kernel": "2.6.24", "cpus": 4,
+                        "params": {"pairs": 3, "roundtrips": 100}},
+    "overcommit-3.3": {"workload": "overcommit", "kernel": "3.3", "cpus": 4,
+                       "params": {"duration_ms": 30}},
+    "yield-loop-2.6.22": {"workload": "yield-loop", "kernel": "2.6.22", "cpus": 2,
+                          "params": {"tasks": 3, "duration_ms": 20, "warmup_ms": 5}},
+    "runqueue-cost-2.4": {"workload": "runqueue-cost", "kernel": "2.4",
+                          "params": {"duration_ms": 30}},
+    "periodic-edf": {"workload": "periodic", "kernel": "6.6-eevdf", "cpus": 4,
+                     "params": {"duration_ms": 200}},
+    "periodic-o1": {"workload": "periodic", "kernel": "2.6.22", "cpus": 4,
+                    "params": {"duration_ms": 200}},
+    "rtapp-2.6.24": {"workload": "rtapp", "kernel": "2.6.24", "params": {"duration_ms": 50}},
+}
+
+
+def golden_result(spec):
+    """The run's result without its only non-deterministic field (wall time)."""
+    import simulator
+
+    result = simulator.run(spec)
+    result.pop("wall_seconds")
+    return json.loads(json.dumps(result))
+
+
+def path_for(name):
+    return GOLDEN_DIR / f"{name}.json"
+
+
+def regenerate():
+    GOLDEN_DIR.mkdir(exist_ok=True)
+    for stale in GOLDEN_DIR.glob("*.json"):
+        if stale.stem not in SPECS:
+            stale.unlink()
+    for name, spec in SPECS.items():
+        path_for(name).write_text(json.dumps(golden_result(spec), indent=1, sort_keys=True)
+                                  + "\n")
+        print(f"wrote {path_for(name).relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--regenerate"]:
+        sys.exit("usage: python -m tests.simulator.golden --regenerate")
+    sys.path.insert(0, str(ROOT))
+    regenerate()

@@ -1,0 +1,59 @@
+"""Every setting is read once, in portal/settings.py, through envconfig, and documented."""
+
+import re
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from portal import envconfig
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV_READ = re.compile(r"""(?:env_\w+|database_from_url)\(\s*["']([A-Z][A-Z0-9_]+)["']""")
+
+
+def settings_variables() -> set[str]:
+    return set(ENV_READ.findall((ROOT / "portal" / "settings.py").read_text()))
+
+
+def test_every_variable_is_in_the_readme_table():
+    names = settings_variables()
+    assert {"DATABASE_URL", "SECURE_HSTS_SECONDS", "SCHEDBENCH_SIMULATION_RESEND"} <= names
+    table = (ROOT / "README.md").read_text()
+    missing = sorted(name for name in names if f"`{name}`" not in table)
+    assert missing == []
+
+
+def test_the_code_reads_settings_declared_in_settings_py():
+    offenders = []
+    for path in (ROOT / "benchmarks").rglob("*.py"):
+        text = path.read_text()
+        if "getattr(settings" in text or "os.environ" in text:
+            offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []
+
+
+def test_the_proxy_ssl_header_is_parsed_from_the_environment(monkeypatch):
+    monkeypatch.setenv("SECURE_PROXY_SSL_HEADER", "X-Forwarded-Proto=https")
+    assert envconfig.env_header("SECURE_PROXY_SSL_HEADER") == ("HTTP_X_FORWARDED_PROTO", "https")
+    monkeypatch.setenv("SECURE_PROXY_SSL_HEADER", "https")
+    with pytest.raises(ImproperlyConfigured, match="SECURE_PROXY_SSL_HEADER"):
+        envconfig.env_header("SECURE_PROXY_SSL_HEADER")
+    monkeypatch.delenv("SECURE_PROXY_SSL_HEADER")
+    assert envconfig.env_header("SECURE_PROXY_SSL_HEADER") is None
+
+
+def test_tls_settings_follow_the_environment(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DEBUG": "0", "SECRET_KEY": "x" * 50, "ALLOWED_HOSTS": "example.org",
+           "SECURE_SSL_REDIRECT": "1", "SECURE_HSTS_SECONDS": "31536000",
+           "SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto=https",
+           "SCHEDBENCH_DATA_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "portal.settings"}
+    script = ("from django.conf import settings as s; print(s.SECURE_SSL_REDIRECT, "
+              "s.SECURE_HSTS_SECONDS, s.SECURE_PROXY_SSL_HEADER, s.SESSION_COOKIE_SECURE)")
+    out = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, text=True,
+                         capture_output=True, check=True).stdout
+    assert out.split("\n")[0] == "True 31536000 ('HTTP_X_FORWARDED_PROTO', 'https') True"
