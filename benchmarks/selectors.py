@@ -65,11 +65,18 @@ _FILTERS = {
 }
 
 
+def _all_items(params):
+    """(key, value) pairs of a QueryDict (every value of a repeated key) or a plain dict."""
+    if hasattr(params, "lists"):
+        return ((key, value) for key, values in params.lists() for value in values)
+    return params.items()
+
+
 def run_filter(params) -> RunFilterResult:
     """Apply `benchmark, kernel, machine, policy, source, param.<name>, tunable.<name>`."""
     runs = Run.objects.all()
     result = RunFilterResult(runs=runs)
-    if any("\x00" in key or "\x00" in "".join(params.getlist(key)) for key in params):
+    if any("\x00" in f"{key}{value}" for key, value in _all_items(params)):
         # The database cannot even be asked about a NUL: nothing stored can match it.
         result.problems.append("filters may not contain NUL characters")
         result.runs = runs.none()

@@ -4,8 +4,10 @@ kernel. Built once, inside the finishing transaction, and skipped when it would 
 import logging
 
 from django.db import transaction
+from django.utils.text import slugify
 
 import simulator
+from benchmarks import vocabulary
 from benchmarks.comparisons.spec import SpecError, parse_spec
 from benchmarks.services.comparisons import comparison_create
 
@@ -17,14 +19,21 @@ MAX_COMPARED_RUNS = 500  # a frozen comparison recomputes bootstrap CIs per cell
 
 
 def axis_dimension(spec: dict, axis: str) -> str:
-    """The comparison dimension of a sweep axis: param.<name>, tunable.<name> or machine."""
+    """The comparison dimension of a sweep axis: param.<name>, tunable.<name>, machine.cpus or
+    machine.topology."""
     if axis in ("cpus", "topology"):
-        return "machine"  # simulated machines are named from the topology (sim-1x2x1)
+        return f"machine.{axis}"
+    # Runs store params and tunables in the portal's vocabulary (runqueue-cost's `tasks` is
+    # `runqueue_length`), so the axis is named as the runs are.
+    benchmark = slugify(spec["workload"])
     if axis.startswith(("params.", "tunables.")):
         kind, name = axis.split(".", 1)
-        return f"{kind[:-1]}.{name}"
-    params = simulator.catalog()["workloads"][spec["workload"]]["params"]
-    return f"param.{axis}" if axis in params else f"tunable.{axis}"
+    else:
+        params = simulator.catalog()["workloads"][spec["workload"]]["params"]
+        kind, name = ("params" if axis in params else "tunables"), axis
+    if kind == "params":
+        return f"param.{vocabulary.canonical_param_name(name, benchmark)}"
+    return f"tunable.{vocabulary.canonical_tunable_name(name)}"
 
 
 def comparison_spec(job, run_ids: list[int]) -> dict:
