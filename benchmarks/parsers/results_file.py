@@ -126,7 +126,7 @@ class _State:
 
 class ResultsFileParser(Parser):
     name = "results-file"
-    version = 1
+    version = 2
     description = "results file (uname -r headings, result lines, shell prompts)"
 
     def detect(self, head: str) -> float:
