@@ -31,7 +31,8 @@ def axis_dimension(spec: dict, axis: str) -> str:
         kind, name = axis.split(".", 1)
     else:
         params = simulator.catalog()["workloads"][spec["workload"]]["params"]
-        kind, name = ("params" if axis in params else "tunables"), axis
+        known = vocabulary.canonical_param_name(axis, benchmark) in params
+        kind, name = ("params" if known else "tunables"), axis
     if kind == "params":
         return f"param.{vocabulary.canonical_param_name(name, benchmark)}"
     return f"tunable.{vocabulary.canonical_tunable_name(name)}"

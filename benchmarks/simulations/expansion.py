@@ -11,7 +11,10 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from django.utils.text import slugify
+
 import simulator
+from benchmarks import vocabulary
 from benchmarks.errors import InputError
 
 JOB_FIELDS = ("workload", "params", "kernels", "tunables", "sweep", "repeat", "seed", "cpus",
@@ -137,8 +140,8 @@ def _place(spec: dict, axis: str, value, workload_params) -> None:
         spec["params"][axis[7:]] = value
     elif axis.startswith("tunables."):
         spec["tunables"][axis[9:]] = value
-    elif axis in workload_params:
-        spec["params"][axis] = value
+    elif vocabulary.canonical_param_name(axis, slugify(spec["workload"])) in workload_params:
+        spec["params"][axis] = value  # `tasks` of runqueue-cost: the simulator takes the alias
     else:
         spec["tunables"][axis] = value  # the simulator names the valid tunables if it is not one
 
