@@ -37,7 +37,9 @@ def schemathesis_command(url: str, token: str) -> list[str]:
         "--max-examples", str(EXAMPLES_PER_OPERATION),
         "--seed", str(SEED),
         "--phases", "examples,coverage,fuzzing",
-        "--workers", "2",
+        # One worker: hypothesis describes strategies with ast.parse, which CPython 3.11 can
+        # fail on when two threads do it at once ("AST constructor recursion depth mismatch").
+        "--workers", "1",
         "--no-shrink",
         "--request-timeout", "60",
     ]
