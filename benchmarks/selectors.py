@@ -65,11 +65,18 @@ _FILTERS = {
 }
 
 
+def _values(params, key: str) -> list[str]:
+    """Every value of `key`: a query string may repeat it; a comparison spec's dict may not."""
+    if hasattr(params, "getlist"):
+        return params.getlist(key)
+    return [str(params[key])]
+
+
 def run_filter(params) -> RunFilterResult:
     """Apply `benchmark, kernel, machine, policy, source, param.<name>, tunable.<name>`."""
     runs = Run.objects.all()
     result = RunFilterResult(runs=runs)
-    if any("\x00" in key or "\x00" in "".join(params.getlist(key)) for key in params):
+    if any("\x00" in key or "\x00" in "".join(_values(params, key)) for key in params):
         # The database cannot even be asked about a NUL: nothing stored can match it.
         result.problems.append("filters may not contain NUL characters")
         result.runs = runs.none()
