@@ -29,7 +29,8 @@ def axis_dimension(spec: dict, axis: str) -> str:
     if axis.startswith(("params.", "tunables.")):
         kind, name = axis.split(".", 1)
     else:
-        params = simulator.catalog()["workloads"][spec["workload"]]["params"]
+        workload = simulator.catalog()["workloads"][spec["workload"]]
+        params = {**workload["params"], **workload.get("aliases", {})}  # old names too
         kind, name = ("params" if axis in params else "tunables"), axis
     if kind == "params":
         return f"param.{vocabulary.canonical_param_name(name, benchmark)}"
