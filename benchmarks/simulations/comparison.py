@@ -30,8 +30,9 @@ def axis_dimension(spec: dict, axis: str) -> str:
     if axis.startswith(("params.", "tunables.")):
         kind, name = axis.split(".", 1)
     else:
-        params = simulator.catalog()["workloads"][spec["workload"]]["params"]
-        known = vocabulary.canonical_param_name(axis, benchmark) in params
+        workload = simulator.catalog()["workloads"][spec["workload"]]
+        params = {**workload["params"], **workload.get("aliases", {})}  # old names too
+        known = axis in params or vocabulary.canonical_param_name(axis, benchmark) in params
         kind, name = ("params" if known else "tunables"), axis
     if kind == "params":
         return f"param.{vocabulary.canonical_param_name(name, benchmark)}"

@@ -272,7 +272,8 @@ def _point(spec: dict, kernel: str, values: dict, workload_params) -> PointSpec:
 def expand(data, limits: Limits, machine: MachineTarget | None = None) -> Expansion:
     spec = clean_job_spec(data, limits, machine)
     check_limits(spec, limits)
-    workload_params = simulator.catalog()["workloads"][spec["workload"]]["params"]
+    workload = simulator.catalog()["workloads"][spec["workload"]]
+    workload_params = {**workload["params"], **workload.get("aliases", {})}  # old names too
     axes = list(spec["sweep"].items())
     combos = itertools.product(*(values for _, values in axes))
     grid = [dict(zip([name for name, _ in axes], combo, strict=True)) for combo in combos]
