@@ -117,8 +117,10 @@ def main() -> None:
         assert status == 201, body[:300]
         url = f"{server.url}/c/{json.loads(body)['slug']}/"
         http_request(server.url, path=url.removeprefix(server.url))  # the page cache is warm
+        load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
         print(f"{SERIES} series x {X_VALUES} loop sizes; {args.tries} tries each, "
-              "median (best)")
+              f"median (best); {os.cpu_count()} CPUs, load average {load} (the render is "
+              "CPU-bound: read the figures with the load)")
         for label, mbit, rtt in (("loopback", 0, 0),
                                  (f"{args.mbit:g} Mbit/s, {args.rtt_ms:g} ms RTT", args.mbit,
                                   args.rtt_ms)):

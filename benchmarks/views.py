@@ -15,7 +15,7 @@ from benchmarks import charts, parsers, selectors
 from benchmarks.envdiff import environment_diff
 from benchmarks.exercise import CONTEXT_SWITCH_METRIC, not_exercised
 from benchmarks.format_help import formats_html as format_help_html
-from benchmarks.models import ApiToken, Run
+from benchmarks.models import ApiToken, Machine, Run
 from benchmarks.recipes import rerun_recipe
 from benchmarks.services.tokens import token_create, token_revoke
 
@@ -128,6 +128,12 @@ def machine_list(request):
     return render(
         request, "benchmarks/machine_list.html", {"machines": selectors.machines_with_counts()}
     )
+
+
+def machine_detail(request, pk: int):
+    machine = get_object_or_404(Machine, pk=pk)
+    return render(request, "benchmarks/machine_detail.html",
+                  {"machine": machine, **selectors.machine_page(machine)})
 
 
 def signup(request):

@@ -16,6 +16,7 @@ urlpatterns = [
     path("artifacts/<int:pk>/download/", artifact_views.artifact_download,
          name="artifact-download"),
     path("machines/", views.machine_list, name="machine-list"),
+    path("machines/<int:pk>/", views.machine_detail, name="machine-detail"),
     path("upload/", views.upload_page, name="upload"),
     path("formats/", views.format_help, name="formats"),
     path("compare/", comparison_views.builder, name="comparison-builder"),

@@ -195,3 +195,13 @@ def test_a_runqueue_cost_sweep_over_tasks_compares_over_runqueue_length(owner, s
     assert job.comparison.frozen["axes"]["x"]["values"] == ["2", "8"]
     assert sorted(r.params["runqueue_length"] for r in Run.objects.all()) == [2, 8]
     assert all("tasks" not in r.params for r in Run.objects.all())
+
+
+def test_a_sweep_named_as_the_portal_names_it_compares_the_same_way(owner, sent):
+    job = simulation_create(spec=tiny_spec(workload="runqueue-cost", kernels=["2.4"],
+                                           params={"duration_ms": 20},
+                                           sweep={"runqueue_length": [2, 8]}), owner=owner)
+    assert set(run_all(job)) == {"stored"}
+    job.refresh_from_db()
+    assert job.comparison.spec["x"] == "param.runqueue_length"
+    assert job.comparison.frozen["axes"]["x"]["values"] == ["2", "8"]

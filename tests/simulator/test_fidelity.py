@@ -215,8 +215,9 @@ def test_yield_loop_with_fewer_tasks_than_cpus_never_switches(kernel):
         return result["metrics"]["context_switches"][0]
 
     assert switches(3) == 0
-    if kernel != "2.6.24":  # 2.6.24's yield is a no-op: even oversubscribed, few switches
-        assert switches(6) > 1000
+    # oversubscribed, every yield hands over sooner or later (2.6.24's once the yielder's
+    # vruntime has passed the leftmost queued task's)
+    assert switches(6) > 1000
 
 
 def test_global_edf_meets_deadlines_that_round_robin_misses():
