@@ -9,7 +9,7 @@ from .timing import TimingLinesParser, burn_setup
 
 class BurnParser(TimingLinesParser):
     name = "burn"
-    version = 1
+    version = 2
     description = "threadtest burn-variant lines"
     kind = "burn"
     example = "time: 10612345 (us)  work: 20000000  wait: 201234  idx: 1.88"

@@ -138,11 +138,14 @@ class KernelTableParser(Parser):
             text = text.strip()
             if RULE_RE.fullmatch(text):
                 continue
-            header = read_header(text, lineno)
+            cells = split_cells(text)
+            # A row of the table in force is the common case: skip the header test for it.
+            fits = (table is not None and cells is not None
+                    and len(cells[1]) == len(table.names) and self._label_fits(table, cells[0]))
+            header = None if fits else read_header(text, lineno)
             if header is not None:
                 table, lost_at = header, None
                 continue
-            cells = split_cells(text)
             if cells is None or table is None or not self._label_fits(table, cells[0]):
                 if table is not None and lost_at is None:
                     lost_at = -1  # the next row starts an unassigned block

@@ -191,10 +191,20 @@ class TimingLinesParser(Parser):
         # (loops, kernel) -> result set for the current params: skips building the setup dict
         # for every one of possibly millions of lines.
         current: dict = {}
+        # After an unknown line the heading's params no longer surely hold: the values that
+        # follow (until the next heading) are an unassigned block starting at `unsure_from`.
+        unsure, unsure_from = False, None
         for lineno, text in numbered_lines(lines, warnings):
             text = text.strip()
             found = match_measurement(text, lineno)
             if found is not None and found.kind == self.kind:
+                if unsure:
+                    unsure_from = unsure_from or lineno
+                    result_set = groups.get(lineno, **measurement_setup(found, {}),
+                                            missing=[f"param.{name}" for name in params],
+                                            block=unsure_from)
+                    add_samples(result_set, found)
+                    continue
                 result_set = current.get((found.loops, found.kernel))
                 if result_set is None:
                     result_set = groups.get(lineno, **measurement_setup(found, params),
@@ -206,12 +216,13 @@ class TimingLinesParser(Parser):
                 continue
             setup = self.setup_line(text, lineno)
             if setup is not None:
-                params = setup
-                current = {}
+                params, current, unsure, unsure_from = setup, {}, False, None
             elif found is not None or near_miss(text):
                 raise ParseError(f"expected a line like {self.example!r}", line=lineno)
             else:
                 warnings.add(lineno, "ignored unrecognised line")
+                if params:
+                    unsure, unsure_from = True, None
         return self.result(groups.results(), warnings)
 
     def setup_line(self, text: str, lineno: int) -> dict | None:

@@ -175,8 +175,8 @@ def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> d
     missing = _still_missing(result, fix)
     kernel = (fix.get("kernel") or "").strip() or \
         meta.kernel_map.get(result.kernel or "", result.kernel)
-    if not kernel and not result.missing:
-        kernel = meta.kernel
+    if not kernel and "kernel" not in result.missing:
+        kernel = meta.kernel  # the form's kernel fills a gap, never a kernel the parser doubts
     if not kernel and not missing:
         raise IngestError(
             "kernel: the input does not name one; give it with the upload", line=result.line
