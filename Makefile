@@ -25,8 +25,13 @@ migrate: $(VENV)/.installed-run
 demo: migrate
 	$(BIN)/python manage.py load_demo
 
-# Hashed, gzipped copies under the data dir (what pages link when DEBUG=0).
-static: $(VENV)/.installed-run
+# Hashed, gzipped copies under the data dir (what pages link when DEBUG=0); redone only when a
+# static source or the pinned packages (Plotly.js comes from one) changed.
+DATA_DIR := $(or $(SCHEDBENCH_DATA_DIR),var)
+STATIC_SOURCES := $(shell find static benchmarks -path '*static/*' -type f 2>/dev/null)
+static: $(DATA_DIR)/staticfiles/staticfiles.json
+
+$(DATA_DIR)/staticfiles/staticfiles.json: $(STATIC_SOURCES) $(VENV)/.installed-run
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 
 # The web server and one worker on the embedded filesystem broker; Ctrl-C stops both.

@@ -38,8 +38,9 @@ def outage_response(request) -> HttpResponse:
     """503 that renders without the database (no user, no session, no query)."""
     retry = settings.OUTAGE_RETRY_AFTER
     if wants_json(request):
+        # The API's one error shape (benchmarks/api/errors.py), plus when to come back.
         response = JsonResponse({"error": "the database is unavailable; try again in a moment",
-                                 "retry_after": retry}, status=503)
+                                 "field": None, "line": None, "retry_after": retry}, status=503)
     else:
         response = HttpResponse(render_to_string("503.html", {"retry_after": retry}),
                                 status=503)

@@ -8,7 +8,7 @@ Pure standard library; no Django import anywhere in this package.
 
 import copy
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # results changed with issue 12: cached points of 0.1.0 are not reused
 
 from .api import run, validate  # noqa: E402
 from .errors import (  # noqa: E402

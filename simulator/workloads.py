@@ -11,5 +11,6 @@ WORKLOADS = {w.name: w for w in (Threadtest(), ThreadtestBurn(), YieldLoop(), Ru
 
 
 def catalog_workloads():
-    return {name: {"description": w.description, "params": w.params, "metrics": w.metrics}
+    return {name: {"description": w.description, "params": w.params, "metrics": w.metrics,
+                   "aliases": dict(getattr(w, "aliases", {}))}
             for name, w in WORKLOADS.items()}

@@ -10,14 +10,28 @@ from django.test import Client
 pytestmark = pytest.mark.slow
 
 
+PRODUCTION_STORAGE = {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}
+
+
+@pytest.fixture(scope="module")
+def collected_root(tmp_path_factory):
+    """collectstatic once for the module (it gzips every file: seconds)."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    root = tmp_path_factory.mktemp("static")
+    storages = {**settings.STORAGES, "staticfiles": PRODUCTION_STORAGE}
+    with override_settings(STATIC_ROOT=root, STORAGES=storages):
+        call_command("collectstatic", interactive=False, verbosity=0)
+    return root
+
+
 @pytest.fixture
-def collected(settings, tmp_path):
-    settings.STATIC_ROOT = tmp_path / "static"
-    settings.STORAGES = {**settings.STORAGES, "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}}
+def collected(settings, collected_root):
+    settings.STATIC_ROOT = collected_root
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": PRODUCTION_STORAGE}
     settings.DEBUG = False
-    call_command("collectstatic", interactive=False, verbosity=0)
-    return settings.STATIC_ROOT
+    return collected_root
 
 
 def test_plotly_is_served_hashed_compressed_and_cached_for_ever(collected):

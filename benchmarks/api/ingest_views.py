@@ -50,7 +50,10 @@ def _run_body(request, preview: dict, run) -> dict:
         "url": request.build_absolute_uri(run.get_absolute_url()) if run else None,
         "api_url": _api_url(request, run) if run else None,
         **{key: preview[key] for key in ("benchmark", "kernel", "machine", "policy", "params",
-                                         "tunables", "line")},
+                                         "tunables", "line", "label")},
+        # Where the values came from and whether the parser was sure (see services/ingest.py).
+        **{key: preview[key] for key in ("lines", "kernel_line", "source", "source_key",
+                                         "missing", "unassigned")},
         "series": sorted(preview["series"]),
         "metrics": metrics,
     }

@@ -192,6 +192,9 @@ class UploadRequestSerializer(serializers.Serializer):
     environment = serializers.CharField(required=False, help_text="JSON object")
     series = serializers.CharField(required=False, help_text="JSON object")
     kernel_map = serializers.CharField(required=False, help_text="JSON object: found -> stored")
+    assign = serializers.CharField(
+        required=False, help_text='JSON object: a run\'s source_key -> {"kernel", "label", '
+        '"params"}; assigns an UNASSIGNED block or corrects every run of one heading')
     format = serializers.CharField(required=False, max_length=64, help_text="force a parser")
     filename = serializers.CharField(required=False, max_length=255)
     dry_run = serializers.BooleanField(required=False)
@@ -257,14 +260,29 @@ class UploadedRunSerializer(ResponseSerializer):
     url = serializers.CharField(allow_null=True)
     api_url = serializers.CharField(allow_null=True, required=False)
     benchmark = serializers.CharField(required=False)
-    kernel = serializers.CharField(required=False)
+    kernel = serializers.CharField(required=False, allow_null=True,
+                                   help_text="null while the run is UNASSIGNED")
     machine = MachineSpecField(required=False)
     policy = serializers.CharField(required=False, allow_blank=True)
+    label = serializers.CharField(required=False, allow_blank=True)
     params = JSONObjectField(required=False)
     tunables = JSONObjectField(required=False)
     line = serializers.IntegerField(required=False, allow_null=True)
     series = serializers.ListField(child=serializers.CharField(), required=False)
     metrics = JSONObjectField(required=False, help_text='{name: {"unit", "n", "values"}}')
+    # Where the values came from and whether the parser was sure of them (the preview).
+    lines = serializers.ListField(child=serializers.IntegerField(), required=False,
+                                  help_text="[first, last] line of the run (of its block)")
+    kernel_line = serializers.IntegerField(required=False, allow_null=True,
+                                           help_text="the line the kernel was read from")
+    source = serializers.ListField(child=serializers.ListField(), required=False,
+                                   help_text="[[line number, text], ...] the run came from")
+    source_key = serializers.CharField(required=False, help_text="the key to use in `assign`")
+    missing = serializers.ListField(child=serializers.CharField(), required=False,
+                                    help_text='what the parser was not sure of: "kernel", '
+                                    '"param.loops"')
+    unassigned = serializers.BooleanField(required=False, help_text="true: commit is refused "
+                                          "until `assign` gives what is missing")
 
 
 class UploadResultSerializer(ResponseSerializer):

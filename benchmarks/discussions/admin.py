@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Post, Thread
+from .models import ImportJob, Post, Thread
 
 
 @admin.register(Thread)
@@ -15,3 +15,11 @@ class PostAdmin(admin.ModelAdmin):
     search_fields = ("message_id", "subject", "author")
     raw_id_fields = ("thread", "parent", "user")
     exclude = ("raw",)
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ("pk", "filename", "owner", "status", "stage", "done", "total", "created")
+    list_filter = ("status",)
+    raw_id_fields = ("owner",)
+    readonly_fields = ("report", "error", "started", "finished")

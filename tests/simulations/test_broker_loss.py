@@ -85,9 +85,12 @@ def test_points_lost_with_the_broker_are_sent_again_and_run_once(
     private_redis.start()
     lost = job.points.filter(status=Status.QUEUED).count()
     assert lost >= 1, "the sweep finished before the broker died; make its points slower"
-    wait_until(lambda: job.points.filter(status__in=(Status.QUEUED, Status.RUNNING)).count() == 0,
-               timeout=RESEND + 120, interval=1, what="the lost points to be sent again")
-    job.refresh_from_db()
+    def finished():
+        job.refresh_from_db()
+        return job.status not in (Status.QUEUED, Status.RUNNING)
+
+    wait_until(finished, timeout=RESEND + 120, interval=1,
+               what="the lost points to be sent again and the job to finish")
     assert job.status == Status.SUCCEEDED, job.error
     points = list(job.points.all())
     assert Run.objects.count() == len(points) == 6  # nothing ran twice

@@ -1,0 +1,89 @@
+"""Calibrate-then-predict: the simulator's prediction for this machine against real runs.
+
+Run from the repository root:
+    .venv/bin/python bench/simulator_predict.py [--calibration FILE] [--repeat 3] [--kernel K]
+It builds the harness's C benchmarks (`schedbench.py build`), calibrates the machine
+(`schedbench.py calibrate --dry-run`, unless --calibration gives a calibrate JSON), runs
+threadtest (500 iterations of 10k, 1M and 4M loops) and threadtest_burn (5 burst lengths, 200 ms
+of burning per thread in all) --repeat times each, and prints a table of the measured median
+beside `python -m simulator run --machine` for the same parameters.  Nothing is fitted: the
+calibration holds micro-measurements only.  Run it on a quiet machine; other load distorts both
+the calibration and the measurements.
+"""
+
+import argparse
+import json
+import pathlib
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+HARNESS = ROOT / "harness" / "schedbench.py"
+THREADTEST_LOOPS = [("10k", 10_000), ("1M", 1_000_000), ("4M", 4_000_000)]
+BURSTS_US = [50, 200, 1000, 5000, 20_000]
+BURN_TOTAL_US = 200_000
+
+
+def harness(*args, cwd):
+    return subprocess.run([sys.executable, str(HARNESS), *args], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def measure(binary, args, repeat):
+    outputs = [subprocess.run([str(binary), *args], check=True, capture_output=True,
+                              text=True).stdout for _ in range(repeat)]
+    return outputs
+
+
+def predict(calibration, kernel, workload, params):
+    argv = [sys.executable, "-m", "simulator", "run", "--kernel", kernel, "--machine",
+            str(calibration), "--workload", workload, "--format", "json"]
+    for name, value in params.items():
+        argv += ["--param", f"{name}={value}"]
+    out = subprocess.run(argv, cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["metrics"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calibration", help="a calibrate JSON to use instead of measuring")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--kernel", default="6.6-eevdf", help="profile to predict with")
+    args = parser.parse_args()
+    work = pathlib.Path(tempfile.mkdtemp(prefix="simulator-predict-"))
+    harness("build", cwd=work)
+    bindir = work / "schedbench-bin"
+    calibration = pathlib.Path(args.calibration) if args.calibration else work / "cal.json"
+    if not args.calibration:
+        calibration.write_text(harness("calibrate", "--dry-run", "--bin", str(bindir), cwd=work))
+    print(f"calibration: {json.loads(calibration.read_text())['calibration']}")
+    print(f"| benchmark | measured (median of {args.repeat}; min-max) | predicted "
+          f"({args.kernel}) | predicted / measured |")
+    print("|---|---|---|---|")
+    for label, loops in THREADTEST_LOOPS:
+        outs = measure(bindir / "threadtest", ["-n", "500", "-l", label], args.repeat)
+        times = [float(re.search(r"time (\d+) ms", o).group(1)) for o in outs]
+        got = predict(calibration, args.kernel, "threadtest",
+                      {"iterations": 500, "loops": loops})["time_ms"][0]
+        med = statistics.median(times)
+        print(f"| threadtest -n 500 -l {label} | {med:.0f} ms ({min(times):.0f}-{max(times):.0f}) "
+              f"| {got:.0f} ms | {got / med:.2f} |")
+    for burst in BURSTS_US:
+        n = BURN_TOTAL_US // burst
+        outs = measure(bindir / "threadtest_burn", ["-n", str(n), "-b", str(burst)], args.repeat)
+        times = [float(re.search(r"time: (\d+)", o).group(1)) for o in outs]
+        idx = [float(re.search(r"idx: ([\d.]+)", o).group(1)) for o in outs]
+        got = predict(calibration, args.kernel, "threadtest-burn",
+                      {"iterations": n, "burn_us": burst})
+        med = statistics.median(times)
+        print(f"| threadtest_burn -n {n} -b {burst} | {med / 1e3:.0f} ms, idx "
+              f"{statistics.median(idx):.2f} ({min(times) / 1e3:.0f}-{max(times) / 1e3:.0f} ms) | "
+              f"{got['time_us'][0] / 1e3:.0f} ms, idx {got['idx'][0]:.2f} | "
+              f"{got['time_us'][0] / med:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
