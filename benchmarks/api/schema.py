@@ -5,7 +5,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from rest_framework.permissions import SAFE_METHODS, AllowAny
 
-from benchmarks.api.serializers import ErrorSerializer
+from benchmarks.api.serializers import ErrorSerializer, OutageSerializer
 
 ERROR_DESCRIPTIONS = {
     "400": "invalid input: `field` names the key, `line` the line of an uploaded file",
@@ -42,6 +42,10 @@ class ErrorDocumentingSchema(AutoSchema):
                 body = self._get_response_for_code(ErrorSerializer, status, direction=direction)
                 body["description"] = ERROR_DESCRIPTIONS[status]
                 responses[status] = body
+        if "503" not in responses:
+            body = self._get_response_for_code(OutageSerializer, "503", direction=direction)
+            body["description"] = "the database is unreachable; retry after Retry-After seconds"
+            responses["503"] = body
         return responses
 
 

@@ -238,6 +238,13 @@ class ErrorSerializer(ResponseSerializer):
     line = serializers.IntegerField(allow_null=True, help_text="1-based line of the input")
 
 
+class OutageSerializer(ResponseSerializer):
+    """503 while the database is unreachable (portal.middleware); comes with Retry-After."""
+
+    error = serializers.CharField()
+    retry_after = serializers.IntegerField(help_text="seconds")
+
+
 class RunCreatedSerializer(ResponseSerializer):
     id = serializers.IntegerField()
     url = serializers.URLField(help_text="the run's page")

@@ -194,9 +194,9 @@ def _target(raw):
                            OpenApiParameter("target_id", str)])
 @extend_schema(methods=["POST"], operation_id="threads_start", request=ThreadStartSerializer,
                responses={201: ThreadSerializer}, examples=[OpenApiExample(
-                   "about a run", request_only=True, value={
-                       "subject": "threadtest regression on 2.6.24", "body": "Numbers below.",
-                       "attach_to": {"type": "run", "id": "1"}})])
+                   "a new thread", request_only=True, value={
+                       "subject": "threadtest regression on 2.6.24",
+                       "body": "2.6.24 takes 2.7 times as long as 2.6.22 at 10M loops."})])
 @api_view(["GET", "POST"])
 @parser_classes([JSONParser])
 def threads(request):
