@@ -56,6 +56,9 @@ class Machine(models.Model):
     def __str__(self):
         return self.name
 
+    def get_absolute_url(self):
+        return reverse("machine-detail", args=[self.pk])
+
     @property
     def cpus(self) -> int | None:
         parts = (self.sockets, self.cores_per_socket, self.threads_per_core)
@@ -336,3 +339,32 @@ class Comparison(models.Model):
 
     def get_absolute_url(self):
         return reverse("comparison-detail", args=[self.slug])
+
+
+class MachineCalibrationQuerySet(models.QuerySet):
+    def newest_first(self):
+        return self.order_by("-created", "-id")
+
+
+class MachineCalibration(models.Model):
+    """Costs measured on a machine by `schedbench.py calibrate`: micro-measurements only, never
+    fitted to a benchmark result. Every submission is kept; the newest is the machine's."""
+
+    machine = models.ForeignKey(Machine, on_delete=models.CASCADE, related_name="calibrations")
+    submitter = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    kernel = models.CharField(max_length=200)
+    measured_at = models.DateTimeField()
+    values = models.JSONField()  # the `calibration` object: loop_ns, wakeup_remote_us, ...
+    details = models.JSONField(default=dict, blank=True)  # raw figures, CPUs used, harness
+    created = models.DateTimeField(auto_now_add=True)
+
+    objects = MachineCalibrationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [models.Index(fields=["machine", "-created"], name="calibration_machine_new")]
+
+    def __str__(self):
+        return f"calibration of {self.machine} ({self.measured_at:%Y-%m-%d})"

@@ -12,6 +12,7 @@ from benchmarks.models import (
     Comparison,
     Kernel,
     Machine,
+    MachineCalibration,
     Run,
     RunParam,
     RunSource,
@@ -65,18 +66,18 @@ _FILTERS = {
 }
 
 
-def _values(params, key: str) -> list[str]:
-    """Every value of `key`: a query string may repeat it; a comparison spec's dict may not."""
-    if hasattr(params, "getlist"):
-        return params.getlist(key)
-    return [str(params[key])]
+def _all_items(params):
+    """(key, value) pairs of a QueryDict (every value of a repeated key) or a plain dict."""
+    if hasattr(params, "lists"):
+        return ((key, value) for key, values in params.lists() for value in values)
+    return params.items()
 
 
 def run_filter(params) -> RunFilterResult:
     """Apply `benchmark, kernel, machine, policy, source, param.<name>, tunable.<name>`."""
     runs = Run.objects.all()
     result = RunFilterResult(runs=runs)
-    if any("\x00" in key or "\x00" in "".join(_values(params, key)) for key in params):
+    if any("\x00" in f"{key}{value}" for key, value in _all_items(params)):
         # The database cannot even be asked about a NUL: nothing stored can match it.
         result.problems.append("filters may not contain NUL characters")
         result.runs = runs.none()
@@ -179,3 +180,57 @@ def run_successor(run_id: int, hops: int = 10) -> int | None:
             return successor
         run_id = successor
     return None
+
+
+def calibration_latest(machine: Machine):
+    """The machine's newest calibration, or None."""
+    return MachineCalibration.objects.filter(machine=machine).newest_first().first()
+
+
+def calibrated_machines() -> QuerySet:
+    """Machines with at least one calibration, for "simulate on machine X"."""
+    return (Machine.objects.filter(calibrations__isnull=False).distinct()
+            .order_by("name", "id"))
+
+
+def may_calibrate(user, machine: Machine) -> bool:
+    """Staff; anyone whose results or calibrations are on the machine; anyone on a machine
+    nobody has put data on yet (a harness calibrating a new box). Not a stranger's machine."""
+    if not (user and user.is_authenticated):
+        return False
+    if user.is_staff:
+        return True
+    if (Run.objects.filter(machine=machine, submitter=user).exists()
+            or MachineCalibration.objects.filter(machine=machine, submitter=user).exists()):
+        return True
+    return not (Run.objects.filter(machine=machine).exists()
+                or MachineCalibration.objects.filter(machine=machine).exists())
+
+
+# What each calibration field means, in the order the machine page lists them.
+CALIBRATION_FIELDS = (
+    ("loop_ns", "ns", "one iteration of threadtest's counting loop"),
+    ("thread_create_join_us", "µs", "pthread_create + pthread_join of an empty thread"),
+    ("wakeup_local_us", "µs", "wakeup of a thread on the same CPU (pipe ping-pong, one way)"),
+    ("wakeup_remote_us", "µs", "wakeup of a thread on another CPU (pipe ping-pong, one way)"),
+    ("context_switch_us", "µs", "same-CPU context switch (sched_yield between two threads)"),
+    ("ipi_us", "µs", "extra cost of waking a busy remote CPU over a local wakeup"),
+    ("idle_exit_us", "µs", "extra cost when the remote CPU was idle (bare metal)"),
+    ("vcpu_wake_us", "µs", "extra cost when the remote vCPU was halted (the host wakes it)"),
+    ("contention", "×", "slowdown of a busy CPU per other busy core"),
+    ("virtualised", "", "a virtual machine"),
+)
+
+
+def machine_page(machine: Machine) -> dict:
+    """The machine page: its runs by benchmark and source, and its calibrations."""
+    runs = (Run.objects.filter(machine=machine).values("benchmark__slug", "source")
+            .annotate(n=Count("id")).order_by("benchmark__slug", "source"))
+    calibrations = list(MachineCalibration.objects.filter(machine=machine)
+                        .select_related("submitter").newest_first()[:10])
+    latest = calibrations[0] if calibrations else None
+    rows = [{"name": name, "unit": unit, "help": text,
+             "value": latest.values.get(name) if latest else None}
+            for name, unit, text in CALIBRATION_FIELDS]
+    return {"run_counts": list(runs), "calibrations": calibrations, "calibration": latest,
+            "calibration_rows": rows}

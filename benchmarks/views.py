@@ -14,7 +14,8 @@ from django.views.decorators.http import require_POST
 from benchmarks import charts, parsers, selectors
 from benchmarks.envdiff import environment_diff
 from benchmarks.exercise import CONTEXT_SWITCH_METRIC, not_exercised
-from benchmarks.models import ApiToken, Run
+from benchmarks.format_help import formats_html as format_help_html
+from benchmarks.models import ApiToken, Machine, Run
 from benchmarks.recipes import rerun_recipe
 from benchmarks.services.tokens import token_create, token_revoke
 
@@ -92,6 +93,12 @@ def upload_page(request):
     return render(request, "benchmarks/upload.html", context)
 
 
+def format_help(request):
+    """docs/formats.md as a page: every accepted layout with a copyable example."""
+    context = {"body": format_help_html(), "formats": parsers.formats()}
+    return render(request, "benchmarks/formats.html", context)
+
+
 def run_diff_pick(request, pk: int):
     other = request.GET.get("other", "").strip().lstrip("#")
     if not other.isdigit():
@@ -121,6 +128,12 @@ def machine_list(request):
     return render(
         request, "benchmarks/machine_list.html", {"machines": selectors.machines_with_counts()}
     )
+
+
+def machine_detail(request, pk: int):
+    machine = get_object_or_404(Machine, pk=pk)
+    return render(request, "benchmarks/machine_detail.html",
+                  {"machine": machine, **selectors.machine_page(machine)})
 
 
 def signup(request):

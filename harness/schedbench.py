@@ -9,6 +9,7 @@ One file, Python standard library only, Python 3.8 or later, any Linux box.
     python3 schedbench.py flush [--url URL] [--token TOKEN]
     python3 schedbench.py build [--out DIR] [--cflags=FLAGS]
     python3 schedbench.py env
+    python3 schedbench.py calibrate [--url URL --token TOKEN] [--dry-run]
 
 The token and URL may also come from SCHEDBENCH_TOKEN and SCHEDBENCH_URL, the spool
 directory from SCHEDBENCH_SPOOL. URLs of the created runs go to stdout; progress, the
@@ -32,6 +33,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -1152,6 +1154,231 @@ def cmd_build(args, command):
 
 
 # --------------------------------------------------------------------------------------
+# calibrate: micro-measurements of this machine for the simulator's machine model
+# --------------------------------------------------------------------------------------
+
+CALIBRATION_PATH = "/api/v1/machines/calibration/"
+CALIBRATE_HELPER = "calibrate"
+# Figures the helper must deliver; without them there is no calibration at all.
+CALIBRATION_REQUIRED = ("loop_ns", "thread_create_join_us", "wakeup_local_us",
+                        "context_switch_us")
+
+
+def parse_cpu_list(text):
+    """'0-3,8,10-11' (sysfs cpulist) -> [0, 1, 2, 3, 8, 10, 11]; [] for None or junk."""
+    cpus = []
+    for part in (text or "").split(","):
+        low, sep, high = part.strip().partition("-")
+        if not low.isdigit() or (sep and not high.isdigit()):
+            return []
+        cpus.extend(range(int(low), int(high) + 1) if sep else [int(low)])
+    return cpus
+
+
+def smt_siblings(root, cpu):
+    path = f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
+    return set(parse_cpu_list(read_value(root, path))) | {cpu}
+
+
+def choose_cpus(root, allowed):
+    """(A, B, loaded): B and the loaded CPUs avoid A's SMT siblings when the box allows.
+
+    The remote wakeup is then a real cross-core one, and the contention figure is the
+    slowdown other cores cause (shared cache, memory, host), not SMT sharing.
+    """
+    allowed = sorted(allowed)
+    cpu_a = allowed[0]
+    siblings = smt_siblings(root, cpu_a)
+    others = [c for c in allowed if c not in siblings]
+    fallback = [c for c in allowed if c != cpu_a]
+    cpu_b = (others or fallback or [None])[0]
+    return cpu_a, cpu_b, others
+
+
+def find_calibrate_helper(bin_dir, src_dir, workdir):
+    """The compiled helper: from `build`'s output, else compiled now; None without gcc."""
+    built = os.path.join(bin_dir, CALIBRATE_HELPER)
+    if os.path.isfile(built) and os.access(built, os.X_OK):
+        return built
+    source = os.path.join(src_dir, CALIBRATE_HELPER + ".c")
+    cc = shlex.split(os.environ.get("CC") or "gcc")
+    if not os.path.isfile(source) or not shutil.which(cc[0]):
+        return None
+    output = os.path.join(workdir, CALIBRATE_HELPER)
+    command = cc + shlex.split(DEFAULT_CFLAGS) + ["-pthread", "-o", output, source]
+    log(f"{built} not found; compiling: " + " ".join(shlex.quote(c) for c in command))
+    # Diagnostics go to stderr: stdout carries the JSON.
+    ok = subprocess.run(command, stdout=sys.stderr, check=False).returncode == 0
+    return output if ok else None
+
+
+def parse_helper_output(text):
+    """{name: {"median", "min", "max", "runs"}} and {name: reason} for what it could not."""
+    figures, missing = {}, {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[1] == "none":
+            missing[fields[0]] = " ".join(fields[2:]) or "not measured"
+            continue
+        if len(fields) != 5:
+            continue
+        values = [to_number(f) for f in fields[1:]]
+        if all(isinstance(v, (int, float)) and v == v and abs(v) != float("inf")
+               for v in values):
+            figures[fields[0]] = {"median": values[0], "min": values[1], "max": values[2],
+                                  "runs": values[3]}
+    return figures, missing
+
+
+def run_calibrate_helper(helper, cpu_a, cpu_b, loaded, repeats, scale):
+    command = [helper, "-a", str(cpu_a), "-r", str(repeats), "-s", repr(scale),
+               "-c", ",".join(str(c) for c in loaded)]
+    if cpu_b is not None:
+        command += ["-b", str(cpu_b)]
+    log("measuring: " + " ".join(shlex.quote(c) for c in command))
+    try:
+        proc = subprocess.run(command, stdout=subprocess.PIPE, check=False)
+    except OSError as err:
+        raise CommandFailed(f"cannot run {helper}: {err}", EXIT_ERROR) from None
+    if proc.returncode != 0:
+        raise CommandFailed(f"{helper} exited with status {proc.returncode}; nothing "
+                            "measured", EXIT_ERROR)
+    return parse_helper_output(proc.stdout.decode("utf-8", "replace"))
+
+
+def figure(figures, name, digits=4):
+    found = figures.get(name)
+    return None if found is None else round(float(found["median"]), digits)
+
+
+def derive_calibration(figures, virtualization):
+    """The calibration object from the helper's figures; see docs/harness.md for each."""
+    missing = [name for name in CALIBRATION_REQUIRED if name not in figures]
+    if missing:
+        raise CommandFailed("the helper could not measure " + ", ".join(missing)
+                            + "; nothing submitted", EXIT_ERROR)
+    virtualised = virtualization not in (None, "none")
+    local = figure(figures, "wakeup_local_us")
+    remote_busy = figure(figures, "wakeup_remote_busy_us")
+    idle = figure(figures, "wakeup_idle_us")
+    ipi = None if remote_busy is None else round(max(0.0, remote_busy - local), 4)
+    # Time a sleeping CPU adds beyond a busy one's wakeup. In a guest, leaving idle means
+    # the host waking a halted vCPU, which the guest cannot tell apart from its own exit.
+    idle_part = None if idle is None or remote_busy is None else round(
+        max(0.0, idle - remote_busy), 4)
+    contention = None
+    alone, busy = figures.get("loop_alone_ns"), figures.get("loop_busy_ns")
+    loaded = figures.get("loaded_cpus")
+    if alone and busy and loaded and loaded["median"] > 0:
+        slowdown = busy["median"] / alone["median"] - 1.0
+        contention = round(max(0.0, slowdown) / loaded["median"], 4)
+    return {
+        "loop_ns": figure(figures, "loop_ns", 6),
+        "thread_create_join_us": figure(figures, "thread_create_join_us"),
+        "wakeup_remote_us": figure(figures, "wakeup_remote_us"),
+        "wakeup_local_us": local,
+        "context_switch_us": figure(figures, "context_switch_us"),
+        "virtualised": virtualised,
+        "idle_exit_us": None if idle_part is None else (0.0 if virtualised else idle_part),
+        "ipi_us": ipi,
+        "vcpu_wake_us": None if idle_part is None else (idle_part if virtualised else 0.0),
+        "contention": contention,
+    }
+
+
+def allowed_cpus():
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
+
+
+def measure_calibration(args):
+    env = collect_environment(args.root)
+    virtualization = env["machine"].get("virtualization")
+    src = os.path.abspath(args.src or default_src())
+    with tempfile.TemporaryDirectory(prefix="schedbench-calibrate-") as workdir:
+        helper = find_calibrate_helper(os.path.abspath(args.bin), src, workdir)
+        if helper is None:
+            raise CommandFailed(
+                "calibrate needs its compiled helper and none was found: run "
+                "`schedbench.py build` (needs gcc and harness/src/calibrate.c) and pass "
+                "--bin DIR. Timing threads, wakeups and context switches from Python would "
+                "measure the interpreter, not the machine; the only figure available without "
+                f"it is the virtualisation ({virtualization or 'unknown'}).", EXIT_ERROR)
+        cpu_a, cpu_b, loaded = choose_cpus(args.root, allowed_cpus())
+        figures, missing = run_calibrate_helper(helper, cpu_a, cpu_b, loaded, args.repeat,
+                                                args.scale)
+    calibration = derive_calibration(figures, virtualization)
+    for name, reason in sorted(missing.items()):
+        log(f"not measured: {name} ({reason})")
+    return {
+        "machine": env["machine"],
+        "kernel": env["kernel"],
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "calibration": calibration,
+        "details": {
+            "harness_version": HARNESS_VERSION,
+            "virtualization": virtualization,
+            "cpus": {"a": cpu_a, "b": cpu_b, "loaded": loaded},
+            "repeats": args.repeat,
+            "scale": args.scale,
+            "figures": figures,
+            "not_measured": missing,
+        },
+    }
+
+
+def print_calibration(calibration):
+    for name, value in calibration.items():
+        log(f"  {name:<22} {'not measured' if value is None else value}")
+
+
+def calibration_endpoint(url):
+    return check_url(url).rstrip("/") + CALIBRATION_PATH
+
+
+def keep_calibration(spool_dir, payload):
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    path = os.path.join(spool_dir, "calibrations", f"calibration-{stamp}.json")
+    return write_private_json(path, payload)
+
+
+def cmd_calibrate(args, command):
+    if not 1 <= args.repeat <= 51:
+        raise UsageError("--repeat must be 1-51")
+    if not 0 < args.scale <= 100:
+        raise UsageError("--scale must be above 0 and at most 100")
+    url, token = resolve_portal(args, need=not args.dry_run)
+    if args.submit:
+        try:
+            with open(args.submit, encoding="utf-8") as f:
+                payload = json.load(f)
+        except (OSError, ValueError) as err:
+            raise UsageError(f"{args.submit}: {err}") from None
+    else:
+        payload = measure_calibration(args)
+        log("calibration:")
+        print_calibration(payload["calibration"])
+    if args.dry_run:
+        print(json.dumps(payload, indent=2))
+        return 0
+    reply = send(calibration_endpoint(url), token, json.dumps(payload).encode("utf-8"),
+                 **portal_opts(args))
+    if reply.outcome == "ok":
+        print(absolute(url, str(reply.body.get("url") or "")))
+        return 0
+    if reply.outcome == "retry":
+        warn(f"could not deliver to {url} ({reply.detail})")
+    else:
+        report_refusal(reply)
+    kept = keep_calibration(spool_dir_from(args.spool_dir), payload)
+    warn(f"calibration kept in {kept}; send it later with: schedbench.py calibrate "
+         f"--submit {kept}")
+    return EXIT_ERROR if reply.outcome == "rejected" else EXIT_SPOOLED
+
+
+# --------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------
 
@@ -1192,6 +1419,29 @@ def add_run_parser(sub):
     run.set_defaults(func=cmd_run)
 
 
+def add_calibrate_parser(sub):
+    calibrate = sub.add_parser(
+        "calibrate", help="measure this machine's scheduling costs for the simulator")
+    calibrate.add_argument("--dry-run", action="store_true",
+                           help="print the JSON that would be sent, send nothing")
+    calibrate.add_argument("--bin", default="schedbench-bin", metavar="DIR",
+                           help="where `build` put the calibrate helper (default "
+                           "./schedbench-bin; compiled on the fly when missing)")
+    calibrate.add_argument("--src", metavar="DIR", help="source directory (default: src/ "
+                           "next to this script)")
+    calibrate.add_argument("--repeat", type=int, default=5, metavar="N",
+                           help="runs of each micro-measurement; the median is kept "
+                           "(default 5)")
+    calibrate.add_argument("--scale", type=float, default=1.0, metavar="X",
+                           help="multiply every iteration count (default 1.0, ~10 s)")
+    calibrate.add_argument("--submit", metavar="FILE",
+                           help="send a calibration kept earlier instead of measuring")
+    calibrate.add_argument("--root", default="/", metavar="DIR",
+                           help="read /proc and /sys under DIR (default /)")
+    add_portal_options(calibrate)
+    calibrate.set_defaults(func=cmd_calibrate, quiet=False)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="schedbench.py",
@@ -1216,6 +1466,7 @@ def build_parser():
     env.add_argument("--root", default="/", metavar="DIR",
                      help="read /proc and /sys under DIR (default /)")
     env.set_defaults(func=cmd_env, quiet=False)
+    add_calibrate_parser(sub)
     return parser
 
 

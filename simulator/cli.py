@@ -42,8 +42,9 @@ def _add_run_options(sub):
     sub.add_argument("--repeat", default="1")
     sub.add_argument("--max-events", dest="max_events")
     sub.add_argument("--trace", metavar="FILE")
-    sub.add_argument("--machine", metavar="FILE.json",
-                     help="a `schedbench.py calibrate` JSON: the machine's measured costs")
+    sub.add_argument("--machine", metavar="FILE",
+                     help="a `schedbench.py calibrate --dry-run` JSON: its calibration, and "
+                     "its topology unless --cpus/--topology is given")
 
 
 def build_parser():
@@ -72,35 +73,41 @@ def _spec(args):
     if args.max_events is not None:
         spec["max_events"] = args.max_events
     if args.machine is not None:
-        spec["machine"] = _machine_file(args.machine)
-        topology = _machine_topology(spec["machine"].get("machine"))
-        if topology and args.cpus is None and args.topology is None:
-            spec["topology"] = topology
+        calibrate_json = _read_machine_file(args.machine)
+        spec["machine"] = calibrate_json["calibration"]
+        if args.cpus is None and args.topology is None:
+            spec["topology"] = _machine_topology(calibrate_json.get("machine"), args.machine)
     return spec
 
 
-def _machine_topology(machine):
-    """SxCxT from a calibrate JSON's machine fingerprint, or None when it does not say."""
-    if not isinstance(machine, dict):
-        return None
-    parts = [machine.get(k) for k in ("sockets", "cores_per_socket", "threads_per_core")]
-    if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in parts):
-        return "x".join(str(v) for v in parts)
-    return None
+MAX_MACHINE_FILE = 1 << 20
 
 
-def _machine_file(path):
-    """The calibration JSON at ``path``; its topology becomes the default (--cpus/--topology
-    given on the command line win)."""
+def _read_machine_file(path):
+    """The calibrate JSON in ``path``; only its ``calibration`` and ``machine`` are used."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read(MAX_MACHINE_FILE + 1)
+    if len(text) > MAX_MACHINE_FILE:
+        raise InvalidValueError("machine", f"{path}: larger than {MAX_MACHINE_FILE} bytes")
     try:
-        with open(path, "rb") as fh:
-            data = json.loads(fh.read(1_000_001)[:1_000_000].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise InvalidValueError("machine", f"--machine {path}: not a calibration JSON "
-                                f"({exc.__class__.__name__})") from None
-    if not isinstance(data, dict):
-        raise InvalidValueError("machine", f"--machine {path}: not a JSON object")
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidValueError("machine", f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("calibration"), dict):
+        raise InvalidValueError("machine", f"{path}: no \"calibration\" object (write one with "
+                                "schedbench.py calibrate --dry-run)")
     return data
+
+
+def _machine_topology(machine, path):
+    """SxCxT from the machine description the harness records with a calibration."""
+    parts = [machine.get(k) if isinstance(machine, dict) else None
+             for k in ("sockets", "cores_per_socket", "threads_per_core")]
+    if not all(isinstance(p, int) and not isinstance(p, bool) and p > 0 for p in parts):
+        raise InvalidValueError("machine", f"{path}: its \"machine\" gives no topology "
+                                "(sockets, cores_per_socket, threads_per_core); pass --cpus or "
+                                "--topology")
+    return "x".join(str(p) for p in parts)
 
 
 def _list_text():

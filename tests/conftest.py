@@ -169,8 +169,20 @@ def page(browser, live_server):
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.js_errors = errors
+    page.wait_for_js = lambda expression, timeout=30000: wait_for_js(page, expression, timeout)
     yield page
     context.close()
+
+
+def wait_for_js(page, expression: str, timeout: float = 30000) -> None:
+    """Poll a JavaScript expression until it is truthy. Playwright's wait_for_function
+    evaluates its string with eval() inside the page, which our Content-Security-Policy
+    (script-src 'self') rightly forbids; page.evaluate goes through the DevTools protocol."""
+    deadline = time.monotonic() + timeout / 1000
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} ms waiting for {expression}")
+        page.wait_for_timeout(50)
 
 
 

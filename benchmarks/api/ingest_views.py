@@ -3,6 +3,8 @@
 import json
 
 from django.core.exceptions import RequestDataTooBig
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes, permission_classes
@@ -10,6 +12,13 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from benchmarks.api.serializers import (
+    RunCreatedSerializer,
+    RunCreateRequestSerializer,
+    RunsCreatedSerializer,
+    UploadRequestSerializer,
+    UploadResultSerializer,
+)
 from benchmarks.api.uploads import (
     UploadTooLarge,
     close_quietly,
@@ -24,6 +33,10 @@ from benchmarks.services.submissions import SubmissionError, run_submit, runs_bu
 PREVIEW_VALUES = 10_000
 
 
+def _api_url(request, run) -> str:
+    return request.build_absolute_uri(reverse("api-run-detail", args=[run.pk]))
+
+
 def _run_body(request, preview: dict, run) -> dict:
     metrics = {}
     for name, metric in preview["metrics"].items():
@@ -35,9 +48,12 @@ def _run_body(request, preview: dict, run) -> dict:
     return {
         "id": run.pk if run else None,
         "url": request.build_absolute_uri(run.get_absolute_url()) if run else None,
-        "api_url": request.build_absolute_uri(f"/api/v1/runs/{run.pk}/") if run else None,
+        "api_url": _api_url(request, run) if run else None,
         **{key: preview[key] for key in ("benchmark", "kernel", "machine", "policy", "params",
-                                         "tunables", "line")},
+                                         "tunables", "line", "label")},
+        # Where the values came from and whether the parser was sure (see services/ingest.py).
+        **{key: preview[key] for key in ("lines", "kernel_line", "source", "source_key",
+                                         "missing", "unassigned")},
         "series": sorted(preview["series"]),
         "metrics": metrics,
     }
@@ -62,10 +78,16 @@ def _read_form(request):
 
 
 @extend_schema(
-    request={"multipart/form-data": {"type": "object"}, "application/json": {"type": "object"}},
-    responses={201: {"type": "object"}, 200: {"type": "object"}, 400: {"type": "object"}},
+    request={"multipart/form-data": UploadRequestSerializer,
+             "application/x-www-form-urlencoded": UploadRequestSerializer,
+             "application/json": UploadRequestSerializer},
+    responses={201: UploadResultSerializer, 200: UploadResultSerializer},
     description="Upload raw benchmark output (file or text). The raw bytes are kept, the best "
-    "parser (or `format`) turns them into runs. `dry_run` previews without writing.",
+    "parser (or `format`) turns them into runs. `dry_run` previews without writing (200); an "
+    "`idempotency_key` seen before answers 200 with the first upload's runs.",
+    examples=[OpenApiExample("pasted threadtest output", request_only=True, value={
+        "text": "time 10765 ms\ntime 10801 ms\n", "benchmark": "threadtest",
+        "kernel": "2.6.24", "machine": "core2-laptop", "dry_run": True})],
 )
 @api_view(["POST"])
 @permission_classes([IsAuthenticated])
@@ -83,7 +105,8 @@ def upload_create(request):
     finally:
         close_quietly(upload.stream)
     if outcome.replayed:
-        return Response(_replayed_body(request, outcome), status=status.HTTP_200_OK)
+        body = UploadResultSerializer(_replayed_body(request, outcome)).data
+        return Response(body, status=status.HTTP_200_OK)
     runs = outcome.runs or [None] * len(outcome.previews)
     body = {
         "artifact": outcome.artifact.pk if outcome.artifact else None,
@@ -93,12 +116,15 @@ def upload_create(request):
         "runs": [_run_body(request, p, run) for p, run in zip(outcome.previews, runs, strict=True)],
         "warnings": outcome.warnings,
     }
-    return Response(body, status=status.HTTP_200_OK if upload.dry_run else status.HTTP_201_CREATED)
+    return Response(UploadResultSerializer(body).data,
+                    status=status.HTTP_200_OK if upload.dry_run else status.HTTP_201_CREATED)
 
 
 RUN_CREATE_SCHEMA = extend_schema(
-    request={"application/json": {"type": "object"}},
-    responses={201: {"type": "object"}, 200: {"type": "object"}},
+    request=RunCreateRequestSerializer,
+    responses={201: RunCreatedSerializer, 200: RunCreatedSerializer},
+    description="One run with every sample. The same `idempotency_key` again answers 200 with "
+    "the first run.",
     examples=[OpenApiExample("threadtest", request_only=True, value={
         "benchmark": "threadtest", "kernel": "2.6.24", "machine": "core2-laptop",
         "params": {"loops": 1000000, "iterations": 500}, "metrics": {"time_ms": [10765, 10801]},
@@ -108,10 +134,11 @@ RUN_CREATE_SCHEMA = extend_schema(
 
 
 def run_create_response(request):
-    run, created = run_submit(payload=request.data, submitter=request.user)
-    body = {"id": run.pk, "url": request.build_absolute_uri(run.get_absolute_url()),
-            "api_url": request.build_absolute_uri(f"/api/v1/runs/{run.pk}/")}
-    return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+    payload = RunCreateRequestSerializer(data=request.data).validated()
+    run, created = run_submit(payload=payload, submitter=request.user)
+    body = RunCreatedSerializer({"id": run.pk, "api_url": _api_url(request, run),
+                                 "url": request.build_absolute_uri(run.get_absolute_url())})
+    return Response(body.data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 def _refuse_constant(name: str):
@@ -145,8 +172,9 @@ def _json_list_items(body: bytes):
 
 
 RUN_BULK_SCHEMA = extend_schema(
-    request={"application/json": {"type": "array"}, "application/x-ndjson": {"type": "string"}},
-    responses={201: {"type": "object"}},
+    request={"application/json": RunCreateRequestSerializer(many=True),
+             "application/x-ndjson": OpenApiTypes.STR},
+    responses={201: RunsCreatedSerializer},
     description="Many runs at once, all or nothing: a JSON list, or NDJSON streamed line by line.",
 )
 
@@ -162,4 +190,4 @@ def run_bulk_response(request):
         raise TooLarge(f"the request is larger than {max_bytes() // 2**20} MB") from None
     if not ids:
         raise SubmissionError("no runs in the request")
-    return Response({"ids": ids}, status=status.HTTP_201_CREATED)
+    return Response(RunsCreatedSerializer({"ids": ids}).data, status=status.HTTP_201_CREATED)

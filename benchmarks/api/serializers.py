@@ -1,7 +1,9 @@
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from benchmarks.errors import InputError
 from benchmarks.models import Benchmark, Kernel, Machine, Metric, Run
 from benchmarks.selectors import samples_by_metric
 from benchmarks.simulations.selectors import job_for_run
@@ -63,7 +65,7 @@ class RunListSerializer(serializers.ModelSerializer):
 
     def get_url(self, run) -> str:
         request = self.context.get("request")
-        path = f"/api/v1/runs/{run.pk}/"
+        path = reverse("api-run-detail", args=[run.pk])
         return request.build_absolute_uri(path) if request else path
 
     @extend_schema_field(OpenApiTypes.OBJECT)
@@ -124,3 +126,217 @@ class RunDetailSerializer(RunListSerializer):
             "message": None,
             "simulation": job_for_run(run),
         }
+
+
+# --- Request bodies -------------------------------------------------------------------------
+# The services own validation (they also serve bulk NDJSON, mail import and the simulator, and
+# raise the one InputError with the field and line). These serializers declare each body for
+# the schema and hand the object to the service unchanged: a body that is not a JSON object is
+# refused here, everything inside it by the service.
+
+
+class ServiceValidatedSerializer(serializers.Serializer):
+    """A request body whose fields a service validates; this checks only that it is an object."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise InputError("the request body must be a JSON object")
+        return data
+
+    def validated(self):
+        self.is_valid(raise_exception=True)
+        return self.validated_data
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True})
+class JSONObjectField(serializers.JSONField):
+    """A JSON object; what may be inside is the service's business."""
+
+
+@extend_schema_field({"oneOf": [
+    {"type": "string", "description": "machine name"},
+    {"type": "object", "additionalProperties": True, "description": "name, cpu_model, arch, "
+     "sockets, cores_per_socket, threads_per_core, caches, memory_mb, virtualization"}]})
+class MachineSpecField(serializers.JSONField):
+    """A machine name, or a full description (de-duplicated by fingerprint)."""
+
+
+class RunCreateRequestSerializer(ServiceValidatedSerializer):
+    benchmark = serializers.CharField(max_length=200)
+    kernel = serializers.CharField(max_length=200, help_text="uname -r, exactly")
+    machine = MachineSpecField(required=False)
+    policy = serializers.CharField(max_length=100, required=False)
+    label = serializers.CharField(max_length=200, required=False)
+    tunables = JSONObjectField(required=False)
+    params = JSONObjectField(required=False)
+    environment = JSONObjectField(required=False)
+    metrics = JSONObjectField(help_text='{"time_ms": [10765, 10801]}: every sample per metric, '
+                              'or {"unit", "higher_is_better", "values"}')
+    series = JSONObjectField(required=False, help_text='{"vmstat": {"columns": [..], '
+                             '"rows": [[..]]}}')
+    idempotency_key = serializers.CharField(max_length=100, required=False)
+
+
+class UploadRequestSerializer(serializers.Serializer):
+    """Multipart (or JSON) upload; `read_upload` validates and decompresses it."""
+
+    file = serializers.FileField(required=False, help_text="raw output; gzip, bzip2, xz allowed")
+    text = serializers.CharField(required=False, help_text="pasted output, instead of a file")
+    benchmark = serializers.CharField(required=False, max_length=200)
+    kernel = serializers.CharField(required=False, max_length=200)
+    machine = serializers.CharField(required=False, help_text="a name, or a JSON object")
+    policy = serializers.CharField(required=False, max_length=100)
+    label = serializers.CharField(required=False, max_length=200)
+    params = serializers.CharField(required=False, help_text="JSON object")
+    tunables = serializers.CharField(required=False, help_text="JSON object")
+    environment = serializers.CharField(required=False, help_text="JSON object")
+    series = serializers.CharField(required=False, help_text="JSON object")
+    kernel_map = serializers.CharField(required=False, help_text="JSON object: found -> stored")
+    assign = serializers.CharField(
+        required=False, help_text='JSON object: a run\'s source_key -> {"kernel", "label", '
+        '"params"}; assigns an UNASSIGNED block or corrects every run of one heading')
+    format = serializers.CharField(required=False, max_length=64, help_text="force a parser")
+    filename = serializers.CharField(required=False, max_length=255)
+    dry_run = serializers.BooleanField(required=False)
+    idempotency_key = serializers.CharField(required=False, max_length=100)
+
+
+class ComparisonSpecSerializer(ServiceValidatedSerializer):
+    title = serializers.CharField(required=False, allow_blank=True)
+    runs = serializers.ListField(child=serializers.IntegerField(), required=False)
+    filters = JSONObjectField(required=False)
+    metric = serializers.CharField(required=False, allow_null=True)
+    x = serializers.CharField(required=False, help_text="kernel, policy, machine, benchmark, "
+                              "param.<name> or tunable.<name>")
+    series = serializers.CharField(required=False, allow_null=True)
+    facet = serializers.CharField(required=False, allow_null=True)
+    statistic = serializers.ChoiceField(["median", "mean", "min"], required=False)
+    error = serializers.ChoiceField(["stdev", "ci95", "minmax", "none"], required=False)
+    baseline = JSONObjectField(required=False, allow_null=True, help_text='{"dim", "value"}')
+    x_scale = serializers.ChoiceField(["linear", "log"], required=False)
+    chart = serializers.ChoiceField(["line", "bar", "box", "heatmap", "table"], required=False)
+
+
+# --- Response bodies ------------------------------------------------------------------------
+
+
+class ResponseSerializer(serializers.Serializer):
+    """Renders a dict; an optional key (required=False) that the dict lacks stays absent."""
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if isinstance(instance, dict):
+            for name, field in self.fields.items():
+                if not field.required and field.source not in instance:
+                    data.pop(name, None)
+        return data
+
+
+class ErrorSerializer(ResponseSerializer):
+    error = serializers.CharField()
+    field = serializers.CharField(allow_null=True, help_text="the request key to blame")
+    line = serializers.IntegerField(allow_null=True, help_text="1-based line of the input")
+
+
+class RunCreatedSerializer(ResponseSerializer):
+    id = serializers.IntegerField()
+    url = serializers.URLField(help_text="the run's page")
+    api_url = serializers.URLField()
+
+
+class RunsCreatedSerializer(ResponseSerializer):
+    ids = serializers.ListField(child=serializers.IntegerField())
+
+
+class UploadedRunSerializer(ResponseSerializer):
+    id = serializers.IntegerField(allow_null=True, help_text="null in a dry run")
+    url = serializers.CharField(allow_null=True)
+    api_url = serializers.CharField(allow_null=True, required=False)
+    benchmark = serializers.CharField(required=False)
+    kernel = serializers.CharField(required=False, allow_null=True,
+                                   help_text="null while the run is UNASSIGNED")
+    machine = MachineSpecField(required=False)
+    policy = serializers.CharField(required=False, allow_blank=True)
+    label = serializers.CharField(required=False, allow_blank=True)
+    params = JSONObjectField(required=False)
+    tunables = JSONObjectField(required=False)
+    line = serializers.IntegerField(required=False, allow_null=True)
+    series = serializers.ListField(child=serializers.CharField(), required=False)
+    metrics = JSONObjectField(required=False, help_text='{name: {"unit", "n", "values"}}')
+    # Where the values came from and whether the parser was sure of them (the preview).
+    lines = serializers.ListField(child=serializers.IntegerField(), required=False,
+                                  help_text="[first, last] line of the run (of its block)")
+    kernel_line = serializers.IntegerField(required=False, allow_null=True,
+                                           help_text="the line the kernel was read from")
+    source = serializers.ListField(child=serializers.ListField(), required=False,
+                                   help_text="[[line number, text], ...] the run came from")
+    source_key = serializers.CharField(required=False, help_text="the key to use in `assign`")
+    missing = serializers.ListField(child=serializers.CharField(), required=False,
+                                    help_text='what the parser was not sure of: "kernel", '
+                                    '"param.loops"')
+    unassigned = serializers.BooleanField(required=False, help_text="true: commit is refused "
+                                          "until `assign` gives what is missing")
+
+
+class UploadResultSerializer(ResponseSerializer):
+    artifact = serializers.IntegerField(allow_null=True)
+    format = serializers.CharField()
+    parser_version = serializers.IntegerField(required=False)
+    dry_run = serializers.BooleanField(required=False)
+    runs = UploadedRunSerializer(many=True)
+    warnings = serializers.ListField(child=serializers.CharField())
+    replayed = serializers.BooleanField(required=False,
+                                        help_text="true: the idempotency_key was seen before")
+
+
+class ComparisonCreatedSerializer(ResponseSerializer):
+    slug = serializers.CharField()
+    url = serializers.URLField()
+
+
+class ComparisonListItemSerializer(ResponseSerializer):
+    slug = serializers.CharField()
+    title = serializers.CharField(allow_blank=True)
+    url = serializers.URLField()
+    created = serializers.DateTimeField()
+    runs = serializers.IntegerField(help_text="how many runs it compares")
+
+
+class ComparisonSerializer(ResponseSerializer):
+    """/c/<slug>.json: frozen, never recomputed."""
+
+    slug = serializers.CharField()
+    title = serializers.CharField(allow_blank=True)
+    spec = JSONObjectField()
+    content_hash = serializers.CharField()
+    created = serializers.CharField()
+    runs = serializers.ListField(child=serializers.IntegerField())
+    metric = JSONObjectField(allow_null=True, help_text='{"name", "unit", "higher_is_better"}')
+    axes = JSONObjectField()
+    cells = serializers.ListField(child=JSONObjectField(), help_text='{"x", "series", "facet", '
+                                  '"n", "median", "mean", "stdev", "ci95", "min", "max", '
+                                  '"normalized", "p_value"}')
+    summary = JSONObjectField()
+    environment_diff = serializers.JSONField()
+    recipes = serializers.JSONField()
+    figure = JSONObjectField(help_text="a Plotly figure")
+    monitor_figure = JSONObjectField(allow_null=True)
+
+
+class ComparisonPreviewSerializer(ComparisonSerializer):
+    """What a comparison would be, computed now and not saved."""
+
+    slug = title = content_hash = created = None
+
+
+class ComparisonChoicesSerializer(ResponseSerializer):
+    runs = serializers.IntegerField()
+    metrics = serializers.ListField(child=serializers.CharField())
+    dimensions = serializers.ListField(child=serializers.CharField())
+    varying = serializers.ListField(child=serializers.CharField())
+    values = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
+
+
+class MeSerializer(ResponseSerializer):
+    username = serializers.CharField()
+    is_staff = serializers.BooleanField()

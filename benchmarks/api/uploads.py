@@ -21,7 +21,7 @@ _DECOMPRESSORS = {
     b"BZh": bz2.BZ2File,
     b"\xfd7zXZ\x00": lzma.LZMAFile,
 }
-JSON_FIELDS = ("params", "tunables", "series", "environment", "kernel_map")
+JSON_FIELDS = ("params", "tunables", "series", "environment", "kernel_map", "assign")
 
 
 class UploadTooLarge(TooLarge):

@@ -15,6 +15,7 @@ from benchmarks.api.serializers import (
     BenchmarkSerializer,
     KernelSerializer,
     MachineSerializer,
+    MeSerializer,
     RunDetailSerializer,
     RunListSerializer,
 )
@@ -28,7 +29,12 @@ RUN_FILTERS = [
         ("machine", "machine name or id"),
         ("policy", "policy label"),
         ("source", "upload, api, simulator, mail or demo"),
-        ("param.<name>", "a run parameter, e.g. param.loops=1000000"),
+    )
+] + [
+    OpenApiParameter(f"{prefix}.<name>", str, description=text)
+    for prefix, text in (
+        ("param", "a run parameter, e.g. param.loops=1000000"),
+        ("tunable", "a scheduler tunable, e.g. tunable.sched_compat_yield=1"),
     )
 ]
 
@@ -86,9 +92,10 @@ class KernelViewSet(viewsets.ReadOnlyModelViewSet):
     lookup_value_regex = "[^/]+"
 
 
-@extend_schema(responses={200: {"type": "object"}})
+@extend_schema(responses={200: MeSerializer})
 @api_view(["GET"])
 @permission_classes([permissions.IsAuthenticated])
 def me(request):
     """Who the token or session belongs to: lets a harness check its token before a long run."""
-    return Response({"username": request.user.get_username(), "is_staff": request.user.is_staff})
+    return Response(MeSerializer({"username": request.user.get_username(),
+                                  "is_staff": request.user.is_staff}).data)

@@ -21,6 +21,8 @@ def value_of(run: Run, dimension: str):
         return run.machine.name
     if dimension == "benchmark":
         return run.benchmark.slug
+    if dimension == "source":  # measured (upload, api, ...) beside simulated on one machine
+        return run.source
     if dimension == "machine.cpus":
         return run.machine.cpus if run.machine.cpus is not None else UNSET
     if dimension == "machine.topology":
@@ -66,5 +68,5 @@ def available(runs: list[Run]) -> list[str]:
     tunables = sorted({name for run in runs for name in (run.tunables or {})})
     machine = [dim for dim in MACHINE_DIMENSIONS
                if any(value_of(run, dim) != UNSET for run in runs)]
-    return ["kernel", "policy", "machine", "benchmark", *machine,
+    return ["kernel", "policy", "machine", "benchmark", "source", *machine,
             *(f"param.{name}" for name in params), *(f"tunable.{name}" for name in tunables)]

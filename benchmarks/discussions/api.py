@@ -6,30 +6,143 @@ from django.conf import settings
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+)
+from rest_framework import serializers, status
 from rest_framework.decorators import api_view, parser_classes
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
+from benchmarks.api.serializers import ResponseSerializer, ServiceValidatedSerializer
 from benchmarks.errors import InputError
 
 from . import importjobs, selectors, services
 from .models import ImportJob, Post, Thread
 from .targets import TargetError, target_resolve
 
-THREAD_START = {"type": "object", "properties": {
-    "subject": {"type": "string"}, "body": {"type": "string"},
-    "attach_to": {"type": "object", "properties": {
+
+class AttachToField(serializers.JSONField):
+    pass
+
+
+extend_schema_field({"oneOf": [
+    {"type": "object", "properties": {
         "type": {"type": "string", "enum": ["run", "comparison", "simulation"]},
-        "id": {"type": "string"}}}}, "required": ["subject", "body"]}
-REPLY = {"type": "object", "properties": {
-    "body": {"type": "string"}, "subject": {"type": "string"},
-    "in_reply_to": {"type": "string"}}, "required": ["body"]}
-IMPORT = {"multipart/form-data": {"type": "object", "properties": {
-    "file": {"type": "string", "format": "binary"},
-    "attach_to": {"type": "string", "description": 'JSON {"type": "run", "id": "12"}'}}}}
+        "id": {"type": "string"}}, "required": ["type", "id"]},
+    {"type": "string", "description": '"run:12", or the object as JSON'}]})(AttachToField)
+
+
+class ThreadStartSerializer(ServiceValidatedSerializer):
+    subject = serializers.CharField()
+    body = serializers.CharField()
+    attach_to = AttachToField(required=False, allow_null=True)
+
+
+class ReplySerializer(ServiceValidatedSerializer):
+    body = serializers.CharField()
+    subject = serializers.CharField(required=False)
+    in_reply_to = serializers.CharField(required=False, help_text="a Message-ID in the thread")
+
+
+class ImportSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="mbox or mbox.gz")
+    attach_to = serializers.CharField(required=False, help_text='JSON {"type": "run", "id": "12"}')
+
+
+class AttachmentSerializer(ResponseSerializer):
+    filename = serializers.CharField()
+    content_type = serializers.CharField()
+    size = serializers.IntegerField()
+
+
+class PostSerializer(ResponseSerializer):
+    id = serializers.IntegerField()
+    message_id = serializers.CharField()
+    in_reply_to = serializers.CharField(allow_null=True)
+    author = serializers.CharField()
+    date = serializers.CharField()
+    subject = serializers.CharField(allow_blank=True)
+    depth = serializers.IntegerField()
+    body = serializers.CharField(allow_blank=True)
+    deleted = serializers.BooleanField()
+    runs = serializers.ListField(child=serializers.IntegerField())
+    attachments = AttachmentSerializer(many=True)
+    url = serializers.CharField()
+
+
+class TargetSerializer(ResponseSerializer):
+    type = serializers.CharField()
+    id = serializers.CharField()
+
+
+class ThreadSerializer(ResponseSerializer):
+    id = serializers.IntegerField()
+    subject = serializers.CharField(allow_blank=True)
+    posts_count = serializers.IntegerField()
+    attach_to = TargetSerializer(allow_null=True)
+    last_activity = serializers.CharField()
+    url = serializers.CharField()
+    mbox = serializers.CharField()
+    posts = PostSerializer(many=True, required=False, help_text="in thread order")
+
+
+class ThreadListSerializer(ResponseSerializer):
+    count = serializers.IntegerField()
+    results = ThreadSerializer(many=True)
+
+
+class ImportedThreadSerializer(ResponseSerializer):
+    id = serializers.IntegerField()
+    subject = serializers.CharField(allow_blank=True)
+    posts = serializers.IntegerField()
+    new_posts = serializers.IntegerField()
+    url = serializers.CharField()
+
+
+class ImportJobRefSerializer(ResponseSerializer):
+    id = serializers.IntegerField()
+    url = serializers.URLField()
+    status = serializers.CharField()
+
+
+class ImportReportSerializer(ResponseSerializer):
+    threads = ImportedThreadSerializer(many=True)
+    imported = serializers.IntegerField()
+    skipped = serializers.IntegerField()
+    runs_extracted = serializers.IntegerField()
+    problems = serializers.ListField(child=serializers.JSONField())
+    job = ImportJobRefSerializer(required=False)
+
+
+class ImportProgressSerializer(ResponseSerializer):
+    stage = serializers.CharField(allow_blank=True)
+    done = serializers.IntegerField()
+    total = serializers.IntegerField(allow_null=True)
+
+
+class ImportQueuedSerializer(ResponseSerializer):
+    """202: the worker is still importing; poll `url`."""
+
+    id = serializers.IntegerField()
+    url = serializers.URLField()
+    page = serializers.URLField()
+    status = serializers.CharField()
+    progress = ImportProgressSerializer()
+
+
+class ImportJobSerializer(ResponseSerializer):
+    id = serializers.IntegerField()
+    url = serializers.URLField()
+    page = serializers.CharField()
+    status = serializers.CharField()
+    progress = ImportProgressSerializer()
+    filename = serializers.CharField(allow_blank=True)
+    error = serializers.CharField(allow_null=True)
+    result = serializers.JSONField(allow_null=True, help_text="the import report once finished")
 
 
 def _site_url(request) -> str:
@@ -54,7 +167,7 @@ def thread_json(thread: Thread, *, posts=None) -> dict:
         "attach_to": ({"type": thread.target_type, "id": thread.target_id}
                       if thread.target_type else None),
         "last_activity": thread.last_activity.isoformat(), "url": thread.get_absolute_url(),
-        "mbox": f"/threads/{thread.pk}.mbox",
+        "mbox": reverse("thread-mbox", args=[thread.pk]),
     }
     if posts is not None:
         data["posts"] = [post_json(post) for post in posts]
@@ -76,13 +189,14 @@ def _target(raw):
     return target_resolve(raw.get("type"), raw.get("id"))
 
 
-def _data(request) -> dict:
-    return request.data if isinstance(request.data, dict) else {}
-
-
-@extend_schema(methods=["GET"], operation_id="threads_list", responses={200: OpenApiTypes.OBJECT})
-@extend_schema(methods=["POST"], operation_id="threads_start", responses={201: OpenApiTypes.OBJECT},
-               request={"application/json": THREAD_START})
+@extend_schema(methods=["GET"], operation_id="threads_list", responses={200: ThreadListSerializer},
+               parameters=[OpenApiParameter("page", int), OpenApiParameter("target_type", str),
+                           OpenApiParameter("target_id", str)])
+@extend_schema(methods=["POST"], operation_id="threads_start", request=ThreadStartSerializer,
+               responses={201: ThreadSerializer}, examples=[OpenApiExample(
+                   "about a run", request_only=True, value={
+                       "subject": "threadtest regression on 2.6.24", "body": "Numbers below.",
+                       "attach_to": {"type": "run", "id": "1"}})])
 @api_view(["GET", "POST"])
 @parser_classes([JSONParser])
 def threads(request):
@@ -92,30 +206,33 @@ def threads(request):
             request.query_params.get("page"),
             target_type=request.query_params.get("target_type", ""),
             target_id=request.query_params.get("target_id", ""))
-        return Response({"count": page.paginator.count,
-                         "results": [thread_json(t) for t in page.object_list]})
-    data = _data(request)
+        return Response(ThreadListSerializer({
+            "count": page.paginator.count,
+            "results": [thread_json(t) for t in page.object_list]}).data)
+    data = ThreadStartSerializer(data=request.data).validated()
     thread = services.thread_create(
         user=request.user, subject=data.get("subject"), body=data.get("body"),
         target=_target(data.get("attach_to")), source="api", site_url=_site_url(request))
-    return Response(thread_json(thread, posts=selectors.thread_posts(thread)), status=201)
+    body = thread_json(thread, posts=selectors.thread_posts(thread))
+    return Response(ThreadSerializer(body).data, status=201)
 
 
-@extend_schema(responses={200: OpenApiTypes.OBJECT}, operation_id="threads_retrieve")
+@extend_schema(responses={200: ThreadSerializer}, operation_id="threads_retrieve")
 @api_view(["GET"])
 def thread_detail(request, pk: int):
     """The thread with every post in thread order."""
     thread = get_object_or_404(Thread, pk=pk)
-    return Response(thread_json(thread, posts=selectors.thread_posts(thread)))
+    body = thread_json(thread, posts=selectors.thread_posts(thread))
+    return Response(ThreadSerializer(body).data)
 
 
-@extend_schema(request={"application/json": REPLY}, responses={201: OpenApiTypes.OBJECT})
+@extend_schema(request=ReplySerializer, responses={201: PostSerializer})
 @api_view(["POST"])
 @parser_classes([JSONParser])
 def thread_reply(request, pk: int):
     """Reply to the message `in_reply_to` (a Message-ID in this thread), else to the first post."""
     thread = get_object_or_404(Thread, pk=pk)
-    data = _data(request)
+    data = ReplySerializer(data=request.data).validated()
     parent = None
     if data.get("in_reply_to"):
         parent = selectors.post_by_message_id(str(data["in_reply_to"]))
@@ -126,7 +243,7 @@ def thread_reply(request, pk: int):
                                body=data.get("body"), subject=data.get("subject"),
                                source="api", site_url=_site_url(request))
     post.refresh_from_db()
-    return Response(post_json(post), status=201)
+    return Response(PostSerializer(post_json(post)).data, status=201)
 
 
 def _import_answer(request, job: ImportJob) -> Response:
@@ -134,19 +251,20 @@ def _import_answer(request, job: ImportJob) -> Response:
     plus the job; still running: 202 with the URL to poll."""
     url = request.build_absolute_uri(reverse("api-thread-import-detail", args=[job.pk]))
     if job.is_active:
-        return Response({"id": job.pk, "url": url, "status": job.status,
-                         "page": request.build_absolute_uri(job.get_absolute_url()),
-                         "progress": {"stage": job.stage, "done": job.done, "total": job.total}},
-                        status=status.HTTP_202_ACCEPTED)
+        body = {"id": job.pk, "url": url, "status": job.status,
+                "page": request.build_absolute_uri(job.get_absolute_url()),
+                "progress": {"stage": job.stage, "done": job.done, "total": job.total}}
+        return Response(ImportQueuedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
     body = {**(job.report or {}), "job": {"id": job.pk, "url": url, "status": job.status}}
     if job.error:
         raise InputError(job.error, field="file", **body)
-    return Response(body, status=201 if body.get("imported") else 200)
+    return Response(ImportReportSerializer(body).data,
+                    status=201 if body.get("imported") else 200)
 
 
-@extend_schema(request=IMPORT, responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT,
-                                          202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT,
-                                          413: OpenApiTypes.OBJECT})
+@extend_schema(request={"multipart/form-data": ImportSerializer},
+               responses={200: ImportReportSerializer, 201: ImportReportSerializer,
+                          202: ImportQueuedSerializer})
 @api_view(["POST"])
 @parser_classes([MultiPartParser, FormParser])
 def thread_import(request):
@@ -162,7 +280,7 @@ def thread_import(request):
     return _import_answer(request, job)
 
 
-@extend_schema(responses={200: OpenApiTypes.OBJECT}, operation_id="threads_import_retrieve")
+@extend_schema(responses={200: ImportJobSerializer}, operation_id="threads_import_retrieve")
 @api_view(["GET"])
 def thread_import_detail(request, pk: int):
     """An import's progress, and its result once finished (its owner and staff only)."""
@@ -170,4 +288,4 @@ def thread_import_detail(request, pk: int):
     if job is None or not (request.user.is_staff or request.user.pk == job.owner_id):
         raise Http404("no such import of yours")
     url = request.build_absolute_uri(reverse("api-thread-import-detail", args=[job.pk]))
-    return Response(importjobs.import_job_json(job, url=url))
+    return Response(ImportJobSerializer(importjobs.import_job_json(job, url=url)).data)

@@ -191,6 +191,9 @@ class Parser:
         results = [r for r in results if r.metrics or r.series]
         if not results:
             raise ParseError(f"no {self.description or self.name} results found")
+        for result_set in results:  # formats that do not track lines still name where they start
+            if not result_set.source_lines and result_set.line:
+                result_set.touch(result_set.line)
         return ParseResult(self.name, self.version, results, warnings.as_list())
 
 

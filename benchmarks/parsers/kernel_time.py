@@ -5,7 +5,7 @@ from .timing import TimingLinesParser
 
 class KernelTimeParser(TimingLinesParser):
     name = "kernel-time"
-    version = 1
+    version = 2
     description = "'<kernel>: N ms' lines"
     kind = "kernel"
     example = "2.6.30: 1234 ms"

@@ -173,10 +173,15 @@ class NormalizedParser(Parser):
             return 0.0  # "1M  4015  8286": a time table of kernels by loop size
         width = len(rows[0].values)
         names = header_names(lines[start], width) or header_names(lines[start], width - 1)
-        fitting = [row for row in rows if names and len(names) <= len(row.values) <= width]
+        fitting = [row for row in rows if len(row.values) >= 2
+                   and (names is None or len(names) <= len(row.values) <= width)]
         if not fitting:
             return 0.0
         score = 0.45 + 0.3 * len(fitting) / (len(lines) - start - 1)
+        if names is None:
+            # Rows of a table under a header that cannot surely be split: still this format,
+            # so the refusal names the header line rather than "unknown format".
+            score -= 0.1
         if all(row.values[0] in ("1", "1.0", "1.00", "1.000") for row in fitting):
             score += 0.2
         return score

@@ -37,7 +37,14 @@ from .base import (
     numbered_lines,
 )
 from .headings import parse_heading
-from .timing import add_samples, burn_setup, match_measurement, measurement_setup, near_miss
+from .timing import (
+    HOLE_RE,
+    add_samples,
+    burn_setup,
+    match_measurement,
+    measurement_setup,
+    near_miss,
+)
 
 # "host:dir # cmd", "user@host:~/src$ cmd"; the directory part may be empty ("host: # cmd").
 PROMPT_RE = re.compile(r"(?:[\w.-]+@)?[\w.-]+:[^\s#$]*\s*[#$]\s*(?P<cmd>.*)")
@@ -119,7 +126,7 @@ class _State:
 
 class ResultsFileParser(Parser):
     name = "results-file"
-    version = 1
+    version = 2
     description = "results file (uname -r headings, result lines, shell prompts)"
 
     def detect(self, head: str) -> float:
@@ -164,6 +171,10 @@ class ResultsFileParser(Parser):
         heading = parse_heading(text)
         if heading:
             state.heading(heading, lineno)
+            return
+        hole = HOLE_RE.search(text)
+        if hole:
+            warnings.add(lineno, f"hole: {hole.group(1).strip()}")
             return
         command = command_of(text)
         if command is not None:

@@ -74,7 +74,7 @@ def split_row(text: str) -> tuple[str, str, str] | None:
 
 class SweepParser(Parser):
     name = "sweep"
-    version = 1
+    version = 2
     description = "loop-size sweep table"
 
     def detect(self, head: str) -> float:

@@ -66,7 +66,11 @@ BURN_RE = re.compile(
 # "100 x 100 ms" or "10 x 1s:" heading a burn sweep block: iterations x burn time per thread.
 BURN_SETUP_RE = re.compile(rf"({COUNT})\s*[x*\u00d7]\s*({NUMBER})\s*(s|ms|us)\s*:?", re.I)
 # Something that wants to be a result line but is not well formed: an error, not a warning.
-NEAR_MISS_RE = re.compile(rf"(time\b{SEP}\S|{COUNT}\s+loops?\b|{KERNEL}\s*:.*\bms\b)", re.I)
+NEAR_MISS_RE = re.compile(
+    rf"(time\b{SEP}\S|{COUNT}\s+loops?\b|{KERNEL}\s*:.*\bms\b|loops?\s+(?:to|of)\s+{COUNT}\s*:\s*\S)",
+    re.I)
+# "<missed 2.6.24 here>", "Loop to 10M: <crashed>": a hole, nothing measured there.
+HOLE_RE = re.compile(r"<([^<>]*)>")
 
 BURN_METRICS = ("time_us", "work_us", "wait_us", "idx")
 _TO_US = {"s": 1_000_000, "ms": 1_000, "us": 1}

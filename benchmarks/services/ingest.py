@@ -1,6 +1,12 @@
 """From raw bytes to runs: store the artifact, parse it, create one run per result set.
 
 All or nothing: any error leaves no artifact row, no run and no sample behind.
+
+Sure or says so: a result set the parser could not place (an UNASSIGNED block: values after a
+line it did not understand, a row above any heading) is previewed with its line range and
+source lines, and the commit is refused, naming those lines, until the user assigns it
+(`assign`: source key -> {"kernel", "label", "params"}). The same mapping corrects what the
+parser did find: an edit keyed by a heading's source key reaches every run from that heading.
 """
 
 import io
@@ -11,6 +17,7 @@ from django.db import IntegrityError, transaction
 
 from benchmarks import parsers
 from benchmarks.errors import InputError
+from benchmarks.format_help import layout_hint
 from benchmarks.models import Artifact, Run
 from benchmarks.parsers.base import HEAD_SIZE
 from benchmarks.services.artifacts import artifact_file_discard_if_orphaned, artifact_store
@@ -31,15 +38,25 @@ from benchmarks.services.runs import (
     runs_store_once,
 )
 
+SOURCE_LINES_SHOWN = 40
+SOURCE_LINES_TOTAL = 5000
+SOURCE_LINE_CHARS = 300
+ASSIGN_TEXT_LIMIT = 200
+
 
 class IngestError(InputError):
-    """Input that cannot become runs. Carries what the API reports: line, formats, guess."""
+    """Input that cannot become runs. Carries what the API reports: line, formats, guess, and
+    the closest layout (a format name) with the link to its example on the format help page."""
 
-    def __init__(self, message: str, *, line=None, formats=None, best_guess=None, field=None):
+    def __init__(self, message: str, *, line=None, formats=None, best_guess=None, field=None,
+                 layout=None):
         extra = {} if formats is None else {"formats": formats, "best_guess": best_guess}
+        if layout is not None or formats is not None:
+            extra.update(layout_hint(layout or best_guess))
         super().__init__(message, line=line, field=field, **extra)
         self.formats = formats
         self.best_guess = best_guess
+        self.layout = layout or best_guess
 
 
 @dataclass
@@ -57,6 +74,8 @@ class UploadMetadata:
     environment: dict = field(default_factory=dict)
     # Corrections from the preview: kernel as found in the input -> kernel to store.
     kernel_map: dict = field(default_factory=dict)
+    # Assignments and corrections from the preview, by source key (see `source_key`).
+    assign: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -92,32 +111,85 @@ def parse_stream(stream: BinaryIO, *, format: str | None = None) -> parsers.Pars
             exc.message, line=exc.line, formats=exc.formats, best_guess=exc.best_guess
         ) from None
     except parsers.ParseError as exc:
-        raise IngestError(exc.message, line=exc.line) from None
+        raise IngestError(exc.message, line=exc.line, layout=_closest_layout(head, format)) \
+            from None
     finally:
         text.detach()  # the wrapper would close the caller's stream when collected
         stream.seek(0)
 
 
+def _closest_layout(head: str, format: str | None) -> str | None:
+    if format in parsers.PARSERS:
+        return format
+    ranked = parsers.detect(head)
+    return ranked[0][0] if ranked else None
+
+
+def source_key(result: parsers.ResultSet) -> str:
+    """What one preview edit reaches: an unassigned block, or everything read from one heading
+    (a table header names several kernels, so the kernel is part of the key)."""
+    if result.missing:
+        return f"block:{result.block or result.line}"
+    if result.kernel_line:
+        return f"heading:{result.kernel_line}:{result.kernel or ''}"
+    return f"run:{result.line}:{result.kernel or ''}"
+
+
+def _assignment(meta: UploadMetadata, key: str) -> dict:
+    fix = meta.assign.get(key) or {}
+    if not isinstance(fix, dict):
+        raise IngestError(f"assign[{key!r}] must be an object with kernel, label or params")
+    for name in ("kernel", "label"):
+        value = fix.get(name)
+        if value is not None and (not isinstance(value, str) or len(value) > ASSIGN_TEXT_LIMIT):
+            raise IngestError(f"assign[{key!r}].{name} must be text of at most "
+                              f"{ASSIGN_TEXT_LIMIT} characters")
+    if not isinstance(fix.get("params", {}), dict):
+        raise IngestError(f"assign[{key!r}].params must be an object")
+    return fix
+
+
+def _still_missing(result: parsers.ResultSet, fix: dict) -> list[str]:
+    given = {"kernel"} if (fix.get("kernel") or "").strip() else set()
+    given |= {f"param.{name}" for name in fix.get("params", {})}
+    return [what for what in result.missing if what not in given]
+
+
+def _label(labels: dict) -> str:
+    """A heading's remark reads as itself; other labels as name=value."""
+    parts = [labels["remark"]] if labels.get("remark") else []
+    parts += [f"{k}={v}" for k, v in sorted(labels.items()) if k != "remark"]
+    return ", ".join(parts)
+
+
 def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> dict:
-    """Merge what the parser found with what the uploader said; the data wins on conflicts."""
+    """Merge what the parser found with what the uploader said; the data wins on conflicts,
+    except where the user corrected or assigned it in the preview."""
     benchmark = meta.benchmark or result.benchmark
     if not benchmark:
         raise IngestError(
             "benchmark: the input does not name one; give it with the upload", line=result.line
         )
-    kernel = meta.kernel_map.get(result.kernel or "", result.kernel) or meta.kernel
-    if not kernel:
+    key = source_key(result)
+    fix = _assignment(meta, key)
+    missing = _still_missing(result, fix)
+    kernel = (fix.get("kernel") or "").strip() or \
+        meta.kernel_map.get(result.kernel or "", result.kernel)
+    if not kernel and not result.missing:
+        kernel = meta.kernel
+    if not kernel and not missing:
         raise IngestError(
             "kernel: the input does not name one; give it with the upload", line=result.line
         )
     labels = dict(result.labels)
+    label = fix.get("label")
     return {
         "benchmark": benchmark,
-        "kernel": kernel,
+        "kernel": kernel or None,
         "machine": meta.machine or result.machine or UNKNOWN_MACHINE,
         "policy": meta.policy or result.policy or "",
-        "label": meta.label or ", ".join(f"{k}={v}" for k, v in sorted(labels.items())),
-        "params": {**meta.params, **result.params},
+        "label": label.strip() if label is not None else (meta.label or _label(labels)),
+        "params": {**meta.params, **result.params, **fix.get("params", {})},
         "tunables": {**meta.tunables, **result.tunables},
         "series": {**(meta.series if single else {}), **result.series},
         "environment": {**meta.environment, **({"labels": labels} if labels else {})},
@@ -130,7 +202,71 @@ def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> d
             for name, values in result.metrics.items()
         },
         "line": result.line,
+        "lines": [result.line, max(result.last_line, result.line)],
+        "kernel_line": result.kernel_line,
+        "source_numbers": _shown_lines(result),
+        "source_key": key,
+        "missing": missing,
+        "unassigned": bool(missing),
     }
+
+
+def previews_build(results, meta: UploadMetadata) -> list[dict]:
+    """One preview per result set; an unassigned block split over several runs (two loop
+    sizes, two table columns) reports the whole block's line range on each of them."""
+    single = len(results) == 1
+    previews = [_resolve(result, meta, single) for result in results]
+    ranges: dict[str, list[int]] = {}
+    for preview in previews:
+        if preview["unassigned"]:
+            first, last = preview["lines"]
+            found = ranges.setdefault(preview["source_key"], [first, last])
+            found[0], found[1] = min(found[0], first), max(found[1], last)
+    for preview in previews:
+        if preview["unassigned"]:
+            preview["lines"] = list(ranges[preview["source_key"]])
+    return previews
+
+
+def _shown_lines(result: parsers.ResultSet) -> list[int]:
+    numbers = list(result.source_lines[:SOURCE_LINES_SHOWN])
+    if result.kernel_line and result.kernel_line not in numbers:
+        numbers.insert(0, result.kernel_line)
+    return numbers
+
+
+def _attach_sources(stream: BinaryIO, previews: list[dict]) -> None:
+    """Give each preview the text of its source lines, read back from the kept input."""
+    wanted = sorted({n for p in previews for n in p["source_numbers"]})[:SOURCE_LINES_TOTAL]
+    texts: dict[int, str] = {}
+    if wanted:
+        stream.seek(0)
+        reader = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+        try:
+            targets, last = set(wanted), wanted[-1]
+            for number, raw in enumerate(reader, 1):
+                if number in targets:
+                    texts[number] = raw.rstrip("\r\n")[:SOURCE_LINE_CHARS].lstrip("\ufeff")
+                if number >= last:
+                    break
+        finally:
+            reader.detach()
+            stream.seek(0)
+    for preview in previews:
+        preview["source"] = [[n, texts[n]] for n in preview["source_numbers"] if n in texts]
+
+
+def refuse_unassigned(previews: list[dict]) -> None:
+    """Commit only what is sure: the first block still unassigned is refused by its lines."""
+    for preview in previews:
+        if preview["unassigned"]:
+            first, last = preview["lines"]
+            where = f"line {first}" if first == last else f"lines {first}-{last}"
+            what = " and ".join(m.replace("param.", "parameter ") for m in preview["missing"])
+            raise IngestError(
+                f"{where}: not sure of the {what} for these values (after a line the parser did "
+                f"not understand, or before any heading); assign them in the preview "
+                f"(assign[{preview['source_key']!r}]) or fix the input", line=first)
 
 
 def _prepare_run(preview: dict, provenance: Provenance) -> PreparedRun:
@@ -188,11 +324,12 @@ def upload_ingest(
     if replay:
         return replay
     parsed = parse_stream(stream, format=format)
-    single = len(parsed.results) == 1
-    previews = [_resolve(result, metadata, single) for result in parsed.results]
+    previews = previews_build(parsed.results, metadata)
+    _attach_sources(stream, previews)
     outcome = IngestOutcome(parsed.format, parsed.version, previews, parsed.warnings)
     if dry_run:
         return outcome
+    refuse_unassigned(previews)
     stored_name = ""
     try:
         with transaction.atomic():
@@ -252,7 +389,8 @@ def artifact_reparse(*, artifact: Artifact) -> tuple[list[int], list[Run]]:
     metadata = UploadMetadata(**artifact.metadata) if artifact.metadata else UploadMetadata()
     with artifact.file.open("rb") as stream:
         parsed = parse_stream(stream, format=artifact.forced_format or None)
-    previews = [_resolve(r, metadata, len(parsed.results) == 1) for r in parsed.results]
+    previews = previews_build(parsed.results, metadata)
+    refuse_unassigned(previews)
     with transaction.atomic():
         old = list(artifact.runs.order_by("id"))
         provenance = _provenance(artifact, parsed)

@@ -34,7 +34,7 @@ def number_problem(number) -> str | None:
             return "is an integer too large to use as a number"
         return None
     if isinstance(number, float) and not math.isfinite(number):
-        return f"is {number!r}, not a finite number"
+        return f"is {number!r}: not finite"
     return None
 
 

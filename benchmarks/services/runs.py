@@ -248,9 +248,17 @@ def result_key(run: Run, values_by_metric: Mapping[str, Sequence[float]]) -> str
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def run_already_stored(result: str) -> Run | None:
-    """The first run stored for this result set, if any."""
-    return Run.objects.filter(result_key=result).order_by("id").first()
+def runs_already_stored(results: list[str]) -> dict[str, Run]:
+    """Result key -> the first run stored for it, for the keys already stored."""
+    found: dict[str, Run] = {}
+    for start in range(0, len(results), LOOKUP_BATCH):
+        rows = Run.objects.filter(result_key__in=results[start:start + LOOKUP_BATCH])
+        for run in rows.order_by("-id"):
+            found[run.result_key] = run  # the lowest id wins
+    return found
+
+
+LOOKUP_BATCH = 500
 
 
 def runs_store_once(prepared: list[PreparedRun], *,
@@ -258,17 +266,16 @@ def runs_store_once(prepared: list[PreparedRun], *,
     """`runs_store`, except that a result set already stored is linked, not written again:
     its place in the returned list holds the stored run, with `already_stored` True. A result
     set repeated within `prepared` is written once and both places hold that run."""
-    standing: dict[str, Run] = {}  # result key -> the run that stands for it
+    # result key -> the run that stands for it: a stored one, else the first in `prepared`
+    standing = runs_already_stored(list({item.run.result_key for item in prepared
+                                         if item.run.source in DEDUPLICATED_SOURCES}))
+    for run in standing.values():
+        run.already_stored = True
     fresh: list[PreparedRun] = []
     for item in prepared:
         run, key = item.run, item.run.result_key
         if run.source in DEDUPLICATED_SOURCES:
             if key in standing:
-                continue
-            existing = run_already_stored(key)
-            if existing is not None:
-                existing.already_stored = True
-                standing[key] = existing
                 continue
             standing[key] = run
         run.already_stored = False

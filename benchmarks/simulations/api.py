@@ -2,44 +2,109 @@
 
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.response import Response
 
+from benchmarks.api.serializers import (
+    JSONObjectField,
+    ResponseSerializer,
+    ServiceValidatedSerializer,
+)
+
 from . import selectors, services
 from .models import SimulationJob
 
-JOB_SPEC = {"type": "object", "properties": {
-    "workload": {"type": "string"}, "params": {"type": "object"},
-    "kernels": {"type": "array", "items": {"type": "string"}}, "tunables": {"type": "object"},
-    "sweep": {"type": "object", "description": '{"loops": [1000000, 10000000]}'},
-    "repeat": {"type": "integer"}, "seed": {"type": "integer"}, "cpus": {"type": "integer"},
-    "topology": {"type": "string", "description": "SxCxT, e.g. 1x2x1"},
-    "max_events": {"type": "integer"}, "title": {"type": "string"}},
-    "required": ["workload", "kernels"]}
+
+class JobSpecSerializer(ServiceValidatedSerializer):
+    """The job spec; `services.simulation_create` validates it against the simulator."""
+
+    workload = serializers.CharField(help_text="threadtest, chatroom, yield-loop, ...")
+    kernels = serializers.ListField(child=serializers.CharField(), help_text="kernel profiles")
+    params = JSONObjectField(required=False)
+    tunables = JSONObjectField(required=False)
+    sweep = JSONObjectField(required=False, help_text='{"loops": [1000000, 10000000]}')
+    repeat = serializers.IntegerField(required=False)
+    seed = serializers.IntegerField(required=False)
+    cpus = serializers.IntegerField(required=False)
+    topology = serializers.CharField(required=False, help_text="SxCxT, e.g. 1x2x1")
+    max_events = serializers.IntegerField(required=False)
+    title = serializers.CharField(required=False)
 
 
-@extend_schema(methods=["POST"], request={"application/json": JOB_SPEC},
-               responses={202: OpenApiTypes.OBJECT})
+class JobCreatedSerializer(ResponseSerializer):
+    id = serializers.IntegerField()
+    url = serializers.URLField()
+    page = serializers.URLField()
+    status = serializers.CharField()
+
+
+class ProgressSerializer(ResponseSerializer):
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+
+class JobSerializer(ResponseSerializer):
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+    page = serializers.CharField()
+    status = serializers.ChoiceField(["queued", "running", "succeeded", "failed", "cancelled"])
+    progress = ProgressSerializer()
+    failed = serializers.IntegerField()
+    runs = serializers.ListField(child=serializers.IntegerField())
+    comparison = serializers.CharField(allow_null=True, help_text="slug of the frozen result")
+    error = serializers.CharField(allow_null=True)
+    spec = JSONObjectField()
+    owner = serializers.CharField()
+    simulator_version = serializers.CharField(allow_blank=True, allow_null=True)
+    events = serializers.IntegerField(allow_null=True)
+    created = serializers.CharField()
+    started = serializers.CharField(allow_null=True)
+    finished = serializers.CharField(allow_null=True)
+    points = serializers.ListField(child=JSONObjectField(), required=False,
+                                   help_text="with ?points=1")
+    figure = JSONObjectField(required=False, allow_null=True, help_text="with ?figure=1")
+
+
+class JobListSerializer(ResponseSerializer):
+    results = JobSerializer(many=True)
+
+
+class JobCancelledSerializer(ResponseSerializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    progress = ProgressSerializer()
+
+
+@extend_schema(methods=["POST"], request=JobSpecSerializer, responses={202: JobCreatedSerializer},
+               examples=[OpenApiExample("threadtest sweep", request_only=True, value={
+                   "workload": "threadtest", "kernels": ["2.6.22", "2.6.24"],
+                   "sweep": {"loops": [1000, 10000]}, "repeat": 3, "seed": 1, "cpus": 2})])
 @extend_schema(methods=["GET"], operation_id="v1_simulations_list",
-               responses=OpenApiTypes.OBJECT)
+               responses=JobListSerializer)
 @api_view(["GET", "POST"])
 def simulations(request):
     """POST launches a job (202 {"id", "url", "status"}); GET lists recent jobs."""
     if request.method == "GET":
         jobs = selectors.jobs_listed()[:50]
-        return Response({"results": [selectors.job_json(job) for job in jobs]})
-    job = services.simulation_create(spec=request.data, owner=request.user)
-    return Response({"id": job.pk, "url": request.build_absolute_uri(f"/api/v1/simulations/"
-                                                                     f"{job.pk}/"),
-                     "page": request.build_absolute_uri(job.get_absolute_url()),
-                     "status": job.status}, status=status.HTTP_202_ACCEPTED)
+        body = {"results": [selectors.job_json(job) for job in jobs]}
+        return Response(JobListSerializer(body).data)
+    spec = JobSpecSerializer(data=request.data).validated()
+    job = services.simulation_create(spec=spec, owner=request.user)
+    body = {"id": job.pk, "status": job.status,
+            "url": request.build_absolute_uri(reverse("api-simulation-detail", args=[job.pk])),
+            "page": request.build_absolute_uri(job.get_absolute_url())}
+    return Response(JobCreatedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
 
 
-@extend_schema(responses=OpenApiTypes.OBJECT)
+@extend_schema(responses=JobSerializer, parameters=[
+    OpenApiParameter("points", str, description="1: add per-point status"),
+    OpenApiParameter("figure", str, description="1: add the live chart"),
+    OpenApiParameter("seen", str, description="points done at the last poll"),
+])
 @api_view(["GET"])
 def simulation_detail(request, pk: int):
     """Progress and results; `?points=1` adds per-point status, `?figure=1&seen=N` the chart
@@ -50,10 +115,10 @@ def simulation_detail(request, pk: int):
         seen = request.query_params.get("seen", "")
         if not seen.isdigit() or int(seen) != job.done:
             data["figure"] = selectors.job_figure(job)
-    return Response(data)
+    return Response(JobSerializer(data).data)
 
 
-@extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+@extend_schema(request=None, responses=JobCancelledSerializer)
 @api_view(["POST"])
 def simulation_cancel(request, pk: int):
     job = get_object_or_404(SimulationJob, pk=pk)
@@ -61,5 +126,6 @@ def simulation_cancel(request, pk: int):
         job = services.simulation_cancel(job=job, user=request.user)
     except PermissionDenied as exc:
         raise ApiPermissionDenied(str(exc)) from None
-    return Response({"id": job.pk, "status": job.status,
-                     "progress": {"done": job.done, "total": job.total}})
+    return Response(JobCancelledSerializer({
+        "id": job.pk, "status": job.status,
+        "progress": {"done": job.done, "total": job.total}}).data)

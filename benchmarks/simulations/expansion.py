@@ -11,11 +11,14 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from django.utils.text import slugify
+
 import simulator
+from benchmarks import vocabulary
 from benchmarks.errors import InputError
 
 JOB_FIELDS = ("workload", "params", "kernels", "tunables", "sweep", "repeat", "seed", "cpus",
-              "topology", "max_events", "title")
+              "topology", "max_events", "title", "machine")
 TOPOLOGY_AXES = ("cpus", "topology")
 
 
@@ -36,6 +39,18 @@ class Limits:
     max_points: int
     max_events_per_run: int
     max_events: int
+
+
+@dataclass(frozen=True)
+class MachineTarget:
+    """A real machine to simulate on: its topology and its calibration (the service finds
+    them; expansion stays free of the database)."""
+
+    id: int
+    name: str
+    topology: str
+    calibration_id: int
+    calibration: dict
 
 
 @dataclass
@@ -125,8 +140,8 @@ def _place(spec: dict, axis: str, value, workload_params) -> None:
         spec["params"][axis[7:]] = value
     elif axis.startswith("tunables."):
         spec["tunables"][axis[9:]] = value
-    elif axis in workload_params:
-        spec["params"][axis] = value
+    elif vocabulary.canonical_param_name(axis, slugify(spec["workload"])) in workload_params:
+        spec["params"][axis] = value  # `tasks` of runqueue-cost: the simulator takes the alias
     else:
         spec["tunables"][axis] = value  # the simulator names the valid tunables if it is not one
 
@@ -146,7 +161,20 @@ def _int(data: dict, name: str, default: int) -> int:
     return number
 
 
-def clean_job_spec(data, limits: Limits) -> dict:
+def _on_machine(spec: dict, data: dict, machine: MachineTarget) -> None:
+    """A machine fixes the topology: it is the machine's, never given or swept beside it."""
+    given = [name for name in TOPOLOGY_AXES if data.get(name) not in (None, "")]
+    given += [name for name in spec["sweep"] if name in TOPOLOGY_AXES]
+    if given:
+        raise JobSpecError("machine", f"machine {machine.name} fixes the topology "
+                           f"({machine.topology}); leave {given[0]} out")
+    spec["topology"] = machine.topology
+    spec["machine"] = {"id": machine.id, "name": machine.name,
+                       "calibration_id": machine.calibration_id,
+                       "calibration": dict(machine.calibration)}
+
+
+def clean_job_spec(data, limits: Limits, machine: MachineTarget | None = None) -> dict:
     """The request body checked for shape; values are left for the simulator to judge."""
     if not isinstance(data, dict):
         raise JobSpecError("spec", "a simulation spec must be a JSON object")
@@ -170,6 +198,11 @@ def clean_job_spec(data, limits: Limits) -> dict:
     # PostgreSQL's jsonb does not keep key order, and the first axis is the chart's x: keep the
     # order the user gave in a list.
     spec["axes"] = list(spec["sweep"])
+    if machine is not None:
+        _on_machine(spec, data, machine)
+        return spec
+    if data.get("machine") not in (None, ""):  # the service resolves it to a MachineTarget
+        raise JobSpecError("machine", "the machine was not looked up")
     for name in TOPOLOGY_AXES:
         if data.get(name) not in (None, ""):
             spec[name] = data[name]
@@ -218,6 +251,8 @@ def _point(spec: dict, kernel: str, values: dict, workload_params) -> PointSpec:
     for name in TOPOLOGY_AXES:
         if name in spec:
             raw[name] = spec[name]
+    if spec.get("machine"):
+        raw["machine"] = spec["machine"]["calibration"]
     for axis, value in values.items():
         _place(raw, axis, value, workload_params)
     raw["seed"] = derive_seed(spec["seed"], kernel, values)
@@ -226,13 +261,16 @@ def _point(spec: dict, kernel: str, values: dict, workload_params) -> PointSpec:
     except simulator.SpecError as exc:
         name, message = _field_for(exc, spec, kernel)
         raise JobSpecError(name, message) from None
-    digest = canonical_hash({"simulator": simulator.__version__, "spec": norm})
+    identity = {"simulator": simulator.__version__, "spec": norm}
+    if spec.get("machine"):  # the run is attached to this machine: never re-use another's
+        identity["machine"] = spec["machine"]["id"]
+    digest = canonical_hash(identity)
     return PointSpec(kernel=kernel, values=values, seed=norm["seed"], spec=norm,
                      spec_hash=digest)
 
 
-def expand(data, limits: Limits) -> Expansion:
-    spec = clean_job_spec(data, limits)
+def expand(data, limits: Limits, machine: MachineTarget | None = None) -> Expansion:
+    spec = clean_job_spec(data, limits, machine)
     check_limits(spec, limits)
     workload_params = simulator.catalog()["workloads"][spec["workload"]]["params"]
     axes = list(spec["sweep"].items())
@@ -252,6 +290,8 @@ def cli_command(norm: dict, defaults: dict) -> str:
         for name, value in norm[key].items():
             if value != defaults[key].get(name):
                 parts += [flag, f"{name}={_cli_value(value)}"]
+    if norm.get("machine"):  # the calibration, e.g. from GET /api/v1/machines/<id>/calibration/
+        parts += ["--machine", "calibration.json"]
     parts += ["--topology", norm["topology"], "--seed", str(norm["seed"]),
               "--repeat", str(norm["repeat"]), "--max-events", str(norm["max_events"]),
               "--format", "json"]

@@ -80,7 +80,10 @@ def spec_from_form(post) -> dict:
     spec = {"workload": workload, "kernels": post.getlist("kernels"), "params": params,
             "tunables": tunables, "sweep": sweep, "repeat": post.get("repeat", "").strip(),
             "seed": post.get("seed", "").strip(), "title": post.get("title", "").strip()}
+    on_machine = post.get("on_machine", "").strip()
     machine = post.get("machine", "").strip()
-    if machine:
+    if on_machine:  # a calibrated real machine brings its own topology
+        spec["machine"] = on_machine
+    elif machine:
         spec["topology" if "x" in machine.lower() else "cpus"] = machine
     return spec

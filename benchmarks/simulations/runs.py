@@ -44,6 +44,14 @@ def simulated_machine(topology: str) -> Machine:
             or machine_get_or_create(spec=spec))
 
 
+def run_machine(point) -> Machine:
+    """The real machine a job simulated on (its runs sit beside that machine's measured ones,
+    told apart by source=simulator), else the simulated machine named from the topology."""
+    target = point.job.spec.get("machine")
+    found = Machine.objects.filter(pk=target["id"]).first() if target else None
+    return found or simulated_machine(point.spec["topology"])
+
+
 def _benchmark(name: str) -> Benchmark:
     return Benchmark.objects.filter(slug=slugify(name)).first() or benchmark_get_or_create(
         name=name)
@@ -75,8 +83,12 @@ def point_run_args(*, point, result: dict) -> dict:
                                                                         norm["kernel"])),
         "counters": result["counters"], "groups": result["groups"],
         "wall_seconds": result["wall_seconds"], "job": point.job_id, "point": point.pk}}
+    target = point.job.spec.get("machine")
+    if target:
+        environment["simulator"]["machine"] = {"id": target["id"],
+                                               "calibration_id": target["calibration_id"]}
     return {
-        "benchmark": _benchmark(norm["workload"]), "machine": simulated_machine(norm["topology"]),
+        "benchmark": _benchmark(norm["workload"]), "machine": run_machine(point),
         "kernel": _kernel(norm["kernel"]), "metrics": metrics, "params": norm["params"],
         "tunables": norm["tunables"], "environment": environment,
         "series": {"vmstat": result["vmstat"]}, "label": f"simulation {point.job_id}",

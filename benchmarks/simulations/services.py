@@ -6,9 +6,11 @@ from django.db import transaction
 from django.utils import timezone
 
 import simulator
+from benchmarks.models import Machine
+from benchmarks.selectors import calibration_latest
 
 from . import points, tasks
-from .expansion import Limits, expand
+from .expansion import JobSpecError, Limits, MachineTarget, expand
 from .models import ACTIVE, SimulationJob, SimulationPoint, Status
 
 
@@ -30,13 +32,34 @@ def _existing_runs(hashes: list[str]) -> dict[str, int]:
     return found
 
 
+def machine_target(value) -> MachineTarget | None:
+    """The `machine` of a job spec (a machine id) with its newest calibration, or None."""
+    if value in (None, ""):
+        return None
+    if isinstance(value, bool) or not str(value).strip().isdigit():
+        raise JobSpecError("machine", f"machine must be a machine id, not {value!r}")
+    machine = Machine.objects.filter(pk=int(str(value).strip())).first()
+    if machine is None:
+        raise JobSpecError("machine", f"no machine {value}")
+    calibration = calibration_latest(machine)
+    if calibration is None:
+        raise JobSpecError("machine", f"machine {machine.name} has no calibration: run "
+                           "`schedbench.py calibrate` on it first")
+    if not machine.topology:
+        raise JobSpecError("machine", f"machine {machine.name} has no recorded topology "
+                           "(sockets, cores, threads)")
+    return MachineTarget(id=machine.pk, name=machine.name, topology=machine.topology,
+                         calibration_id=calibration.pk, calibration=calibration.values)
+
+
 def simulation_create(*, spec, owner) -> SimulationJob:
     """Expand `spec` into points, re-use identical earlier runs, queue the rest after commit.
 
     Raises expansion.JobSpecError (with `.field`) for a spec the simulator rejects or one over
     the point or event limit.
     """
-    expansion = expand(spec, job_limits())
+    machine = machine_target(spec.get("machine")) if isinstance(spec, dict) else None
+    expansion = expand(spec, job_limits(), machine)
     now = timezone.now()
     reuse = _existing_runs([p.spec_hash for p in expansion.points])
     with transaction.atomic():

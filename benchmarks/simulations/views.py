@@ -7,6 +7,8 @@ from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from benchmarks.selectors import calibrated_machines
+
 from . import selectors, services
 from .expansion import JobSpecError
 from .forms import form_catalog, spec_from_form
@@ -20,7 +22,7 @@ def job_list(request):
 
 @login_required
 def job_new(request):
-    error, values = None, {}
+    error, values = None, request.GET  # ?on_machine=<id> from a machine's page
     if request.method == "POST":
         values = request.POST
         try:
@@ -32,6 +34,7 @@ def job_new(request):
             return redirect(job)
     return render(request, "simulations/job_new.html", {
         "catalog": form_catalog(), "error": error, "values": values,
+        "machines": calibrated_machines(),
         "status": 400 if error else 200}, status=400 if error else 200)
 
 

@@ -38,6 +38,7 @@ class RsdlPolicy(Policy):
         rq = RunQueue(cpu_id)
         rq.active = [deque() for _ in range(LEVELS)]
         rq.expired = deque()
+        rq.seq = 0  # bitmap of the levels that hold tasks, as the kernel's prio bitmap
         # per level: quota left this epoch; rq.min_vruntime is reused as the first level not
         # yet finished this epoch (levels above it were rotated away)
         rq.extra = [self.rr] * LEVELS
@@ -58,10 +59,12 @@ class RsdlPolicy(Policy):
         self._place(rq, task)
         if task.expired:
             rq.expired.append(task)
-        elif front:
+            return
+        if front:
             rq.active[task.level].appendleft(task)
         else:
             rq.active[task.level].append(task)
+        rq.seq |= 1 << task.level
 
     def enqueue(self, rq, task, how, now):
         if task.quota <= 0 and not task.expired:
@@ -76,7 +79,10 @@ class RsdlPolicy(Policy):
         if task.expired:
             rq.expired.remove(task)
         else:
-            rq.active[task.level].remove(task)
+            q = rq.active[task.level]
+            q.remove(task)
+            if not q:
+                rq.seq &= ~(1 << task.level)
         rq.load -= task.weight
         rq.nr_queued -= 1
 
@@ -99,6 +105,7 @@ class RsdlPolicy(Policy):
         rq.min_vruntime = max(rq.min_vruntime, level + 1)
         moving = rq.active[level]
         rq.active[level] = deque()
+        rq.seq &= ~(1 << level)
         for t in reversed(moving):
             t.level = level + 1
             t.quota = self.rr
@@ -107,6 +114,7 @@ class RsdlPolicy(Policy):
                 rq.expired.append(t)
             else:
                 rq.active[t.level].appendleft(t)
+                rq.seq |= 1 << t.level
 
     def put_prev(self, rq, task, now):
         rq.curr = None
@@ -134,13 +142,19 @@ class RsdlPolicy(Policy):
             t = rq.expired.popleft()
             t.expired = False
             rq.active[t.level].append(t)
+            rq.seq |= 1 << t.level
 
     def pick_next(self, rq, cpu, now):
         for _ in range(2):
-            for q in rq.active:
-                if q:
-                    rq.nr_queued -= 1
-                    return q.popleft()
+            bitmap = rq.seq
+            if bitmap:
+                level = (bitmap & -bitmap).bit_length() - 1  # the best level with tasks
+                q = rq.active[level]
+                task = q.popleft()
+                if not q:
+                    rq.seq = bitmap & ~(1 << level)
+                rq.nr_queued -= 1
+                return task
             if not rq.expired:
                 return None
             self._major_rotation(rq)
@@ -182,7 +196,7 @@ class RsdlPolicy(Policy):
             return True
         # 0.31's softened yield: the task stays at the head of its level, so only a task at a
         # strictly better level would run first -- and such a task would have preempted it
-        return any(rq.active[lvl] for lvl in range(task.level))
+        return bool(rq.seq & ((1 << task.level) - 1))
 
     def queued_tasks(self, rq):
         tasks = list(reversed(rq.expired))

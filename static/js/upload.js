@@ -34,14 +34,27 @@
     return result;
   }
 
-  function kernelCorrections() {
-    var map = {};
+  // Preview edits, by source key: one key covers every run read from one heading (or one
+  // unassigned block), so correcting a heading's kernel corrects all its rows.
+  function assignments() {
+    var assign = {};
+    function entry(key) { return assign[key] || (assign[key] = {}); }
     preview.querySelectorAll("input.kernel-fix").forEach(function (input) {
-      if (input.dataset.found && input.value.trim() && input.value.trim() !== input.dataset.found) {
-        map[input.dataset.found] = input.value.trim();
+      var value = input.value.trim();
+      if (value && (value !== input.dataset.found || input.dataset.unassigned === "1")) {
+        entry(input.dataset.key).kernel = value;
       }
     });
-    return map;
+    preview.querySelectorAll("input.label-fix").forEach(function (input) {
+      if (input.value.trim() !== input.dataset.found) { entry(input.dataset.key).label = input.value.trim(); }
+    });
+    preview.querySelectorAll("input.param-fix").forEach(function (input) {
+      var raw = input.value.trim();
+      if (!raw) { return; }
+      var params = entry(input.dataset.key).params || (entry(input.dataset.key).params = {});
+      params[input.dataset.param] = isNaN(Number(raw)) ? raw : Number(raw);
+    });
+    return assign;
   }
 
   function buildData(dryRun) {
@@ -56,7 +69,7 @@
     });
     data.append("params", JSON.stringify(parsePairs(form.elements.params_text.value, "params")));
     data.append("tunables", JSON.stringify(parsePairs(form.elements.tunables_text.value, "tunables")));
-    data.append("kernel_map", JSON.stringify(dryRun ? {} : kernelCorrections()));
+    data.append("assign", JSON.stringify(dryRun ? {} : assignments()));
     if (dryRun) { data.append("dry_run", "1"); }
     return data;
   }
@@ -70,6 +83,15 @@
     if (body.formats) {
       errorBox.appendChild(el("p", "Known formats: " + body.formats.join(", ") +
         (body.best_guess ? ". Best guess: " + body.best_guess + "." : ".")));
+    }
+    if (body.help) {
+      var hint = el("p", null, "layout-hint");
+      hint.appendChild(document.createTextNode(body.layout ? "Closest layout: " : "See "));
+      var link = el("a", body.layout ? body.layout : "the accepted formats");
+      link.href = body.help;
+      hint.appendChild(link);
+      hint.appendChild(document.createTextNode(body.layout ? " (its example shows what it expects)." : "."));
+      errorBox.appendChild(hint);
     }
     if (body.line && textInput.value && !fileInput.files.length && !droppedFile) {
       var lines = textInput.value.split("\n"), pre = el("pre", null, "context");
@@ -92,6 +114,47 @@
     return Object.keys(object || {}).sort().map(function (k) { return k + "=" + object[k]; }).join(" ");
   }
 
+  function editor(className, run, value, found) {
+    var input = el("input", null, className);
+    input.value = value || ""; input.dataset.found = found || ""; input.dataset.key = run.source_key;
+    // Every row from the same heading shows the same correction as it is typed.
+    input.addEventListener("input", function () {
+      preview.querySelectorAll("input." + className).forEach(function (other) {
+        if (other !== input && other.dataset.key === input.dataset.key) { other.value = input.value; }
+      });
+    });
+    return input;
+  }
+
+  function sourceCell(run) {
+    var cell = el("td", null, "source");
+    var pre = el("pre", null, "mono source-lines");
+    (run.source || []).forEach(function (pair) { pre.appendChild(el("span", pair[0] + "  " + pair[1] + "\n")); });
+    cell.appendChild(pre);
+    return cell;
+  }
+
+  function kernelCell(run, committed) {
+    var cell = el("td");
+    if (committed) { cell.appendChild(el("span", run.kernel, "mono")); return cell; }
+    if (run.unassigned) {
+      var lines = run.lines[0] === run.lines[1] ? "line " + run.lines[0] : "lines " + run.lines[0] + "–" + run.lines[1];
+      cell.appendChild(el("strong", "UNASSIGNED " + lines, "tag unassigned-tag"));
+      cell.appendChild(el("div", "not sure of: " + run.missing.join(", "), "muted"));
+    }
+    var input = editor("kernel-fix", run, run.kernel, run.kernel);
+    input.dataset.unassigned = run.unassigned ? "1" : "";
+    input.placeholder = "kernel";
+    cell.appendChild(input);
+    (run.missing || []).forEach(function (what) {
+      if (what.indexOf("param.") !== 0) { return; }
+      var param = what.slice(6), box = editor("param-fix", run, "", "");
+      box.dataset.param = param; box.placeholder = param;
+      cell.appendChild(el("label", param)); cell.appendChild(box);
+    });
+    return cell;
+  }
+
   function renderPreview(body, committed) {
     preview.hidden = false;
     document.getElementById("preview-format").textContent = body.format + " v" + (body.parser_version || "");
@@ -101,16 +164,14 @@
     var tbody = preview.querySelector("tbody");
     tbody.textContent = "";
     body.runs.forEach(function (run) {
-      var row = el("tr");
-      row.appendChild(el("td", run.line, "num"));
-      var kernelCell = el("td");
-      if (committed) { kernelCell.appendChild(el("span", run.kernel, "mono")); }
-      else {
-        var input = el("input", null, "kernel-fix");
-        input.value = run.kernel; input.dataset.found = run.kernel;
-        kernelCell.appendChild(input);
-      }
-      row.appendChild(kernelCell);
+      var row = el("tr", null, run.unassigned ? "unassigned" : "");
+      row.dataset.key = run.source_key || "";
+      row.appendChild(el("td", run.lines ? run.lines[0] + (run.lines[1] !== run.lines[0] ? "–" + run.lines[1] : "") : run.line, "num"));
+      row.appendChild(kernelCell(run, committed));
+      var labelCell = el("td");
+      if (committed) { labelCell.textContent = run.label || "–"; }
+      else { var label = editor("label-fix", run, run.label, run.label); label.placeholder = "label"; labelCell.appendChild(label); }
+      row.appendChild(labelCell);
       row.appendChild(el("td", run.benchmark));
       row.appendChild(el("td", typeof run.machine === "string" ? run.machine : run.machine.name));
       row.appendChild(el("td", run.policy || "–"));
@@ -119,12 +180,17 @@
       var values = el("td", null, "mono"); values.style.whiteSpace = "pre";
       values.textContent = describeValues(run.metrics);
       row.appendChild(values);
+      row.appendChild(sourceCell(run));
       var link = el("td");
       if (run.url) { var a = el("a", "#" + run.id); a.href = run.url; link.appendChild(a); }
       else { link.textContent = "not saved"; }
       row.appendChild(link);
       tbody.appendChild(row);
     });
+  }
+
+  function unassignedCount(body) {
+    return body.runs.filter(function (run) { return run.unassigned; }).length;
   }
 
   function send(dryRun) {
@@ -147,8 +213,11 @@
       if (request.status === 200 || request.status === 201) {
         renderPreview(body, !dryRun);
         commitButton.disabled = !dryRun;
+        var unsure = dryRun ? unassignedCount(body) : 0;
         statusLine.textContent = dryRun
-          ? body.runs.length + " run(s) found. Correct anything above, then commit."
+          ? body.runs.length + " run(s) found. " + (unsure
+            ? unsure + " UNASSIGNED: give them a kernel (or fix the input) before committing."
+            : "Correct anything above, then commit.")
           : body.runs.length + " run(s) saved.";
         preview.dataset.state = dryRun ? "previewed" : "committed";
       } else {

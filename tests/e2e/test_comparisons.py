@@ -28,7 +28,7 @@ def test_build_toggle_save_reopen_and_download(signed_in, browser, live_server, 
     page.select_option("#series-select", "kernel")
     page.select_option("#baseline-dim-select", "kernel")
     page.select_option("#baseline-value-select", "2.6.22")
-    page.wait_for_function(
+    page.wait_for_js(
         "Array.from(document.querySelectorAll('#builder-chart .legendtext'))"
         ".map(e => e.textContent).join() === '2.6.22,2.6.24,2.6.24-git19'")
     assert page.locator("#builder-chart .scatterlayer .trace").count() == 3
@@ -44,7 +44,7 @@ def test_build_toggle_save_reopen_and_download(signed_in, browser, live_server, 
     assert page.evaluate("document.getElementById('comparison-chart').layout.xaxis.type") == \
         "linear"
     page.click("#toggle-x-scale")
-    page.wait_for_function(
+    page.wait_for_js(
         "document.getElementById('comparison-chart').layout.xaxis.type === 'log'")
     assert page.text_content("#toggle-x-scale") == "x axis: log"
 
@@ -66,7 +66,7 @@ def test_build_toggle_save_reopen_and_download(signed_in, browser, live_server, 
 
 def test_empty_selection_explains_itself(page, sweep):
     page.goto("/compare/?benchmark=threadtest&kernel=9.9.9")
-    page.wait_for_function("document.getElementById('builder-empty').textContent.includes('9.9.9')")
+    page.wait_for_js("document.getElementById('builder-empty').textContent.includes('9.9.9')")
     assert page.is_hidden("#builder-preview")
 
 

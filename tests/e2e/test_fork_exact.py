@@ -46,7 +46,7 @@ def test_fork_reproduces_the_run_set_and_every_cell(signed_in, saved):
     assert any("10,045" in row for row in saved_cells)  # not 10,050
     page.click("text=Fork")
     page.wait_for_selector("#builder-chart[data-rendered='1']")
-    page.wait_for_function("document.getElementById('selection-status').textContent === "
+    page.wait_for_js("document.getElementById('selection-status').textContent === "
                            "'6 runs'")
     assert page.evaluate(CELLS.format("#builder-cells")) == saved_cells
     page.click("#save-button")
@@ -70,10 +70,10 @@ def test_builder_preview_numbers_equal_the_saved_page(signed_in, saved):
     page.select_option("#x-select", "kernel")
     page.select_option("#series-select", "param.loops")
     page.select_option("#error-select", "ci95")
-    page.wait_for_function("document.querySelector('#builder-cells thead th').textContent"
+    page.wait_for_js("document.querySelector('#builder-cells thead th').textContent"
                            " === 'kernel' && document.querySelector('#builder-cells thead')"
                            ".textContent.includes('95% CI')")
-    page.wait_for_function("document.querySelector('#builder-cells tbody tr').cells[7]"
+    page.wait_for_js("document.querySelector('#builder-cells tbody tr').cells[7]"
                            ".textContent.includes(' – ')")  # the bootstrap CI has arrived
     preview = page.evaluate(CELLS.format("#builder-cells"))
     page.click("#save-button")

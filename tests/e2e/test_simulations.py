@@ -27,7 +27,7 @@ def test_launch_sweep_and_watch_progress_and_chart(signed_in, celery_worker_fact
     page.fill("#repeat-input", "2")
     page.click("#launch-button")
     page.wait_for_url(re.compile(r".*/simulations/\d+/$"))
-    page.wait_for_function(
+    page.wait_for_js(
         "document.getElementById('progress-percent').textContent === '100%'", timeout=60000)
     page.wait_for_selector("#job[data-finished='succeeded']", timeout=30000)
     page.wait_for_selector("#simulation-chart[data-rendered='1']", timeout=30000)

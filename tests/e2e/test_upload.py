@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from benchmarks.models import Run
 
@@ -66,3 +67,65 @@ def test_file_upload_and_an_error_that_points_at_the_line(signed_in):
     error = page.text_content("#upload-error")
     assert "Line 3" in error and "abc" in error
     assert page.locator("#upload-error pre .bad").text_content().startswith("3  2.6.25,abc")
+
+
+PER_KERNEL_SWEEP = """\
+2.6.22.17:
+Loop to 1M: 5210 ms
+Loop to 1M: 5190 ms
+Loop to 10M: 24030 ms
+2.6.24:
+Loop to 1M: 10765 ms
+rebooted between these two, machine still warm
+Loop to 10M: 30122 ms
+"""
+
+
+def test_per_kernel_sweep_preview_assign_commit_and_compare_over_loop_size(signed_in):
+    page = signed_in
+    page.goto("/upload/")
+    assert page.get_attribute("#format-help-link", "href") == "/formats/"
+    page.fill("#text-input", PER_KERNEL_SWEEP)
+    page.fill("#machine-input", "core2-laptop")
+    page.click("#preview-button")
+    page.wait_for_selector("#preview[data-state=previewed]")
+    rows = page.locator("#preview-table tbody tr")
+    assert rows.count() == 4
+    # Each run shows the lines it came from, its heading first.
+    assert rows.nth(0).locator("pre.source-lines").text_content().splitlines() == [
+        "1  2.6.22.17:", "2  Loop to 1M: 5210 ms", "3  Loop to 1M: 5190 ms"]
+    unassigned = page.locator("#preview-table tbody tr.unassigned")
+    assert unassigned.count() == 1
+    assert "UNASSIGNED line 8" in unassigned.text_content()
+    assert "8  Loop to 10M: 30122 ms" in unassigned.locator("pre.source-lines").text_content()
+    assert "UNASSIGNED" in page.text_content("#upload-status")
+
+    page.click("#commit-button")  # refused: the block after the prose line has no kernel
+    page.wait_for_selector("#upload-error:not([hidden])")
+    assert "Line 8" in page.text_content("#upload-error")
+    assert Run.objects.count() == 0
+
+    page.click("#preview-button")
+    page.wait_for_selector("#preview[data-state=previewed] tr.unassigned")
+    page.locator("#preview-table tbody tr.unassigned input.kernel-fix").fill("2.6.24")
+    page.click("#commit-button")
+    page.wait_for_selector("#preview[data-state=committed]")
+    stored = sorted(Run.objects.values_list("kernel__version", "params__loops"))
+    assert stored == [("2.6.22.17", 1_000_000), ("2.6.22.17", 10_000_000),
+                      ("2.6.24", 1_000_000), ("2.6.24", 10_000_000)]
+
+    page.goto("/compare/?benchmark=threadtest")
+    page.wait_for_selector("#builder-chart[data-rendered='1']")
+    page.select_option("#x-select", "param.loops")
+    page.select_option("#series-select", "kernel")
+    # expect() polls without evaluating strings, which the site's CSP forbids.
+    expect(page.locator("#builder-chart .legendtext")).to_have_text(["2.6.22.17", "2.6.24"])
+    page.fill("#title-input", "per-kernel sweep")
+    page.click("#save-button")
+    page.wait_for_url("**/c/*/")
+    slug = page.url.rstrip("/").rsplit("/", 1)[1]
+    cells = page.request.get(f"/c/{slug}.json").json()["cells"]
+    found = {(str(cell["x"]), cell["series"]): (cell["n"], cell["median"]) for cell in cells}
+    assert found == {("1000000", "2.6.22.17"): (2, 5200), ("10000000", "2.6.22.17"): (1, 24030),
+                     ("1000000", "2.6.24"): (1, 10765), ("10000000", "2.6.24"): (1, 30122)}
+    assert page.js_errors == []

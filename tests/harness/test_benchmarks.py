@@ -35,8 +35,8 @@ def execute(path, *args, timeout=30):
 
 def test_build_makes_every_binary(bindir):
     names = sorted(os.listdir(str(bindir)))
-    assert names == ["pipeline.sh", "rqfill", "threadtest", "threadtest-O0", "threadtest_burn",
-                     "yieldloop"]
+    assert names == ["calibrate", "pipeline.sh", "rqfill", "threadtest", "threadtest-O0",
+                     "threadtest_burn", "yieldloop"]
     assert all(os.access(str(bindir / n), os.X_OK) for n in names)
 
 

@@ -132,7 +132,7 @@ def test_two_sweep_axes_chart_and_compare_without_mixing_points(owner, sent):
     assert set(run_all(job)) == {"stored"}
     job.refresh_from_db()
     assert job.comparison.spec["x"] == "param.loops"
-    assert job.comparison.spec["facet"] == "machine"  # cpus -> the simulated machine
+    assert job.comparison.spec["facet"] == "machine.cpus"  # the simulated machine's CPUs
     assert {cell["n"] for cell in job.comparison.frozen["cells"]} == {2}  # one run per cell
     figure = job_figure(job)
     assert [t["name"] for t in figure["data"]] == ["2.6.24 · cpus=1", "2.6.24 · cpus=2"]
@@ -181,3 +181,27 @@ def test_polling_a_job_never_writes(owner, sent, settings, client):
     assert writes == []
     assert SimulationPoint.objects.get(pk=point.pk).status == Status.RUNNING  # left to workers
     assert tasks.watch() == 1  # the worker's watchdog re-queues it
+
+
+def test_a_runqueue_cost_sweep_over_tasks_compares_over_runqueue_length(owner, sent):
+    """The simulator calls the runqueue length `tasks`; runs and their comparison use the
+    portal's name for it, so they sit beside pasted schedule()-cost tables."""
+    job = simulation_create(spec=tiny_spec(workload="runqueue-cost", kernels=["2.4"],
+                                           params={"duration_ms": 20},
+                                           sweep={"tasks": [2, 8]}), owner=owner)
+    assert set(run_all(job)) == {"stored"}
+    job.refresh_from_db()
+    assert job.comparison.spec["x"] == "param.runqueue_length"
+    assert job.comparison.frozen["axes"]["x"]["values"] == ["2", "8"]
+    assert sorted(r.params["runqueue_length"] for r in Run.objects.all()) == [2, 8]
+    assert all("tasks" not in r.params for r in Run.objects.all())
+
+
+def test_a_sweep_named_as_the_portal_names_it_compares_the_same_way(owner, sent):
+    job = simulation_create(spec=tiny_spec(workload="runqueue-cost", kernels=["2.4"],
+                                           params={"duration_ms": 20},
+                                           sweep={"runqueue_length": [2, 8]}), owner=owner)
+    assert set(run_all(job)) == {"stored"}
+    job.refresh_from_db()
+    assert job.comparison.spec["x"] == "param.runqueue_length"
+    assert job.comparison.frozen["axes"]["x"]["values"] == ["2", "8"]

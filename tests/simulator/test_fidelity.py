@@ -228,3 +228,18 @@ def test_global_edf_meets_deadlines_that_round_robin_misses():
                         ["params"]["tasks"].split(";"))
     assert edf["jobs"][0] == expected_jobs == o1["jobs"][0]
     assert edf["deadline_misses"][0] == 0 < o1["deadline_misses"][0]
+
+
+def test_24_scan_cost_per_task_comes_from_the_modelled_goodness_scan():
+    """2.4's per-task cost is goodness_insns instructions priced from the calibrated counting
+    loop plus one cache-line miss: a slower machine (larger loop_ns) scans more slowly."""
+    def slope(**tunables):
+        cost = [simulator.run({"workload": "runqueue-cost", "kernel": "2.4", "cpus": 2,
+                               "params": {"runqueue_length": n, "duration_ms": 200},
+                               "tunables": tunables})["metrics"]["schedule_us"][0]
+                for n in (8, 32)]
+        return (cost[1] - cost[0]) / 24 * 1000  # ns per runnable task
+
+    assert slope() == pytest.approx(40 * 3.0 / 4 + 60, rel=0.02)
+    assert slope(loop_ns=6.0) == pytest.approx(40 * 6.0 / 4 + 60, rel=0.02)
+    assert slope(goodness_insns=80, task_line_miss_ns=0) == pytest.approx(80 * 3.0 / 4, rel=0.02)

@@ -1,0 +1,206 @@
+"""Machine calibrations over the API: what `schedbench.py calibrate` submits.
+
+`POST /api/v1/machines/{id}/calibration/` calibrates a machine by id (DESIGN.md);
+`POST /api/v1/machines/calibration/` finds or creates the machine from its description first,
+because the harness knows its machine only by what it reads off the box.
+`GET` on the first returns the machine's newest calibration.
+"""
+
+import json
+import math
+
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.decorators import api_view, parser_classes
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+
+from benchmarks.api.serializers import MachineSerializer
+from benchmarks.models import Machine, MachineCalibration
+from benchmarks.selectors import calibration_latest
+from benchmarks.services.calibrations import calibration_create, calibration_create_for_spec
+from benchmarks.services.catalog import CatalogError, machine_fingerprint
+from simulator import SimulatorError
+from simulator.machine import MachineModel
+
+MAX_COST = 1e7  # the simulator's own bound on a calibrated cost
+MAX_DETAILS_BYTES = 64 * 1024
+
+
+class CostField(serializers.FloatField):
+    """A JSON number, finite, 0..1e7: no strings, booleans, NaN or infinities."""
+
+    default_error_messages = {
+        "number": "must be a JSON number, not {kind}",
+        "finite": "must be a finite number",
+    }
+
+    def __init__(self, **kwargs):
+        super().__init__(min_value=0, max_value=MAX_COST, **kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, (int, float)):
+            self.fail("number", kind=type(data).__name__)
+        if not math.isfinite(data):
+            self.fail("finite")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    default_error_messages = {"strict": "must be true or false"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("strict")
+        return data
+
+
+class CalibrationValuesSerializer(serializers.Serializer):
+    """The `calibration` object; the fields of the simulator's MachineModel."""
+
+    loop_ns = CostField(help_text="one iteration of threadtest's counting loop, ns")
+    thread_create_join_us = CostField(help_text="pthread_create + join of an empty thread")
+    wakeup_remote_us = CostField(allow_null=True, required=False, default=None,
+                                 help_text="pipe ping-pong between two pinned CPUs, one way")
+    wakeup_local_us = CostField(help_text="pipe ping-pong on one CPU, one way")
+    context_switch_us = CostField(help_text="sched_yield() switch between threads on one CPU")
+    virtualised = StrictBooleanField()
+    idle_exit_us = CostField(allow_null=True, required=False, default=None)
+    ipi_us = CostField(allow_null=True, required=False, default=None)
+    vcpu_wake_us = CostField(allow_null=True, required=False, default=None)
+    contention = CostField(allow_null=True, required=False, default=None,
+                           help_text="slowdown of a busy CPU per other busy core")
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {unknown[0]: [f"unknown calibration field; known: {', '.join(self.fields)}"]})
+        return super().to_internal_value(data)
+
+    def validate_loop_ns(self, value):
+        if value <= 0:
+            raise serializers.ValidationError("must be above 0")
+        return value
+
+    def validate(self, attrs):
+        try:  # the simulator is the consumer: store nothing it would refuse
+            MachineModel.from_calibration(attrs)
+        except SimulatorError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return attrs
+
+
+class CalibrationSubmissionSerializer(serializers.Serializer):
+    """Request body: the JSON `schedbench.py calibrate --dry-run` prints."""
+
+    machine = serializers.JSONField(required=False, help_text="the machine as the harness "
+                                    "records it for runs; required without an id in the path")
+    kernel = serializers.CharField(max_length=200)
+    measured_at = serializers.DateTimeField()
+    calibration = CalibrationValuesSerializer()
+    details = serializers.JSONField(required=False, default=dict)
+
+    def validate_machine(self, value):
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("must be an object (the harness's machine)")
+        try:
+            machine_fingerprint(value)
+        except CatalogError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return value
+
+    def validate_kernel(self, value):
+        if any(ord(ch) < 32 for ch in value):
+            raise serializers.ValidationError("contains control characters")
+        return value.strip()
+
+    def validate_details(self, value):
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("must be an object")
+        if len(json.dumps(value)) > MAX_DETAILS_BYTES:
+            raise serializers.ValidationError(f"larger than {MAX_DETAILS_BYTES} bytes")
+        return value
+
+
+class CalibrationSerializer(serializers.ModelSerializer):
+    """Response body: one stored calibration, in the shape `calibrate` sends, so it can be
+    saved and given to `python -m simulator run --machine FILE` as it is."""
+
+    machine = MachineSerializer()
+    url = serializers.SerializerMethodField()
+    calibration = serializers.JSONField(source="values")
+    submitter = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MachineCalibration
+        fields = ["id", "machine", "url", "kernel", "measured_at",
+                  "calibration", "details", "submitter", "created"]
+
+    def get_url(self, calibration) -> str:
+        """The machine's page."""
+        path = calibration.machine.get_absolute_url()
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request else path
+
+    def get_submitter(self, calibration) -> str | None:
+        return calibration.submitter.get_username() if calibration.submitter else None
+
+
+def _stored(request, calibration, code=status.HTTP_201_CREATED) -> Response:
+    return Response(CalibrationSerializer(calibration, context={"request": request}).data,
+                    status=code)
+
+
+def _fields(data: dict) -> dict:
+    return {"kernel": data["kernel"], "measured_at": data["measured_at"],
+            "values": dict(data["calibration"]), "details": data.get("details") or {}}
+
+
+def _authorised(call):
+    try:
+        return call()
+    except PermissionDenied as exc:
+        raise exceptions.PermissionDenied(str(exc)) from None
+
+
+@extend_schema(request=CalibrationSubmissionSerializer,
+               responses={200: CalibrationSerializer, 201: CalibrationSerializer})
+@api_view(["GET", "POST"])
+@parser_classes([JSONParser])
+def machine_calibration(request, pk: int):
+    """GET: the machine's newest calibration (404 when it has none). POST: calibrate it."""
+    machine = get_object_or_404(Machine, pk=pk)
+    if request.method == "GET":
+        calibration = calibration_latest(machine)
+        if calibration is None:
+            raise exceptions.NotFound(f"machine {pk} has no calibration")
+        return _stored(request, calibration, status.HTTP_200_OK)
+    body = CalibrationSubmissionSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    given = body.validated_data.get("machine")
+    if given is not None and machine_fingerprint(given) != machine.fingerprint:
+        raise serializers.ValidationError(
+            {"machine": [f"describes another machine than machine {pk} ({machine.name}); post "
+                         "to /api/v1/machines/calibration/ to calibrate it by description"]})
+    calibration = _authorised(lambda: calibration_create(
+        machine=machine, submitter=request.user, **_fields(body.validated_data)))
+    return _stored(request, calibration)
+
+
+@extend_schema(request=CalibrationSubmissionSerializer, responses={201: CalibrationSerializer})
+@api_view(["POST"])
+@parser_classes([JSONParser])
+def calibration_by_description(request):
+    """Calibrate the machine the body's `machine` describes (found or created by fingerprint)."""
+    body = CalibrationSubmissionSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    if body.validated_data.get("machine") is None:
+        raise serializers.ValidationError({"machine": ["This field is required."]})
+    calibration = _authorised(lambda: calibration_create_for_spec(
+        machine_spec=body.validated_data["machine"], submitter=request.user,
+        **_fields(body.validated_data)))
+    return _stored(request, calibration)
