@@ -161,10 +161,7 @@ def browser():
 
 @pytest.fixture
 def page(browser, live_server):
-    # Playwright compiles wait_for_function's string predicates with eval, which the pages' CSP
-    # forbids; tests/e2e/test_csp.py checks the pages under the policy in a context of its own.
-    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900},
-                                  bypass_csp=True)
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))

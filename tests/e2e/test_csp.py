@@ -18,7 +18,7 @@ document.addEventListener('securitypolicyviolation',
 
 @pytest.fixture
 def strict_page(browser, live_server, django_user_model):
-    """A signed-in page that, unlike the shared `page` fixture, keeps the CSP in force."""
+    """A signed-in page recording every CSP violation the browser reports."""
     from django.conf import settings
     from django.test import Client
 
