@@ -167,8 +167,9 @@ def _authorised(call):
         raise exceptions.PermissionDenied(str(exc)) from None
 
 
-@extend_schema(request=CalibrationSubmissionSerializer,
-               responses={200: CalibrationSerializer, 201: CalibrationSerializer})
+@extend_schema(methods=["GET"], responses={200: CalibrationSerializer})
+@extend_schema(methods=["POST"], request=CalibrationSubmissionSerializer,
+               responses={201: CalibrationSerializer})
 @api_view(["GET", "POST"])
 @parser_classes([JSONParser])
 def machine_calibration(request, pk: int):
