@@ -414,4 +414,6 @@ def artifact_reparse(*, artifact: Artifact) -> tuple[list[int], list[Run]]:
         provenance = _provenance(artifact, parsed)
         prepared = [_prepare_run(preview, provenance) for preview in previews]
         runs, removed = runs_replace(old=old, new=prepared)
+        artifact.answered_run_ids = [run.pk for run in runs]
+        artifact.save(update_fields=["answered_run_ids"])
         return removed, runs

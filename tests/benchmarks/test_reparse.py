@@ -114,6 +114,17 @@ def test_the_api_redirects_a_replaced_run_to_its_successor(client):
         assert response.status_code == 404 and "error" in response.json(), missing
 
 
+def test_reparsing_an_upload_that_linked_to_stored_runs_stores_nothing_twice(capsys):
+    first = ingest(RESULTS, benchmark="threadtest", machine="box")
+    again = ingest(RESULTS, benchmark="threadtest", machine="box")
+    stored = list(first.runs.order_by("id").values_list("id", flat=True))
+    assert again.runs.count() == 0 and again.answered_run_ids == stored
+    call_command("reparse", "--force")
+    assert list(Run.objects.order_by("id").values_list("id", flat=True)) == stored
+    again.refresh_from_db()
+    assert again.answered_run_ids == stored
+
+
 def _prepare_merged(artifact):
     """The runs of RESULTS as a fixed parser might read them: one kernel's four repeats."""
     from benchmarks.services.ingest import _prepare_run
