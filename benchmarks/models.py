@@ -119,6 +119,9 @@ class Artifact(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     idempotency_key = models.CharField(max_length=100, null=True, blank=True)
+    # The run ids the upload answered with, in its order. A result set already stored links
+    # to a run this artifact does not own, so a replay of the idempotency key reads them here.
+    answered_run_ids = models.JSONField(default=list, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -251,6 +251,14 @@ class RunCreatedSerializer(ResponseSerializer):
     api_url = serializers.URLField()
 
 
+class RunMovedSerializer(ResponseSerializer):
+    """301 for a run a reparse replaced: where its successor lives now (also in Location)."""
+
+    error = serializers.CharField()
+    successor = serializers.IntegerField(help_text="the id of the run that replaced it")
+    url = serializers.URLField(help_text="the successor's API URL")
+
+
 class RunsCreatedSerializer(ResponseSerializer):
     ids = serializers.ListField(child=serializers.IntegerField())
 

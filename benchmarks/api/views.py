@@ -1,5 +1,8 @@
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import permissions, viewsets
+from django.http import Http404
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import permissions, status, viewsets
 from rest_framework.decorators import action, api_view, permission_classes
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
@@ -18,6 +21,7 @@ from benchmarks.api.serializers import (
     MeSerializer,
     RunDetailSerializer,
     RunListSerializer,
+    RunMovedSerializer,
 )
 from benchmarks.models import Benchmark, Kernel, Machine, Run
 
@@ -69,9 +73,34 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
             response.data["message"] = "; ".join(filtered.problems)
         return response
 
+    @extend_schema(
+        responses={200: RunDetailSerializer, 301: OpenApiResponse(
+            RunMovedSerializer, description="a reparse replaced this run: `Location` (and "
+            "`url`) is its successor's API URL")},
+        parameters=[OpenApiParameter("Location", OpenApiTypes.URI, OpenApiParameter.HEADER,
+                                     response=[301], description="the successor's API URL")],
+    )
     def retrieve(self, request, *args, **kwargs):
-        run = self.get_object()
+        try:
+            run = self.get_object()
+        except Http404:
+            pk = kwargs["pk"]
+            successor = selectors.run_successor(int(pk)) if pk.isascii() and pk.isdigit() \
+                else None
+            if successor is None:
+                raise
+            return self._moved(request, pk, successor)
         return Response(RunDetailSerializer(run, context={"request": request}).data)
+
+    @staticmethod
+    def _moved(request, pk: str, successor: int) -> Response:
+        """A run a reparse replaced answers like its page does: a redirect to its successor.
+        Permanent, because a reparse never brings a removed id back."""
+        url = request.build_absolute_uri(reverse("api-run-detail", args=[successor]))
+        body = {"error": f"run {pk} was replaced by run {successor} when its input was "
+                "reparsed", "successor": successor, "url": url}
+        return Response(RunMovedSerializer(body).data, status=status.HTTP_301_MOVED_PERMANENTLY,
+                        headers={"Location": url})
 
 
 class BenchmarkViewSet(viewsets.ReadOnlyModelViewSet):

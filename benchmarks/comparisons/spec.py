@@ -76,6 +76,9 @@ def _runs(data: dict) -> list[int] | None:
         ids = [int(run) for run in runs]
     except (TypeError, ValueError):
         raise SpecError("runs", "every run id must be an integer") from None
+    if any(not 0 < run_id < 2**63 for run_id in ids):
+        # No row has such an id, and the database cannot even be asked about one past 2**63.
+        raise SpecError("runs", "every run id must be a positive integer below 2**63")
     if len(ids) > MAX_RUNS:
         raise SpecError("runs", f"at most {MAX_RUNS} runs in one comparison")
     return list(dict.fromkeys(ids))

@@ -15,7 +15,7 @@ from typing import BinaryIO
 
 from django.db import IntegrityError, transaction
 
-from benchmarks import parsers
+from benchmarks import parsers, selectors
 from benchmarks.errors import InputError
 from benchmarks.format_help import layout_hint
 from benchmarks.models import Artifact, Run
@@ -303,11 +303,27 @@ def _replay(submitter, idempotency_key: str | None) -> IngestOutcome | None:
     artifact = Artifact.objects.filter(uploader=submitter, idempotency_key=idempotency_key).first()
     if artifact is None:
         return None
-    runs = list(artifact.runs.order_by("id"))
     return IngestOutcome(
         format=artifact.parser_name, parser_version=artifact.parser_version or 0,
-        previews=[], warnings=[], artifact=artifact, runs=runs, replayed=True,
+        previews=[], warnings=[], artifact=artifact, runs=_answered_runs(artifact), replayed=True,
     )
+
+
+def _answered_runs(artifact: Artifact) -> list[Run]:
+    """The runs the first answer named, linked ones included; a run a reparse replaced since
+    is named by its successor. (Artifacts from before answers were kept: the runs they own.)"""
+    if not artifact.answered_run_ids:
+        return list(artifact.runs.order_by("id"))
+    found = Run.objects.in_bulk(artifact.answered_run_ids)
+    runs = []
+    for run_id in artifact.answered_run_ids:
+        run = found.get(run_id)
+        if run is None:
+            successor = selectors.run_successor(run_id)
+            run = Run.objects.filter(pk=successor).first() if successor else None
+        if run is not None:
+            runs.append(run)
+    return runs
 
 
 def upload_ingest(
@@ -341,6 +357,8 @@ def upload_ingest(
             artifact.source = source
             artifact.idempotency_key = idempotency_key if submitter is not None else None
             outcome.runs = _derive_runs(artifact, parsed, previews)
+            artifact.answered_run_ids = [run.pk for run in outcome.runs]
+            artifact.save(update_fields=["answered_run_ids"])
             outcome.artifact = artifact
             outcome.warnings = [*outcome.warnings, *_already_stored_warnings(outcome.runs)]
     except IntegrityError:
@@ -398,4 +416,6 @@ def artifact_reparse(*, artifact: Artifact) -> tuple[list[int], list[Run]]:
         provenance = _provenance(artifact, parsed)
         prepared = [_prepare_run(preview, provenance) for preview in previews]
         runs, removed = runs_replace(old=old, new=prepared)
+        artifact.answered_run_ids = [run.pk for run in runs]
+        artifact.save(update_fields=["answered_run_ids"])
         return removed, runs

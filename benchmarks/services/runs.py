@@ -323,8 +323,9 @@ def runs_replace(*, old: list[Run], new: list[PreparedRun]) -> tuple[list[Run], 
     """Store `new` in place of `old` (one artifact's runs, re-derived), atomically.
 
     A new run that continues an old one keeps the old id (and its creation time, submitter and
-    links), its rows rewritten; an old run with no continuation is deleted and its tombstone
-    names a successor, so /runs/<old id>/ redirects. Returns (runs, ids removed).
+    links), its rows rewritten; a new result set already stored elsewhere links to that run; an
+    old run with no continuation is deleted and its tombstone names a successor, so
+    /runs/<old id>/ redirects. Returns (runs, ids removed).
     """
     with transaction.atomic():
         pairs = _pair_old_with_new(old, new)
@@ -339,8 +340,11 @@ def runs_replace(*, old: list[Run], new: list[PreparedRun]) -> tuple[list[Run], 
                     related.objects.filter(run=previous).delete()
                 previous.samples.all().delete()
         _store_rows([item for o, item in pairs if o is not None])
-        runs_store([item for o, item in pairs if o is None])
-        runs = [item.run for _, item in pairs]
+        # A result set no old run continues may be stored already (the upload linked to it):
+        # link again rather than store it twice.
+        fresh = [item for o, item in pairs if o is None]
+        linked = dict(zip(map(id, fresh), runs_store_once(fresh), strict=True))
+        runs = [linked.get(id(item), item.run) for _, item in pairs]
         removed = [o for o in old if o.pk not in kept]
         removed_ids = [o.pk for o in removed]
         for gone, gone_id in zip(removed, removed_ids, strict=True):

@@ -136,6 +136,22 @@ def test_upload_idempotency_key_returns_the_first_runs(api_client):
     assert Artifact.objects.count() == 1
 
 
+def test_a_replay_names_the_runs_an_upload_linked_to(api_client):
+    """An upload whose result sets were all stored before owns no run; its retry must still
+    answer with the runs the first answer named, not an empty list."""
+    text = b"2.6.24:\ntime 5 ms\ntime 6 ms\n2.6.25:\ntime 7 ms\ntime 8 ms\n"
+    stored = upload(api_client, text, benchmark="x", machine="box")
+    assert stored.status_code == 201
+    stored_ids = [r["id"] for r in stored.json()["runs"]]
+    first = upload(api_client, text, benchmark="x", machine="box", idempotency_key="retry-me")
+    again = upload(api_client, text, benchmark="x", machine="box", idempotency_key="retry-me")
+    assert first.status_code == 201 and again.status_code == 200 and again.json()["replayed"]
+    assert len(first.json()["warnings"]) == 2  # both linked, none stored twice
+    assert [r["id"] for r in first.json()["runs"]] == stored_ids
+    assert [r["id"] for r in again.json()["runs"]] == stored_ids
+    assert Run.objects.count() == 2 and Artifact.objects.count() == 2
+
+
 def test_writes_need_a_token_or_session(client):
     response = client.post("/api/v1/uploads/", {"text": "time 5 ms"})
     assert response.status_code == 401 and "error" in response.json()

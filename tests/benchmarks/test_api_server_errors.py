@@ -165,3 +165,12 @@ def test_identifiers_with_control_or_bidi_characters_are_refused(api_client, nam
         kernel_get_or_create(version=name)
     assert not Run.objects.exists() and not Kernel.objects.exists()
     assert not Machine.objects.exclude(name="unknown machine").exists()
+
+
+@pytest.mark.parametrize("run_ids", [[2**64], [-(2**70), 1], [0]])
+def test_comparison_run_ids_beyond_the_database_range_are_400(client, run_ids):
+    make_run("2.6.24")
+    response = client.post("/api/v1/comparisons/preview/", {"runs": run_ids},
+                           content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert response.json()["field"] == "runs"

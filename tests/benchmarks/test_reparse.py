@@ -93,3 +93,46 @@ def test_a_run_a_reparse_no_longer_yields_redirects_to_its_successor(client):
     response = client.get(f"/runs/{second_id}/")
     assert response.status_code == 302 and response["Location"] == f"/runs/{first_id}/"
     assert client.get("/runs/999999/").status_code == 404
+
+
+def test_the_api_redirects_a_replaced_run_to_its_successor(client):
+    from benchmarks.services.runs import runs_replace
+
+    artifact = ingest(RESULTS, benchmark="threadtest", machine="box")
+    first, second = artifact.runs.order_by("id")
+    kept_id, gone_id = first.pk, second.pk
+    runs_replace(old=[first, second], new=[_prepare_merged(artifact)])
+    response = client.get(f"/api/v1/runs/{gone_id}/")
+    successor_url = f"http://testserver/api/v1/runs/{kept_id}/"
+    assert response.status_code == 301 and response["Location"] == successor_url
+    assert response.json() == {"error": f"run {gone_id} was replaced by run {kept_id} when its "
+                               "input was reparsed", "successor": kept_id, "url": successor_url}
+    followed = client.get(response["Location"])
+    assert followed.status_code == 200 and followed.json()["id"] == kept_id
+    for missing in ("999999", "99999999999999999999999", "abc", "\u00b2"):
+        response = client.get(f"/api/v1/runs/{missing}/")
+        assert response.status_code == 404 and "error" in response.json(), missing
+
+
+def test_reparsing_an_upload_that_linked_to_stored_runs_stores_nothing_twice(capsys):
+    first = ingest(RESULTS, benchmark="threadtest", machine="box")
+    again = ingest(RESULTS, benchmark="threadtest", machine="box")
+    stored = list(first.runs.order_by("id").values_list("id", flat=True))
+    assert again.runs.count() == 0 and again.answered_run_ids == stored
+    call_command("reparse", "--force")
+    assert list(Run.objects.order_by("id").values_list("id", flat=True)) == stored
+    again.refresh_from_db()
+    assert again.answered_run_ids == stored
+
+
+def _prepare_merged(artifact):
+    """The runs of RESULTS as a fixed parser might read them: one kernel's four repeats."""
+    from benchmarks.services.ingest import _prepare_run
+    from benchmarks.services.runs import Provenance
+
+    return _prepare_run(
+        {"benchmark": "threadtest", "kernel": "2.6.24", "machine": "box", "policy": "",
+         "label": "", "params": {}, "tunables": {}, "series": {}, "environment": {},
+         "metrics": {"time_ms": {"unit": "ms", "higher_is_better": False,
+                                 "values": [10, 12, 20, 22]}}, "line": 1},
+        Provenance(source="upload", artifact=artifact))

@@ -128,4 +128,19 @@ def test_per_kernel_sweep_preview_assign_commit_and_compare_over_loop_size(signe
     found = {(str(cell["x"]), cell["series"]): (cell["n"], cell["median"]) for cell in cells}
     assert found == {("1000000", "2.6.22.17"): (2, 5200), ("10000000", "2.6.22.17"): (1, 24030),
                      ("1000000", "2.6.24"): (1, 10765), ("10000000", "2.6.24"): (1, 30122)}
+
+    # Fork the saved comparison: the same runs and every cell identical.
+    page.wait_for_selector("#comparison-chart[data-rendered='1']")
+    page.click("text=Fork")
+    page.wait_for_selector("#builder-chart[data-rendered='1']")
+    page.fill("#title-input", "per-kernel sweep, forked")
+    page.click("#save-button")
+    page.wait_for_url(lambda url: slug not in url and "/c/" in url)
+    fork_slug = page.url.rstrip("/").rsplit("/", 1)[1]
+    original = page.request.get(f"/c/{slug}.json").json()
+    fork = page.request.get(f"/c/{fork_slug}.json").json()
+    assert sorted(fork["runs"]) == sorted(original["runs"])
+    keys = ("x", "series", "n", "median", "mean", "stdev", "min", "max")
+    assert [{k: c[k] for k in keys} for c in fork["cells"]] == \
+        [{k: c[k] for k in keys} for c in original["cells"]]
     assert page.js_errors == []

@@ -182,3 +182,5 @@ def test_simulated_runs_sit_beside_the_measured_ones(celery_worker_factory, owne
     assert {r.pk for r in again} == set(comparison.run_ids)
     page = client.get(f"/machines/{machine.pk}/").content.decode()
     assert "simulator" in page and "api" in page
+    job_page = client.get(f"/simulations/{job.pk}/").content.decode()
+    assert f'<a href="/machines/{machine.pk}/" id="job-machine">calbox</a>' in job_page
