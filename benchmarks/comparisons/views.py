@@ -15,6 +15,7 @@ from benchmarks import selectors
 from benchmarks.comparisons.pagecache import frozen_files, frozen_pages
 from benchmarks.comparisons.report import as_csv, as_json, as_text
 from benchmarks.models import Comparison, RunTombstone
+from portal.middleware import framable_anywhere
 
 FROZEN_MAX_AGE = 3600
 CONTENT_TYPES = {"html": "text/html; charset=utf-8", "json": "application/json",
@@ -108,6 +109,7 @@ def detail(request, slug: str):
 
 
 @xframe_options_exempt
+@framable_anywhere
 def embed(request, slug: str):
     comparison = _frozen(slug)
     return render(request, "comparisons/embed.html", {"comparison": comparison})

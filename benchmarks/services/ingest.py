@@ -168,7 +168,8 @@ def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> d
     benchmark = meta.benchmark or result.benchmark
     if not benchmark:
         raise IngestError(
-            "benchmark: the input does not name one; give it with the upload", line=result.line
+            "benchmark: the input does not name one; give it with the upload",
+            field="benchmark", line=result.line,
         )
     key = source_key(result)
     fix = _assignment(meta, key)
@@ -179,7 +180,8 @@ def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> d
         kernel = meta.kernel  # the form's kernel fills a gap, never a kernel the parser doubts
     if not kernel and not missing:
         raise IngestError(
-            "kernel: the input does not name one; give it with the upload", line=result.line
+            "kernel: the input does not name one; give it with the upload",
+            field="kernel", line=result.line,
         )
     labels = dict(result.labels)
     label = fix.get("label")

@@ -83,6 +83,12 @@ class JobCancelledSerializer(ResponseSerializer):
                examples=[OpenApiExample("threadtest sweep", request_only=True, value={
                    "workload": "threadtest", "kernels": ["2.6.22", "2.6.24"],
                    "sweep": {"loops": [1000, 10000]}, "repeat": 3, "seed": 1, "cpus": 2})])
+def _linked(request, data: dict) -> dict:
+    """Absolute `url` and `page`, as the launch answer and the runs API give them."""
+    return {**data, "url": request.build_absolute_uri(data["url"]),
+            "page": request.build_absolute_uri(data["page"])}
+
+
 @extend_schema(methods=["GET"], operation_id="v1_simulations_list",
                responses=JobListSerializer)
 @api_view(["GET", "POST"])
@@ -90,7 +96,7 @@ def simulations(request):
     """POST launches a job (202 {"id", "url", "status"}); GET lists recent jobs."""
     if request.method == "GET":
         jobs = selectors.jobs_listed()[:50]
-        body = {"results": [selectors.job_json(job) for job in jobs]}
+        body = {"results": [_linked(request, selectors.job_json(job)) for job in jobs]}
         return Response(JobListSerializer(body).data)
     spec = JobSpecSerializer(data=request.data).validated()
     job = services.simulation_create(spec=spec, owner=request.user)
@@ -110,7 +116,8 @@ def simulation_detail(request, pk: int):
     """Progress and results; `?points=1` adds per-point status, `?figure=1&seen=N` the chart
     (only when more than N points are done, so a poller fetches it only when it changed)."""
     job = get_object_or_404(SimulationJob.objects.select_related("owner", "comparison"), pk=pk)
-    data = selectors.job_json(job, with_points=request.query_params.get("points") == "1")
+    data = _linked(request, selectors.job_json(
+        job, with_points=request.query_params.get("points") == "1"))
     if request.query_params.get("figure") == "1":
         seen = request.query_params.get("seen", "")
         if not seen.isdigit() or int(seen) != job.done:

@@ -69,6 +69,15 @@ def test_api_answers_share_the_shape(api_client, client):
         assert isinstance(body["error"], str) and body["error"]
 
 
+def test_upload_without_a_kernel_names_the_form_field(api_client):
+    """`time 5210 ms` lines name no kernel: the answer blames the form field the uploader
+    should fill, as the error shape promises."""
+    response = api_client.post("/api/v1/uploads/", {
+        "text": "time 5210 ms\ntime 5300 ms\n", "machine": "core2-laptop"})
+    assert response.status_code == 400, response.content
+    assert response.json()["field"] == "kernel" and response.json()["line"] == 1
+
+
 def test_too_large_request_is_413_in_the_same_shape(api_client, settings):
     settings.MAX_UPLOAD_MB = 1
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024

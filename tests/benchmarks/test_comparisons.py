@@ -258,6 +258,12 @@ def test_permalink_page_escapes_and_embeds(sweep, api_client, client):
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page
     embed = client.get(f"/c/{slug}/embed")
     assert embed.status_code == 200 and "X-Frame-Options" not in embed
+    # Other sites may frame the embed (the CSP's frame-ancestors would otherwise forbid it)
+    # while it keeps running only the site's own scripts; the permalink page stays unframable.
+    embed_policy = embed["Content-Security-Policy"]
+    assert "frame-ancestors *" in embed_policy and "frame-ancestors 'self'" not in embed_policy
+    assert "script-src 'self'" in embed_policy
+    assert "frame-ancestors 'self'" in client.get(f"/c/{slug}/")["Content-Security-Policy"]
     assert client.get("/c/nosuchslug/").status_code == 404
 
 

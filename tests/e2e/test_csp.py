@@ -31,6 +31,9 @@ def strict_page(browser, live_server, django_user_model):
     page = context.new_page()
     page.js_errors = []
     page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    page.console_errors = []  # failed loads (a missing static file, the favicon) land here too
+    page.on("console", lambda msg: msg.type == "error" and page.console_errors.append(
+        f"{page.url}: {msg.text}"))
     page.add_init_script(RECORD_VIOLATIONS)
     yield page
     context.close()
@@ -67,6 +70,7 @@ def test_pages_work_under_the_policy(strict_page, comparison):
     }
     assert {name: found for name, found in seen.items() if found} == {}
     assert page.js_errors == []
+    assert [e for e in page.console_errors if "Content Security Policy" not in e] == []
 
 
 def test_the_policy_blocks_an_injected_inline_script(strict_page, comparison):

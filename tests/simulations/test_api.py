@@ -25,6 +25,10 @@ def test_launch_answers_202_with_id_url_status(api_client, api_user):
     read = Client().get(f"{URL}{job.pk}/").json()  # public read, no credentials
     assert read["progress"] == {"done": 0, "total": 4}
     assert read["runs"] == [] and read["comparison"] is None and read["error"] is None
+    # Polling and listing give the same absolute links the launch answer gave.
+    assert (read["url"], read["page"]) == (body["url"], body["page"])
+    listed = Client().get(URL).json()["results"]
+    assert [(j["url"], j["page"]) for j in listed] == [(body["url"], body["page"])]
 
 
 @pytest.mark.parametrize(("change", "field", "words"), [
