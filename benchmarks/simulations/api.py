@@ -79,16 +79,16 @@ class JobCancelledSerializer(ResponseSerializer):
     progress = ProgressSerializer()
 
 
-@extend_schema(methods=["POST"], request=JobSpecSerializer, responses={202: JobCreatedSerializer},
-               examples=[OpenApiExample("threadtest sweep", request_only=True, value={
-                   "workload": "threadtest", "kernels": ["2.6.22", "2.6.24"],
-                   "sweep": {"loops": [1000, 10000]}, "repeat": 3, "seed": 1, "cpus": 2})])
 def _linked(request, data: dict) -> dict:
     """Absolute `url` and `page`, as the launch answer and the runs API give them."""
     return {**data, "url": request.build_absolute_uri(data["url"]),
             "page": request.build_absolute_uri(data["page"])}
 
 
+@extend_schema(methods=["POST"], request=JobSpecSerializer, responses={202: JobCreatedSerializer},
+               examples=[OpenApiExample("threadtest sweep", request_only=True, value={
+                   "workload": "threadtest", "kernels": ["2.6.22", "2.6.24"],
+                   "sweep": {"loops": [1000, 10000]}, "repeat": 3, "seed": 1, "cpus": 2})])
 @extend_schema(methods=["GET"], operation_id="v1_simulations_list",
                responses=JobListSerializer)
 @api_view(["GET", "POST"])
