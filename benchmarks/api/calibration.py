@@ -21,7 +21,7 @@ from benchmarks.api.serializers import MachineSerializer
 from benchmarks.models import Machine, MachineCalibration
 from benchmarks.selectors import calibration_latest
 from benchmarks.services.calibrations import calibration_create, calibration_create_for_spec
-from benchmarks.services.catalog import CatalogError, machine_fingerprint
+from benchmarks.services.catalog import CatalogError, identifier_check, machine_fingerprint
 from simulator import SimulatorError
 from simulator.machine import MachineModel
 
@@ -114,9 +114,11 @@ class CalibrationSubmissionSerializer(serializers.Serializer):
         return value
 
     def validate_kernel(self, value):
-        if any(ord(ch) < 32 for ch in value):
-            raise serializers.ValidationError("contains control characters")
-        return value.strip()
+        # The same rule as every other kernel string: no control or bidi-override characters.
+        try:
+            return identifier_check(value.strip(), field="kernel")
+        except CatalogError as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
     def validate_details(self, value):
         if not isinstance(value, dict):

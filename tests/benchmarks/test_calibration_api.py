@@ -142,6 +142,7 @@ def test_demo_machines_are_not_anyones(api_client):
     ({**PAYLOAD, "calibration": [1, 2]}, "calibration"),
     ({**PAYLOAD, "measured_at": "yesterday"}, "measured_at"),
     ({**PAYLOAD, "kernel": "6.8\x00"}, "kernel"),
+    ({**PAYLOAD, "kernel": "6.8\u202e-evil"}, "kernel"),  # bidi override, refused like elsewhere
     ({**PAYLOAD, "machine": "calbox"}, "machine"),
     ({**PAYLOAD, "machine": {**BOX, "sockets": "one"}}, "machine"),
     ({**PAYLOAD, "machine": {**BOX, "colour": "red"}}, "machine"),
