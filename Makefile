@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint migrate demo static worker clean
+.PHONY: run test lint migrate demo static worker clean compile
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,5 +51,11 @@ lint: $(VENV)/.installed-test
 test: lint
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
+# Optional: compile the simulator's hot modules with mypyc (needs a C compiler).  Everything works
+# without it; `python -m simulator.build --clean` (or `make clean`) goes back to pure Python.
+compile: $(VENV)/.installed-test
+	$(BIN)/python -m simulator.build
+
 clean:
-	rm -rf var/ .pytest_cache .ruff_cache
+	rm -rf var/ .pytest_cache .ruff_cache .mypy_cache
+	rm -f simulator/*.so simulator/policies/*.so simulator/_compiled.manifest

@@ -10,6 +10,11 @@ import copy
 
 __version__ = "0.2.0"  # results changed with issue 12: cached points of 0.1.0 are not reused
 
+from . import _compiled  # noqa: E402
+
+# True when the mypyc-compiled hot modules run (python -m simulator.build), False for the sources
+COMPILED = _compiled.select()
+
 from .api import run, validate  # noqa: E402
 from .errors import (  # noqa: E402
     EventBudgetExceeded,
@@ -30,5 +35,5 @@ def catalog():
     return copy.deepcopy({"workloads": catalog_workloads(), "kernels": catalog_kernels()})
 
 
-__all__ = ["__version__", "catalog", "validate", "run", "render_text", "SimulatorError",
+__all__ = ["__version__", "COMPILED", "catalog", "validate", "run", "render_text", "SimulatorError",
            "SpecError", "UnknownNameError", "InvalidValueError", "EventBudgetExceeded"]

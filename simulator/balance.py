@@ -6,13 +6,19 @@ after a failed or successful move, as in 2.6's load_balance()).  Balance events 
 while some runqueue has a second task, so an idle or evenly loaded machine costs no ticks.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .events import EV_BALANCE
+from .program import Task
 from .topology import build_domains
+
+if TYPE_CHECKING:  # annotations only (the engine imports this module)
+    from .engine import Cpu, Engine
 
 NEWIDLE, WAKE_AFFINE, BALANCE_FORK, BALANCE_WAKE = "NEWIDLE", "WAKE_AFFINE", "FORK", "WAKE"
 
 
-def setup(eng):
+def setup(eng: "Engine"):
     if eng.policy.global_queue:
         return
     tun = eng.tun
@@ -30,7 +36,7 @@ def setup(eng):
         cpu.llc_span = _find_llc_span(cpu)
 
 
-def _find_llc_span(cpu):
+def _find_llc_span(cpu: "Cpu"):
     """The CPUs sharing ``cpu``'s last-level cache: its MC level, else its lowest level."""
     for level in cpu.domains:
         if level.name == "MC":
@@ -38,13 +44,14 @@ def _find_llc_span(cpu):
     return cpu.domains[0].span if cpu.domains else (cpu.id,)
 
 
-def _allowed(task, cpu_id):
+def _allowed(task: Task, cpu_id):
     return task.affinity is None or cpu_id in task.affinity
 
 
-def _idlest(eng, task, span, prefer):
+def _idlest(eng: "Engine", task: Task, span, prefer):
     """find_idlest_cpu(): the least weighted load, the preferred CPU winning ties."""
-    best, best_key = None, None
+    best: int | None = None
+    best_key: Any = None
     load_of = eng.policy.load_of
     for cid in span:
         if not _allowed(task, cid):
@@ -55,11 +62,11 @@ def _idlest(eng, task, span, prefer):
     return best
 
 
-def _first_allowed(task):
+def _first_allowed(task: Task):
     return min(task.affinity) if task.affinity else 0
 
 
-def select_fork_cpu(eng, task, parent_cpu):
+def select_fork_cpu(eng: "Engine", task: Task, parent_cpu):
     if eng.policy.global_queue:
         return parent_cpu if parent_cpu is not None else _first_allowed(task)
     home = parent_cpu if parent_cpu is not None else 0
@@ -70,11 +77,11 @@ def select_fork_cpu(eng, task, parent_cpu):
     return home if _allowed(task, home) else _first_allowed(task)
 
 
-def _llc_span(eng, cpu_id):
+def _llc_span(eng: "Engine", cpu_id):
     return eng.cpus[cpu_id].llc_span  # found once by setup()
 
 
-def _wake_affine(eng, task, waker, prev, sync):
+def _wake_affine(eng: "Engine", task: Task, waker, prev, sync):
     """2.6 wake_affine(): move the wakee next to its waker when the waker's CPU is not busier."""
     doms = eng.cpus[waker].domains
     level = next((d for d in doms if prev in d.span), None)
@@ -88,7 +95,7 @@ def _wake_affine(eng, task, waker, prev, sync):
     return 100 * (this_load + task.weight) <= pct * prev_load
 
 
-def select_wake_cpu(eng, task, waker_cpu, sync=False):
+def select_wake_cpu(eng: "Engine", task: Task, waker_cpu, sync=False):
     prev = task.cpu if task.cpu is not None else 0
     if eng.policy.global_queue:
         return prev
@@ -109,7 +116,7 @@ def select_wake_cpu(eng, task, waker_cpu, sync=False):
     return target if _allowed(task, target) else prev
 
 
-def _idle_sibling(eng, task, target, prev):
+def _idle_sibling(eng: "Engine", task: Task, target, prev):
     """select_idle_sibling(): an idle CPU sharing the target's cache, the previous CPU first."""
     span = _llc_span(eng, target)
     if prev in span and eng.cpus[prev].curr is None and eng.cpus[prev].rq.nr_running == 0:
@@ -122,14 +129,14 @@ def _idle_sibling(eng, task, target, prev):
 
 
 # ------------------------------------------------------------------------- periodic balancing
-def _interval_ns(eng, cpu, level):
+def _interval_ns(eng: "Engine", cpu: "Cpu", level):
     ms = level.balance_interval_ms
     if cpu.curr is not None:
         ms *= level.busy_factor
     return max(eng.tick_ns, eng.tick_after(int(ms * 1e6)))
 
 
-def _schedule_balance(eng, cpu, at=None, kick=False):
+def _schedule_balance(eng: "Engine", cpu: "Cpu", at=None, kick=False):
     if kick:
         cpu.kicked = True
     if at is None:
@@ -142,7 +149,7 @@ def _schedule_balance(eng, cpu, at=None, kick=False):
     eng.push(at, EV_BALANCE, cpu, cpu.bal_gen)
 
 
-def became_overloaded(eng, busy_cpu):
+def became_overloaded(eng: "Engine", busy_cpu: "Cpu"):
     """A runqueue got its second task: CPUs that could pull it need balance ticks again."""
     if eng.policy.global_queue or not busy_cpu.domains:
         return
@@ -159,13 +166,13 @@ def became_overloaded(eng, busy_cpu):
             _schedule_balance(eng, cpu)
 
 
-def went_idle(eng, cpu):
+def went_idle(eng: "Engine", cpu: "Cpu"):
     if eng.overloaded > 0 and cpu.domains:
         cpu.bal_at = None
         _schedule_balance(eng, cpu)
 
 
-def periodic(eng, cpu):
+def periodic(eng: "Engine", cpu: "Cpu"):
     cpu.bal_at = None
     kicked, cpu.kicked = cpu.kicked, False
     if eng.overloaded == 0 or not cpu.domains:
@@ -180,7 +187,7 @@ def periodic(eng, cpu):
         _schedule_balance(eng, cpu)
 
 
-def newidle(eng, cpu):
+def newidle(eng: "Engine", cpu: "Cpu"):
     for level in cpu.domains:
         if NEWIDLE in level.flags and load_balance(eng, cpu, level, "newidle"):
             return True
@@ -196,14 +203,14 @@ def newidle(eng, cpu):
 LOAD_IDX_TUNABLE = {"busy": "busy_idx", "idle": "idle_idx", "newidle": "newidle_idx"}
 
 
-def load_changed(eng, cpu):
+def load_changed(eng: "Engine", cpu: "Cpu"):
     """Call after the runqueue load of ``cpu`` changed (the old load held until now)."""
     if eng.now // eng.tick_ns > cpu.load_tick:  # else the history is up to date already
         _sync_history(eng, cpu)
     cpu.load_now = eng.policy.load_of(cpu.rq)
 
 
-def _sync_history(eng, cpu):
+def _sync_history(eng: "Engine", cpu: "Cpu"):
     tick = eng.now // eng.tick_ns
     ticks = tick - cpu.load_tick
     if ticks <= 0:
@@ -217,7 +224,7 @@ def _sync_history(eng, cpu):
         hist[i] = cur + (hist[i] - cur) * keep ** min(ticks, 10_000)
 
 
-def _loads(eng, cpu_ids, idx):
+def _loads(eng: "Engine", cpu_ids, idx):
     out = {}
     for cid in cpu_ids:
         c = eng.cpus[cid]
@@ -226,13 +233,14 @@ def _loads(eng, cpu_ids, idx):
     return out
 
 
-def _find_imbalance(eng, cpu, level, kind):
+def _find_imbalance(eng: "Engine", cpu: "Cpu", level, kind):
     """Simplified find_busiest_group(): (busiest cpu, load to move) or (None, 0)."""
     idx = 0 if level.name == "SMT" else eng.tun[LOAD_IDX_TUNABLE[kind]]
     loads = _loads(eng, level.span, idx)
     this_load = max(loads[cpu.id])  # target_load
     total = this_load
-    busiest, max_load = None, -1.0
+    busiest: Any = None
+    max_load: Any = -1.0
     for cid, (hist, now) in loads.items():
         if cid == cpu.id:
             continue
@@ -255,7 +263,7 @@ def _find_imbalance(eng, cpu, level, kind):
     return busiest, max(imbalance, per_task)
 
 
-def _small_imbalance_moves(cpu, max_load, this_load, per_task):
+def _small_imbalance_moves(cpu: "Cpu", max_load, this_load, per_task):
     """fix_small_imbalance(): move one task if that raises the total throughput estimate."""
     nr_here = cpu.rq.nr_running
     this_per_task = this_load / nr_here if nr_here else 1024.0
@@ -268,7 +276,7 @@ def _small_imbalance_moves(cpu, max_load, this_load, per_task):
     return pwr_move > pwr_now
 
 
-def load_balance(eng, cpu, level, kind):
+def load_balance(eng: "Engine", cpu: "Cpu", level, kind):
     """Pull queued tasks from the busiest CPU of ``level`` to ``cpu``; True if something moved."""
     eng.counters["balance_attempts"] += 1
     busiest, imbalance = _find_imbalance(eng, cpu, level, kind)
@@ -293,7 +301,7 @@ def load_balance(eng, cpu, level, kind):
     return False
 
 
-def _move_tasks(eng, src, dst, level, imbalance):
+def _move_tasks(eng: "Engine", src: "Cpu", dst: "Cpu", level, imbalance):
     policy = eng.policy
     now = eng.now
     moved = moved_load = 0

@@ -13,14 +13,28 @@ them (slice expiry, a due balance pass).
 
 import heapq
 import random
-from heapq import heappush
+from heapq import heappop, heappush
+from typing import Any
 
 from . import balance
 from .errors import EventBudgetExceeded
 from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER
 from .interp import HANDLERS, step, step_reference
 from .policies import NICE_0, Policy
-from .program import BLOCKED, DONE, LOCK, LOOP, POST, QUEUED, RUN, RUNNING, UNLOCK, WAIT
+from .policies.base import RunQueue
+from .program import (
+    BLOCKED,
+    DONE,
+    LOCK,
+    LOOP,
+    POST,
+    QUEUED,
+    RUN,
+    RUNNING,
+    UNLOCK,
+    WAIT,
+    Task,
+)
 
 
 class Cpu:
@@ -30,27 +44,27 @@ class Cpu:
                  "pending_at", "llc_span")
 
     def __init__(self, cpu_id, rq, siblings):
-        self.id = cpu_id
-        self.rq = rq
-        self.curr = None
-        self.seg_start = 0
-        self.speed = 1.0
-        self.gen = 0
-        self.busy_ns = 0
-        self.sys_ns = 0
-        self.need_resched = False
-        self.domains = []
-        self.bal_at = None
-        self.bal_gen = 0
-        self.siblings = siblings
-        self.preempt_at = None
-        self.load_hist = [0.0] * 5
-        self.load_now = 0
-        self.load_tick = 0
-        self.kicked = False
-        self.preempt_valid = False
-        self.pending_at = None
-        self.llc_span = (cpu_id,)
+        self.id: int = cpu_id
+        self.rq: RunQueue = rq
+        self.curr: Task | None = None
+        self.seg_start: int = 0
+        self.speed: float = 1.0
+        self.gen: int = 0
+        self.busy_ns: int = 0
+        self.sys_ns: int = 0
+        self.need_resched: bool = False
+        self.domains: list[Any] = []
+        self.bal_at: int | None = None
+        self.bal_gen: int = 0
+        self.siblings: list[int] = siblings
+        self.preempt_at: int | None = None
+        self.load_hist: list[float] = [0.0] * 5
+        self.load_now: Any = 0
+        self.load_tick: int = 0
+        self.kicked: bool = False
+        self.preempt_valid: bool = False
+        self.pending_at: int | None = None
+        self.llc_span: Any = (cpu_id,)
 
 
 class Engine:
@@ -65,55 +79,58 @@ class Engine:
         # reference mode routes every event through the plain functions (step_reference,
         # account(), sleep()) instead of the inlined copies of the fast path; results must be
         # identical (tests/simulator/test_reference_mode.py)
-        self.reference = reference
-        self.step = step_reference if reference else step
-        self.topo = topo
-        self.policy = policy
-        self.tun = tun
-        self.rng = random.Random(seed)
-        self._random = self.rng.random
-        self.max_events = max_events
-        self.trace_file = trace
-        self.now = 0
-        self.heap = []
-        self.seq = 0
-        self.tasks = {}  # live tasks by tid; exited ones only leave their totals behind,
-        self.exited = {}  # so memory stays O(live tasks) however many threads a run forks
-        self.alive = 0
-        self.stop_at = None
-        self.tick_ns = 1_000_000_000 // tun["HZ"]
-        self.noise = tun["noise_pct"] / 100.0
-        self.refill_us = tun["cache_refill_us"]
-        self.counters = dict.fromkeys(
+        self.reference: bool = reference
+        self.step: Any = step_reference if reference else step
+        self.topo: Any = topo
+        self.policy: Policy = policy
+        self.tun: dict[str, Any] = tun
+        self.rng: random.Random = random.Random(seed)
+        self._random: Any = self.rng.random
+        self.max_events: int = max_events
+        self.trace_file: Any = trace
+        self.now: int = 0
+        self.heap: list[tuple[int, int, int, Any, int]] = []
+        self.seq: int = 0
+        # live tasks by tid; exited ones only leave their totals behind, so memory stays
+        # O(live tasks) however many threads a run forks
+        self.tasks: dict[int, Task] = {}
+        self.exited: dict[str, list[int]] = {}
+        self.alive: int = 0
+        self.stop_at: int | None = None
+        self.tick_ns: int = 1_000_000_000 // tun["HZ"]
+        self.noise: float = tun["noise_pct"] / 100.0
+        self.refill_us: Any = tun["cache_refill_us"]
+        self.counters: dict[str, int] = dict.fromkeys(
             ("events", "context_switches", "migrations", "wakeups", "balance_attempts",
              "balance_failed", "balance_moved", "cache_hot_refusals", "preemptions", "yields",
              "forks", "sched_decisions", "sched_cost_total_ns", "deadline_misses", "jobs",
              "spin_blocks"), 0)
-        self.marks = {}
-        self.samples = []
-        self.overloaded = 0
-        self.pending_timers = 0
-        self.depth = 0
+        self.marks: dict[str, Any] = {}
+        self.samples: list[Any] = []
+        self.overloaded: int = 0
+        self.pending_timers: int = 0
+        self.depth: int = 0
         # constants of the policy class and tunables the hot paths read, as plain slots
-        self.global_queue = policy.global_queue
-        self.tick_preempts = policy.tick_preempts
-        self.hrtick = policy.hrtick
-        self.track_load = not policy.global_queue
-        self.newidle = tun["newidle_balance"] and not policy.global_queue
-        self.switch_ns = tun["context_switch_ns"]
+        self.global_queue: bool = policy.global_queue
+        self.tick_preempts: bool = policy.tick_preempts
+        self.hrtick: bool = policy.hrtick
+        self.track_load: bool = not policy.global_queue
+        self.newidle: bool = bool(tun["newidle_balance"]) and not policy.global_queue
+        self.switch_ns: Any = tun["context_switch_ns"]
         # the machine: an idle CPU needs idle_wake_ns (IPI, idle-state exit, a halted vCPU's
         # wake by the host) before it runs what it was woken for; busy CPUs slow each other
-        self.idle_wake_ns = tun["idle_wake_ns"]
-        self.contention = tun["busy_contention"]
-        self.contention_span = max(1, topo.ncpus - topo.threads)  # CPUs outside one core
+        self.idle_wake_ns: Any = tun["idle_wake_ns"]
+        self.contention: Any = tun["busy_contention"]
+        self.contention_span: int = max(1, topo.ncpus - topo.threads)  # CPUs outside one core
         # the cost of a schedule() decision when the policy keeps the base class's flat one
-        self.flat_cost = (policy.sched_cost if type(policy).decision_cost is Policy.decision_cost
-                          else None)
+        flat = type(policy).decision_cost is Policy.decision_cost
+        self.flat_cost: Any = policy.sched_cost if flat else None
         policy.attach(self)
         # None when the policy keeps the base class's no-op account(): the hot paths skip it
-        self.policy_account = (None if type(policy).account is Policy.account
+        self.policy_account: Any = (None if type(policy).account is Policy.account
                                else policy.account)
-        self.cpus = [Cpu(c, policy.new_rq(c), topo.siblings(c)) for c in range(topo.ncpus)]
+        self.cpus: list[Cpu] = [Cpu(c, policy.new_rq(c), topo.siblings(c))
+                                for c in range(topo.ncpus)]
         balance.setup(self)
 
     # ----------------------------------------------------------------- event plumbing
@@ -156,7 +173,6 @@ class Engine:
         if self.reference:
             return self.run_reference()
         heap = self.heap
-        pop = heapq.heappop
         rand = self._random
         noise = self.noise
         handlers = HANDLERS
@@ -168,25 +184,29 @@ class Engine:
         slice_only = self.policy.account_is_slice
         ev_seg, ev_timer, ev_balance, ev_sample, ev_call = (EV_SEG, EV_TIMER, EV_BALANCE,
                                                             EV_SAMPLE, EV_CALL)
+        unset: int | None = None
         self._seed_events()
         while heap and self.alive > 0:
-            when, _seq, kind, obj, gen = pop(heap)
+            when, _seq, kind, obj, gen = heappop(heap)
             if kind == ev_seg:
-                if gen != obj.gen:
+                cpu: Cpu = obj
+                if gen != cpu.gen:
                     continue  # stale: the CPU re-planned since
-                obj.pending_at = None
+                # not `= None`: the compiled build would take pending_at for None from here on,
+                # though the calls below may arm the CPU again
+                cpu.pending_at = unset
                 self.now = when
-                task = obj.curr
-                if (task is None or obj.speed != 1.0 or obj.need_resched
-                        or not 0 < task.remaining <= (elapsed := when - obj.seg_start)):
-                    self.on_segment_end(obj)
+                task = cpu.curr
+                if (task is None or cpu.speed != 1.0 or cpu.need_resched
+                        or not 0 < task.remaining <= (elapsed := when - cpu.seg_start)):
+                    self.on_segment_end(cpu)
                     events += 1
                     if events > budget:
                         break
                     continue
                 # a full-speed run segment has completed: account it (account(), inlined)
-                obj.seg_start = when
-                obj.busy_ns += elapsed
+                cpu.seg_start = when
+                cpu.busy_ns += elapsed
                 task.sum_exec += elapsed
                 if vruntime_only:  # CfsPolicy.account(), inlined
                     weight = task.weight
@@ -194,17 +214,17 @@ class Engine:
                 elif slice_only and task.slice_left > elapsed:
                     task.slice_left -= elapsed  # O1Policy.account() while the slice lasts
                 elif policy_account is not None:
-                    policy_account(obj.rq, task, elapsed, when)
+                    policy_account(cpu.rq, task, elapsed, when)
                 # step(), inlined: the same loop over the task's actions (keep the two alike)
                 task.remaining = 0
                 prog = task.prog
                 pc = task.pc
                 while True:
                     op = prog[pc]
-                    code = op[0]
+                    code: int = op[0]
                     pc += 1
                     if code == RUN:
-                        ns = op[1]
+                        ns: int = op[1]
                         if ns <= 0:
                             task.remaining = ns
                             continue
@@ -212,21 +232,21 @@ class Engine:
                         if noise > 0.0:
                             ns = (ns * (1.0 + noise * (2.0 * rand() - 1.0))).__trunc__() or 1
                         task.remaining = ns
-                        preempt_at = obj.preempt_at
-                        if obj.need_resched or (preempt_at is not None and when >= preempt_at):
-                            self.begin(obj, task)
+                        preempt_at = cpu.preempt_at
+                        if cpu.need_resched or (preempt_at is not None and when >= preempt_at):
+                            self.begin(cpu, task)
                             break
-                        start = obj.seg_start
-                        end = start + (ns if obj.speed == 1.0 else int(-(-ns // obj.speed)))
-                        if not obj.preempt_valid:
-                            preempt_at = self.slice_expiry(obj, task, start)
+                        start = cpu.seg_start
+                        end = start + (ns if cpu.speed == 1.0 else int(-(-ns // cpu.speed)))
+                        if not cpu.preempt_valid:
+                            preempt_at = self.slice_expiry(cpu, task, start)
                         if preempt_at is not None and preempt_at < end:
                             end = preempt_at
-                        if end != obj.pending_at:
-                            gen = obj.gen = obj.gen + 1
-                            obj.pending_at = end
+                        if end != cpu.pending_at:
+                            gen = cpu.gen = cpu.gen + 1
+                            cpu.pending_at = end
                             seq = self.seq = self.seq + 1
-                            heappush(heap, (end, seq, ev_seg, obj, gen))
+                            heappush(heap, (end, seq, ev_seg, cpu, gen))
                         break
                     if code == LOOP:
                         loops = task.loops
@@ -256,7 +276,7 @@ class Engine:
                         op[1].count += 1
                         continue
                     task.pc = pc
-                    if handlers[code](self, obj, task, op):
+                    if handlers[code](self, cpu, task, op):
                         break
                     pc = task.pc
             elif kind == ev_timer:
@@ -335,7 +355,7 @@ class Engine:
             self.alive = alive
         return self.now
 
-    def segment_end_reference(self, cpu):
+    def segment_end_reference(self, cpu: Cpu):
         """on_segment_end() with account() called rather than inlined."""
         task = cpu.curr
         if task is None:
@@ -351,7 +371,7 @@ class Engine:
             self.begin(cpu, task)
 
     # ----------------------------------------------------------------- task lifecycle
-    def spawn(self, task, cpu_id=None):
+    def spawn(self, task: Task, cpu_id=None):
         """Make a task runnable at the start (or from a fork), on ``cpu_id`` or a chosen CPU."""
         task.state = QUEUED
         task.wait_start = self.now
@@ -362,7 +382,7 @@ class Engine:
         self.enqueue(self.cpus[cpu_id], task, "fork")
         return task
 
-    def enqueue(self, cpu, task, how):
+    def enqueue(self, cpu: Cpu, task: Task, how):
         rq = cpu.rq
         if self.global_queue:
             task.cpu = cpu.id
@@ -396,7 +416,7 @@ class Engine:
                 self.account(c)
                 self.plan(c)
 
-    def dequeue(self, cpu, task):
+    def dequeue(self, cpu: Cpu, task: Task):
         """Take a queued (not running) task off ``cpu`` for migration."""
         rq = cpu.rq
         self.policy.dequeue(rq, task, self.now)
@@ -407,7 +427,7 @@ class Engine:
         if rq.nr_running == 1:
             self.overloaded -= 1
 
-    def _leave_cpu(self, cpu, task):
+    def _leave_cpu(self, cpu: Cpu, task: Task):
         """The running task blocks or exits: it no longer counts on its runqueue."""
         rq = cpu.rq
         self.policy.curr_leaves(rq, task, self.now)
@@ -420,7 +440,7 @@ class Engine:
         task.last_ran = self.now
         task.last_cpu = cpu.id
 
-    def wake(self, task, waker_cpu, sync=False, direct=False):
+    def wake(self, task: Task, waker_cpu, sync=False, direct=False):
         if task.state != BLOCKED:
             return
         self.counters["wakeups"] += 1
@@ -462,7 +482,7 @@ class Engine:
         self.enqueue(cpu, task, "wakeup")
         self.check_preempt(cpu, task, direct)
 
-    def check_preempt(self, cpu, task, direct=False):
+    def check_preempt(self, cpu: Cpu, task: Task, direct=False):
         """Does ``task``, just queued on ``cpu``, get a CPU now?  ``direct`` (only from a
         top-level event such as a timer, when no CPU is half-way through its actions) switches
         at once instead of through a resched event."""
@@ -481,7 +501,7 @@ class Engine:
             self.resched(cpu, f"wakeup preemption: {task.name} preempts {curr.name}"
                          if tracing else "")
 
-    def resched(self, cpu, reason="", direct=False):
+    def resched(self, cpu: Cpu, reason="", direct=False):
         if self.trace_file is not None:
             self.trace(cpu.id, "resched", reason)
         cpu.need_resched = True
@@ -494,7 +514,7 @@ class Engine:
         else:
             self.arm(cpu, self.now)
 
-    def wake_idle_cpu(self, cpu):
+    def wake_idle_cpu(self, cpu: Cpu):
         """An idle CPU got work: it runs it after the machine's wakeup-to-run latency (an
         already waking CPU keeps its earlier instant)."""
         if cpu.pending_at is not None and cpu.pending_at >= self.now:
@@ -505,11 +525,11 @@ class Engine:
         """Run ``fn(engine)`` at simulated time ``when`` (workload bookkeeping, e.g. warm-up)."""
         self.push(when, EV_CALL, fn, 0)
 
-    def check_preempt_after_pull(self, cpu):
+    def check_preempt_after_pull(self, cpu: Cpu):
         if cpu.curr is None:
             self.resched(cpu, "pulled work")
 
-    def fork(self, cpu, parent, child):
+    def fork(self, cpu: Cpu, parent, child):
         """Create ``child`` from the running ``parent``: placement, slice split, who runs first."""
         self.counters["forks"] += 1
         child.parent = parent
@@ -528,7 +548,7 @@ class Engine:
             self.check_preempt(self.cpus[target], child)
 
     # ----------------------------------------------------------------- CPU segments
-    def account(self, cpu):
+    def account(self, cpu: Cpu):
         """Charge the time since the segment started to the running task (analytic progress)."""
         task = cpu.curr
         now = self.now
@@ -550,7 +570,7 @@ class Engine:
         if self.policy_account is not None:
             self.policy_account(cpu.rq, task, elapsed, now)
 
-    def on_segment_end(self, cpu):
+    def on_segment_end(self, cpu: Cpu):
         task = cpu.curr
         if task is None:
             cpu.need_resched = False
@@ -579,7 +599,7 @@ class Engine:
         else:
             self.begin(cpu, task)
 
-    def preempt_due(self, cpu, task):
+    def preempt_due(self, cpu: Cpu, task: Task):
         if cpu.preempt_at is None or self.now < cpu.preempt_at:
             return False
         if not self.policy.tick_preempt(cpu.rq, task, self.now):
@@ -589,11 +609,11 @@ class Engine:
             self.trace(cpu.id, "tick", f"slice expired for {task.name}")
         return True
 
-    def plan(self, cpu):
+    def plan(self, cpu: Cpu):
         """Schedule the single pending event of a CPU: action end, slice expiry or handover."""
         task = cpu.curr
         start = cpu.seg_start
-        end = None
+        end: int | None = None
         if task.spin_on is None:
             left = task.remaining if task.remaining > 0 else 0
             speed = cpu.speed
@@ -624,15 +644,15 @@ class Engine:
             self.seq += 1
             heappush(self.heap, (end, self.seq, EV_SEG, cpu, cpu.gen))
 
-    def arm(self, cpu, when):
+    def arm(self, cpu: Cpu, when):
         """Make ``when`` the CPU's one pending segment event (older ones become stale)."""
         cpu.gen += 1
         cpu.pending_at = when
         self.seq += 1
         heapq.heappush(self.heap, (when, self.seq, EV_SEG, cpu, cpu.gen))
 
-    def slice_expiry(self, cpu, task, start):
-        preempt_at = None
+    def slice_expiry(self, cpu: Cpu, task: Task, start):
+        preempt_at: int | None = None
         if self.tick_preempts and (cpu.rq.nr_running > 1 or self.global_queue):
             raw = self.policy.preempt_time(cpu.rq, task, start)
             if raw is not None:
@@ -645,7 +665,7 @@ class Engine:
         return preempt_at
 
     # ----------------------------------------------------------------- scheduling
-    def schedule(self, cpu):
+    def schedule(self, cpu: Cpu):
         """Put the running task back (if it still runs), pick the next one and switch to it."""
         cpu.need_resched = False
         prev = cpu.curr
@@ -717,7 +737,7 @@ class Engine:
             # that block at once would otherwise nest one Python frame per task.
             self.arm(cpu, cpu.seg_start)
 
-    def refill_cost(self, task, cpu_id):
+    def refill_cost(self, task: Task, cpu_id):
         last = task.last_cpu
         if last is None or last == cpu_id or task.never_ran or not self.refill_us:
             return 0
@@ -726,7 +746,7 @@ class Engine:
         factor = (0.0, 0.1, 1.0, 3.0)[self.topo.distance(last, cpu_id)]
         return int(self.refill_us * 1000 * factor)
 
-    def go_idle(self, cpu, prev):
+    def go_idle(self, cpu: Cpu, prev):
         cpu.curr = None
         cpu.preempt_at = None
         cpu.preempt_valid = False
@@ -769,7 +789,7 @@ class Engine:
                 else:
                     c.speed = speed
 
-    def sibling_changed(self, cpu):
+    def sibling_changed(self, cpu: Cpu):
         """SMT: a core's threads share its throughput, so a sibling's state sets our speed."""
         if not cpu.siblings:
             return
@@ -787,7 +807,7 @@ class Engine:
         cpu.speed = share if any(self.cpus[s].curr is not None for s in cpu.siblings) else 1.0
 
     # ----------------------------------------------------------------- program execution
-    def begin(self, cpu, task):
+    def begin(self, cpu: Cpu, task: Task):
         """Continue the task's current action on ``cpu`` now that its segment has started."""
         if cpu.need_resched:
             self.schedule(cpu)
@@ -809,13 +829,13 @@ class Engine:
         else:
             self.plan(cpu)
 
-    def spin_ready(self, task):
+    def spin_ready(self, task: Task):
         obj = task.spin_on
         if task.lock_mode is not None:
             return obj.owner is None
         return obj.value >= task.spin_target
 
-    def give_up_spin(self, cpu, task):
+    def give_up_spin(self, cpu: Cpu, task: Task):
         """A bounded yield-spinner used its last sched_yield(): wait on the futex instead."""
         mutex = task.spin_on
         mutex.spinners.remove(task)
@@ -829,7 +849,7 @@ class Engine:
             self.trace(cpu.id, "spin-block", f"{task.name} blocks on {mutex.name}")
         self.block(cpu, task)
 
-    def do_yield(self, cpu, task):
+    def do_yield(self, cpu: Cpu, task: Task):
         self.counters["yields"] += 1
         if task.spins_left is not None:
             task.spins_left -= 1
@@ -841,12 +861,12 @@ class Engine:
             self.trace(cpu.id, "yield", task.name)
         self.schedule(cpu)
 
-    def block(self, cpu, task):
+    def block(self, cpu: Cpu, task: Task):
         task.state = BLOCKED
         self._leave_cpu(cpu, task)
         self.schedule(cpu)
 
-    def exit(self, cpu, task):
+    def exit(self, cpu: Cpu, task: Task):
         task.state = DONE
         self.alive -= 1
         self._leave_cpu(cpu, task)
@@ -872,7 +892,7 @@ class Engine:
                 cpu = self.cpus[t.cpu]
                 self.arm(cpu, self.now)
 
-    def sleep(self, cpu, task, until):
+    def sleep(self, cpu: Cpu, task: Task, until):
         gen = task.timer_gen = task.timer_gen + 1
         self.pending_timers += 1
         self.seq += 1

@@ -1,3 +1,10 @@
 """Event kinds of the engine's heap (shared by the engine and the action interpreter)."""
 
-EV_SEG, EV_TIMER, EV_BALANCE, EV_SAMPLE, EV_STOP, EV_CALL = range(6)
+from typing import Final
+
+EV_SEG: Final = 0
+EV_TIMER: Final = 1
+EV_BALANCE: Final = 2
+EV_SAMPLE: Final = 3
+EV_STOP: Final = 4
+EV_CALL: Final = 5

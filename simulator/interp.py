@@ -1,6 +1,7 @@
 """Executes a task's instantaneous actions until it reaches a running action, blocks or exits."""
 
 from heapq import heappush
+from typing import TYPE_CHECKING, Any
 
 from .events import EV_SEG, EV_TIMER
 from .program import (
@@ -24,10 +25,14 @@ from .program import (
     WALL_END,
     WALL_RUN,
     YIELD,
+    Task,
 )
 
+if TYPE_CHECKING:  # annotations only (the engine imports this module)
+    from .engine import Cpu, Engine
 
-def _finish_spin(task):
+
+def _finish_spin(task: Task):
     obj = task.spin_on
     obj.spinners.remove(task)
     if task.lock_mode is not None:
@@ -37,7 +42,7 @@ def _finish_spin(task):
     task.spin_yield = False
 
 
-def step(eng, cpu, task):
+def step(eng: "Engine", cpu: "Cpu", task: Task):
     """The current action is done; run the following ones until the CPU has its next plan.
 
     This is the simulator's innermost loop (once per event on most workloads), so the commonest
@@ -56,11 +61,11 @@ def step(eng, cpu, task):
     pc = task.pc
     while True:
         op = prog[pc]
-        code = op[0]
+        code: int = op[0]
         pc += 1
         # Ordered by frequency (LOOP ends most programs' iterations, so it comes early)
         if code == RUN:
-            ns = op[1]
+            ns: int = op[1]
             if ns <= 0:
                 task.remaining = ns
                 continue
@@ -120,7 +125,8 @@ def step(eng, cpu, task):
         pc = task.pc  # a handler that returns False leaves the task where it was
 
 
-def _start_spin(eng, cpu, task, obj, target, use_yield, lock_mode, spins=None):
+def _start_spin(eng: "Engine", cpu: "Cpu", task: Task, obj, target, use_yield, lock_mode,
+                spins=None):
     task.spins_left = spins
     task.spin_on = obj
     task.spin_target = target
@@ -131,14 +137,14 @@ def _start_spin(eng, cpu, task, obj, target, use_yield, lock_mode, spins=None):
     eng.begin(cpu, task)
 
 
-def _charge(eng, cpu, task, ns):
+def _charge(eng: "Engine", cpu: "Cpu", task: Task, ns):
     """Continue running for ``ns`` of kernel work (syscall cost) before the next action."""
     task.remaining = ns
     eng.begin(cpu, task)
     return True
 
 
-def _op_wait(eng, cpu, task, op):
+def _op_wait(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     sem = op[1]
     if sem.count > 0:
         sem.count -= 1
@@ -148,7 +154,7 @@ def _op_wait(eng, cpu, task, op):
     return True
 
 
-def _op_post(eng, cpu, task, op):
+def _op_post(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     sem = op[1]
     woke = 0
     for _ in range(op[2]):
@@ -162,7 +168,7 @@ def _op_post(eng, cpu, task, op):
     return False
 
 
-def _op_lock(eng, cpu, task, op):
+def _op_lock(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     mutex, mode = op[1], op[2]
     if mutex.owner is None:
         mutex.owner = task
@@ -178,7 +184,7 @@ def _op_lock(eng, cpu, task, op):
     return True
 
 
-def _op_unlock(eng, cpu, task, op):
+def _op_unlock(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     mutex = op[1]
     if mutex.waiters:
         mutex.owner = mutex.waiters.pop(0)
@@ -190,7 +196,7 @@ def _op_unlock(eng, cpu, task, op):
     return False
 
 
-def _op_spin(eng, cpu, task, op):
+def _op_spin(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     counter = op[1]
     if counter.value >= op[2]:
         return False
@@ -198,29 +204,29 @@ def _op_spin(eng, cpu, task, op):
     return True
 
 
-def _op_add(eng, cpu, task, op):
+def _op_add(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     op[1].value += op[2]
     if op[1].spinners:
         eng.notify_spinners(op[1])
     return False
 
 
-def _op_set(eng, cpu, task, op):
+def _op_set(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     op[1].value = op[2]
     return False
 
 
-def _op_mark(eng, cpu, task, op):
+def _op_mark(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     op[1](eng, task)
     return False
 
 
-def _op_sleep(eng, cpu, task, op):
+def _op_sleep(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     eng.sleep(cpu, task, eng.now + eng.jitter(op[1]))
     return True
 
 
-def _op_timer(eng, cpu, task, op):
+def _op_timer(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     """End of a periodic job: account it, then sleep until the next release."""
     period = op[1]
     eng.counters["jobs"] += 1
@@ -245,18 +251,18 @@ def _op_timer(eng, cpu, task, op):
     return True
 
 
-def _op_yield(eng, cpu, task, op):
+def _op_yield(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     eng.do_yield(cpu, task)
     return True
 
 
-def _op_fork(eng, cpu, task, op):
+def _op_fork(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     child = op[1](eng, task)
     eng.fork(cpu, task, child)
     return False
 
 
-def _op_exit(eng, cpu, task, op):
+def _op_exit(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     if task.joinsem is not None:
         sem = task.joinsem
         if sem.waiters:
@@ -267,7 +273,7 @@ def _op_exit(eng, cpu, task, op):
     return True
 
 
-def _op_barrier(eng, cpu, task, op):
+def _op_barrier(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     bar = op[1]
     bar.arrived += 1
     if bar.arrived < bar.parties:
@@ -281,7 +287,7 @@ def _op_barrier(eng, cpu, task, op):
     return False
 
 
-def _op_run(eng, cpu, task, op):
+def _op_run(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     ns = op[1]
     if ns <= 0:
         task.remaining = ns
@@ -291,7 +297,7 @@ def _op_run(eng, cpu, task, op):
     return True
 
 
-def _op_loop(eng, cpu, task, op):
+def _op_loop(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     """Jump back to op[2] until op[1] iterations are done (state per LOOP action's pc + 1)."""
     if task.loops is None:
         task.loops = [None] * (len(task.prog) + 1)
@@ -305,7 +311,7 @@ def _op_loop(eng, cpu, task, op):
     return False
 
 
-def step_reference(eng, cpu, task):
+def step_reference(eng: "Engine", cpu: "Cpu", task: Task):
     """step() without its inlined fast cases: every action through its handler, every run
     segment planned by Engine.begin()/plan().  The reference mode's step (see Engine)."""
     if task.spin_on is not None:
@@ -318,7 +324,7 @@ def step_reference(eng, cpu, task):
             return
 
 
-def _op_wall_run(eng, cpu, task, op):
+def _op_wall_run(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     """Busy-loop until the wall clock shows op[1] ns more (gettimeofday() polling, as the
     harness's threadtest_burn does): time spent preempted counts towards the burn."""
     start = cpu.seg_start if cpu.seg_start > eng.now else eng.now
@@ -328,12 +334,12 @@ def _op_wall_run(eng, cpu, task, op):
     return True
 
 
-def _op_wall_end(eng, cpu, task, op):
+def _op_wall_end(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     task.wall_until = None
     return False
 
 
-def _op_unknown(eng, cpu, task, op):
+def _op_unknown(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     raise AssertionError(f"unknown op {op[0]}")
 
 

@@ -6,13 +6,36 @@ and either continues, blocks the task, or ends it.  Programs are plain data so t
 millions of actions without coroutine overhead.
 """
 
-(RUN, SPIN, ADD, SET, WAIT, POST, LOCK, UNLOCK, SLEEP, TIMER, YIELD, FORK, EXIT, LOOP, MARK,
- BARRIER, WALL_RUN, WALL_END) = range(18)
+from typing import Any, Final
+
+# op codes (Final: the compiled build inlines them)
+RUN: Final = 0
+SPIN: Final = 1
+ADD: Final = 2
+SET: Final = 3
+WAIT: Final = 4
+POST: Final = 5
+LOCK: Final = 6
+UNLOCK: Final = 7
+SLEEP: Final = 8
+TIMER: Final = 9
+YIELD: Final = 10
+FORK: Final = 11
+EXIT: Final = 12
+LOOP: Final = 13
+MARK: Final = 14
+BARRIER: Final = 15
+WALL_RUN: Final = 16
+WALL_END: Final = 17
 
 OP_NAMES = ["run", "spin", "add", "set", "wait", "post", "lock", "unlock", "sleep", "timer",
             "yield", "fork", "exit", "loop", "mark", "barrier", "wall_run", "wall_end"]
 
-QUEUED, RUNNING, BLOCKED, DONE = range(4)
+# task states
+QUEUED: Final = 0
+RUNNING: Final = 1
+BLOCKED: Final = 2
+DONE: Final = 3
 
 
 class Counter:
@@ -21,9 +44,9 @@ class Counter:
     __slots__ = ("name", "value", "spinners")
 
     def __init__(self, name, value=0):
-        self.name = name
-        self.value = value
-        self.spinners = []
+        self.name: str = name
+        self.value: int = value
+        self.spinners: list[Any] = []
 
 
 class Semaphore:
@@ -32,9 +55,9 @@ class Semaphore:
     __slots__ = ("name", "count", "waiters")
 
     def __init__(self, name, count=0):
-        self.name = name
-        self.count = count
-        self.waiters = []
+        self.name: str = name
+        self.count: int = count
+        self.waiters: list[Any] = []
 
 
 class Mutex:
@@ -43,21 +66,21 @@ class Mutex:
     __slots__ = ("name", "owner", "waiters", "spinners", "contended")
 
     def __init__(self, name):
-        self.name = name
-        self.owner = None
-        self.waiters = []
-        self.spinners = []
-        self.contended = 0
+        self.name: str = name
+        self.owner: Any = None
+        self.waiters: list[Any] = []
+        self.spinners: list[Any] = []
+        self.contended: int = 0
 
 
 class Barrier:
     __slots__ = ("name", "parties", "arrived", "waiters")
 
     def __init__(self, name, parties):
-        self.name = name
-        self.parties = parties
-        self.arrived = 0
-        self.waiters = []
+        self.name: str = name
+        self.parties: int = parties
+        self.arrived: int = 0
+        self.waiters: list[Any] = []
 
 
 class Task:
@@ -73,49 +96,50 @@ class Task:
     )
 
     def __init__(self, tid, name, prog, group="default", nice=0, affinity=None):
-        self.tid = tid
-        self.name = name
-        self.group = group
-        self.prog = prog
-        self.pc = 0
-        self.loops = None
-        self.remaining = -1
-        self.state = QUEUED
-        self.cpu = None
-        self.last_cpu = None
-        self.last_ran = 0
-        self.exec_start = 0
-        self.sum_exec = 0
-        self.prev_sum_exec = 0
-        self.nice = nice
-        self.weight = nice_to_weight(nice)
-        self.vruntime = 0
-        self.deadline = 0
-        self.slice_left = 0
-        self.prio = 120 + nice
-        self.level = 0
-        self.quota = 0
-        self.expired = False
-        self.wait_start = 0
-        self.wait_sum = 0
-        self.timer_gen = 0
-        self.key = None
-        self.affinity = affinity
-        self.spin_on = None
-        self.spin_yield = False
-        self.spin_target = 0
-        self.parent = None
-        self.joinsem = None
-        self.data = None
-        self.never_ran = True
-        self.period = 0
-        self.release = 0
-        self.lock_mode = None
-        self.yield_pending = False
-        self.skip = False
-        self.job_deadline = 0
-        self.spins_left = None  # sched_yield() calls a bounded yield-spinner may still make
-        self.wall_until = None  # a wall-clock burn's end (the task polls the clock)
+        self.tid: int = tid
+        self.name: str = name
+        self.group: str = group
+        self.prog: list[Any] = prog
+        self.pc: int = 0
+        self.loops: list[Any] | None = None
+        self.remaining: int = -1
+        self.state: int = QUEUED
+        self.cpu: int | None = None
+        self.last_cpu: int | None = None
+        self.last_ran: int = 0
+        self.exec_start: int = 0
+        self.sum_exec: int = 0
+        self.prev_sum_exec: int = 0
+        self.nice: int = nice
+        self.weight: int = nice_to_weight(nice)
+        self.vruntime: int = 0
+        self.deadline: int = 0
+        self.slice_left: int = 0
+        self.prio: int = 120 + nice
+        self.level: int = 0
+        self.quota: int = 0
+        self.expired: bool = False
+        self.wait_start: int = 0
+        self.wait_sum: int = 0
+        self.timer_gen: int = 0
+        self.key: Any = None
+        self.affinity: Any = affinity
+        self.spin_on: Any = None
+        self.spin_yield: bool = False
+        self.spin_target: int = 0
+        self.parent: Any = None
+        self.joinsem: Any = None
+        self.data: Any = None
+        self.never_ran: bool = True
+        self.period: int = 0
+        self.release: int = 0
+        self.lock_mode: str | None = None
+        self.yield_pending: bool = False
+        self.skip: bool = False
+        self.job_deadline: int = 0
+        # sched_yield() calls a bounded yield-spinner may still make
+        self.spins_left: int | None = None
+        self.wall_until: int | None = None  # a wall-clock burn's end (the task polls the clock)
 
     def __repr__(self):
         return f"<Task {self.tid} {self.name}>"

@@ -9,9 +9,12 @@ Version differences inside a family are tunables (see profiles.py), never tests 
 """
 
 from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Final
 
-MS = 1_000_000
-NICE_0 = 1024
+from ..program import Task
+
+MS: Final = 1_000_000
+NICE_0: Final = 1024
 
 
 def ilog2(n):
@@ -23,23 +26,23 @@ class RunQueue:
                  "active", "expired", "extra")
 
     def __init__(self, cpu):
-        self.cpu = cpu
-        self.nr_running = 0
-        self.curr = None
-        self.load = 0
-        self.data = None
-        self.min_vruntime = 0
-        self.seq = 0
-        self.nr_queued = 0
-        self.active = None
-        self.expired = None
-        self.extra = None
+        self.cpu: int = cpu
+        self.nr_running: int = 0
+        self.curr: Task | None = None
+        self.load: int = 0
+        self.data: Any = None
+        self.min_vruntime: int = 0
+        self.seq: int = 0
+        self.nr_queued: int = 0
+        self.active: Any = None
+        self.expired: Any = None
+        self.extra: Any = None
 
 
 class Policy(ABC):
     """A scheduler class.  Subclasses implement the abstract hooks and override defaults."""
 
-    family = None  # the registry key (policies/__init__.py)
+    family: ClassVar[str] = ""  # the registry key (policies/__init__.py)
     global_queue = False  # one runqueue shared by every CPU (2.4, global EDF)
     hrtick = False  # slices end at exact instants rather than on the next tick
     tick_preempts = True  # False for classes no tick ever preempts (SCHED_DEADLINE)
@@ -67,83 +70,83 @@ class Policy(ABC):
 
     # ------------------------------------------------------------------ queueing
     @abstractmethod
-    def enqueue(self, rq, task, how, now):
+    def enqueue(self, rq: RunQueue, task: Task, how, now: int):
         """Queue a task that was not on ``rq``; ``how`` is "fork", "wakeup" or "migrate"."""
 
     @abstractmethod
-    def dequeue(self, rq, task, now):
+    def dequeue(self, rq: RunQueue, task: Task, now: int):
         """Take a queued (not running) task off ``rq`` (the balancer migrates it)."""
 
     @abstractmethod
-    def put_prev(self, rq, task, now):
+    def put_prev(self, rq: RunQueue, task: Task, now: int):
         """The running task stops running but stays runnable: put it back in the queue."""
 
     @abstractmethod
-    def pick_next(self, rq, cpu, now):
+    def pick_next(self, rq: RunQueue, cpu, now: int):
         """Remove and return the task ``cpu`` runs next, or None to go idle."""
 
-    def on_pick(self, rq, task, now):
+    def on_pick(self, rq: RunQueue, task: Task, now: int):
         """``task`` (returned by pick_next) starts running on ``rq``'s CPU."""
         rq.curr = task
         task.exec_start = now
         task.prev_sum_exec = task.sum_exec
 
-    def curr_leaves(self, rq, task, now):
+    def curr_leaves(self, rq: RunQueue, task: Task, now: int):
         """The running task blocks or exits: it leaves ``rq`` without being queued."""
         rq.curr = None
         rq.load -= task.weight
 
     # ------------------------------------------------------------------ time and preemption
-    def account(self, rq, task, elapsed, now):  # noqa: B027 - no-op by default, on purpose
+    def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):  # noqa: B027 - no-op by default, on purpose
         """Charge ``elapsed`` ns of CPU time to the running ``task`` (vruntime, slice, quota)."""
 
     @abstractmethod
-    def preempt_time(self, rq, task, start):
+    def preempt_time(self, rq: RunQueue, task: Task, start: int):
         """The instant the running task's slice ends if others wait, else None."""
 
     @abstractmethod
-    def tick_preempt(self, rq, task, now):
+    def tick_preempt(self, rq: RunQueue, task: Task, now: int):
         """At the tick due by preempt_time: does the running task really lose the CPU?"""
 
     @abstractmethod
-    def wakeup_preempts(self, rq, curr, task, now):
+    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int):
         """Does the woken ``task`` (queued on rq) preempt the running ``curr`` at once?"""
 
     # ------------------------------------------------------------------ fork and yield
     @abstractmethod
-    def task_fork(self, rq, parent, child, now, same_cpu):
+    def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
         """Set up ``child``'s scheduling state from ``parent`` before it is queued on ``rq``."""
 
-    def child_runs_first(self, parent, child):
+    def child_runs_first(self, parent: Task, child: Task):
         """Does the new child (on the parent's CPU) preempt its parent at once?"""
         return False
 
-    def yield_task(self, rq, task, now):
+    def yield_task(self, rq: RunQueue, task: Task, now: int):
         """sched_yield() by the running task: mark it; put_prev applies the semantics."""
         task.yield_pending = True
 
     @abstractmethod
-    def yield_hands_over(self, rq, task, now):
+    def yield_hands_over(self, rq: RunQueue, task: Task, now: int):
         """Would a sched_yield() by the running ``task`` switch to another task now?"""
 
-    def yield_handover_delay(self, rq, task, now):
+    def yield_handover_delay(self, rq: RunQueue, task: Task, now: int):
         """A yield-spinner that does not hand over now: ns until it would, or None (never)."""
         return None
 
     # ------------------------------------------------------------------ costs and balancing
-    def decision_cost(self, rq):
+    def decision_cost(self, rq: RunQueue):
         """CPU time one schedule() decision costs on ``rq`` (ns)."""
         return self.sched_cost
 
-    def load_of(self, rq):
+    def load_of(self, rq: RunQueue):
         """The weighted load the balancer sees for ``rq``."""
         return rq.load
 
-    def queued_tasks(self, rq):
+    def queued_tasks(self, rq: RunQueue):
         """Queued tasks in the order the balancer considers them for migration."""
         return []
 
-    def hot(self, task, now, level):
+    def hot(self, task: Task, now: int, level):
         """Is ``task`` cache-hot (the balancer should not migrate it) at domain ``level``?"""
         return False
 
@@ -151,7 +154,7 @@ class Policy(ABC):
         """The cache-hot window (ns) of this class, for tracing."""
         return self.tun.get("cache_hot_time_ns", self.tun.get("sched_migration_cost_ns", 0))
 
-    def task_hot(self, task, now, cost_ns):
+    def task_hot(self, task: Task, now: int, cost_ns):
         if cost_ns <= 0 or task.never_ran:
             return False
         return now - task.last_ran < cost_ns

@@ -1,14 +1,16 @@
 """CFS (2.6.23 - 3.x): a vruntime-ordered queue, slices from the latency target."""
 
 import bisect
+from typing import ClassVar
 
+from ..program import Task
 from .base import NICE_0, Policy, RunQueue, ilog2
 
 
 class CfsPolicy(Policy):
     """CFS (2.6.23 - 3.x): a vruntime-ordered queue, slices from the latency target."""
 
-    family = "cfs"
+    family: ClassVar[str] = "cfs"
 
     account_is_vruntime = True
 
@@ -31,16 +33,16 @@ class CfsPolicy(Policy):
         rq.data = []  # sorted (vruntime, seq, task)
         return rq
 
-    def _insert(self, rq, task):
+    def _insert(self, rq: RunQueue, task: Task):
         rq.seq += 1
         task.key = (task.vruntime, rq.seq, task)
         bisect.insort(rq.data, task.key)
 
-    def _remove(self, rq, task):
+    def _remove(self, rq: RunQueue, task: Task):
         i = bisect.bisect_left(rq.data, task.key[:2])
         del rq.data[i]
 
-    def _update_min(self, rq):
+    def _update_min(self, rq: RunQueue):
         """min_vruntime = max(itself, min(running task's vruntime, leftmost queued))."""
         curr = rq.curr
         data = rq.data
@@ -55,7 +57,7 @@ class CfsPolicy(Policy):
         if v > rq.min_vruntime:
             rq.min_vruntime = v
 
-    def enqueue(self, rq, task, how, now):
+    def enqueue(self, rq: RunQueue, task: Task, how, now: int):
         self._update_min(rq)
         if how == "fork":
             pass  # placed by task_fork
@@ -67,18 +69,18 @@ class CfsPolicy(Policy):
         rq.load += task.weight
         self._insert(rq, task)
 
-    def dequeue(self, rq, task, now):
+    def dequeue(self, rq: RunQueue, task: Task, now: int):
         self._update_min(rq)
         self._remove(rq, task)
         rq.load -= task.weight
         task.vruntime -= rq.min_vruntime
 
-    def curr_leaves(self, rq, task, now):
+    def curr_leaves(self, rq: RunQueue, task: Task, now: int):
         self._update_min(rq)
         super().curr_leaves(rq, task, now)
         task.vruntime -= rq.min_vruntime
 
-    def put_prev(self, rq, task, now):
+    def put_prev(self, rq: RunQueue, task: Task, now: int):
         self._update_min(rq)
         rq.curr = None
         if task.yield_pending:
@@ -89,7 +91,7 @@ class CfsPolicy(Policy):
                 task.skip = True
         self._insert(rq, task)
 
-    def pick_next(self, rq, cpu, now):
+    def pick_next(self, rq: RunQueue, cpu, now: int):
         data = rq.data
         if not data:
             return None
@@ -102,18 +104,18 @@ class CfsPolicy(Policy):
         self._update_min(rq)
         return task
 
-    def account(self, rq, task, elapsed, now):
+    def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):
         # min_vruntime is brought up to date lazily where it is used: between those points only
         # the running task's vruntime grows, so the lazy value equals the eager one.  Engine.run
         # has a copy of this line (account_is_vruntime).
         task.vruntime += elapsed * NICE_0 // task.weight if task.weight != NICE_0 else elapsed
 
-    def ideal_slice(self, rq, task):
+    def ideal_slice(self, rq: RunQueue, task: Task):
         nr = rq.nr_running
         period = self.latency if nr <= self.nr_latency else self.min_gran * nr
         return period * task.weight // max(rq.load, task.weight)
 
-    def preempt_time(self, rq, task, start):
+    def preempt_time(self, rq: RunQueue, task: Task, start: int):
         if not rq.data:
             return None
         # ideal_slice(), inlined (this runs at every re-plan of a busy CPU)
@@ -125,13 +127,13 @@ class CfsPolicy(Policy):
             task.sum_exec - task.prev_sum_exec)
         return start + left if left > 0 else start
 
-    def tick_preempt(self, rq, task, now):
+    def tick_preempt(self, rq: RunQueue, task: Task, now: int):
         return bool(rq.data) and task.sum_exec - task.prev_sum_exec >= self.ideal_slice(rq, task)
 
-    def wakeup_preempts(self, rq, curr, task, now):
+    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int):
         return curr.vruntime - task.vruntime > self.wakeup_gran
 
-    def task_fork(self, rq, parent, child, now, same_cpu):
+    def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
         self._update_min(rq)
         vslice = self.ideal_slice(rq, child)
         base = parent.vruntime if same_cpu else rq.min_vruntime
@@ -139,13 +141,13 @@ class CfsPolicy(Policy):
         if same_cpu and self.child_runs_first(parent, child) and parent.vruntime < child.vruntime:
             parent.vruntime, child.vruntime = child.vruntime, parent.vruntime
 
-    def child_runs_first(self, parent, child):
+    def child_runs_first(self, parent: Task, child: Task):
         if not self.tun["sched_child_runs_first"]:
             return False
         return self.tun["child_runs_first_threads"]
 
 
-    def yield_hands_over(self, rq, task, now):
+    def yield_hands_over(self, rq: RunQueue, task: Task, now: int):
         """After sched_yield() schedule() runs and picks the leftmost task.  compat_yield=1 first
         moves the yielder right of the rightmost task (unless it is already rightmost); the
         "requeue" code of 2.6.23/2.6.24 only brings its vruntime up to date, so put_prev puts it
@@ -157,7 +159,7 @@ class CfsPolicy(Policy):
             return True
         return rq.data[0][0] <= task.vruntime
 
-    def yield_handover_delay(self, rq, task, now):
+    def yield_handover_delay(self, rq: RunQueue, task: Task, now: int):
         """Spinning on sched_yield() with requeue semantics: the yield that hands over comes
         when the spinner's vruntime has caught up with the leftmost queued task."""
         if self.yield_mode != "requeue" or not rq.data:
@@ -165,14 +167,14 @@ class CfsPolicy(Policy):
         gap = rq.data[0][0] - task.vruntime
         return max(1, -(-gap * task.weight // NICE_0))
 
-    def decision_cost(self, rq):
+    def decision_cost(self, rq: RunQueue):
         nr = rq.nr_running  # ilog2(max(1, nr)), inlined: this runs at every decision
         return self.sched_cost + self.log_cost * (nr.bit_length() - 1 if nr > 1 else 0)
 
-    def queued_tasks(self, rq):
+    def queued_tasks(self, rq: RunQueue):
         return [k[2] for k in reversed(rq.data)]
 
-    def hot(self, task, now, level):
+    def hot(self, task: Task, now: int, level):
         return self.task_hot(task, now, self.migration_cost)
 
     def hot_cost(self):

@@ -1,5 +1,8 @@
 """EEVDF (6.6): earliest eligible virtual deadline first."""
 
+from typing import ClassVar
+
+from ..program import Task
 from .base import NICE_0, Policy, RunQueue, ilog2
 
 
@@ -7,7 +10,7 @@ class EevdfPolicy(Policy):
     """EEVDF (6.6): pick the eligible task (vruntime <= weighted average) with the earliest
     virtual deadline; a task's deadline is its vruntime plus one base slice of virtual time."""
 
-    family = "eevdf"
+    family: ClassVar[str] = "eevdf"
 
     def __init__(self, kernel, tun, ncpus):
         super().__init__(kernel, tun, ncpus)
@@ -22,22 +25,22 @@ class EevdfPolicy(Policy):
         rq.extra = [0, 0]
         return rq
 
-    def _add(self, rq, task):
+    def _add(self, rq: RunQueue, task: Task):
         rq.data.append(task)
         sums = rq.extra
         sums[0] += task.vruntime * task.weight
         sums[1] += task.weight
 
-    def _take(self, rq, task):
+    def _take(self, rq: RunQueue, task: Task):
         rq.data.remove(task)
         sums = rq.extra
         sums[0] -= task.vruntime * task.weight
         sums[1] -= task.weight
 
-    def _vslice(self, task):
+    def _vslice(self, task: Task):
         return self.slice * NICE_0 // task.weight
 
-    def _avg(self, rq):
+    def _avg(self, rq: RunQueue):
         """The weighted average vruntime of the queued tasks and the running one."""
         total, weight = rq.extra
         curr = rq.curr
@@ -46,7 +49,7 @@ class EevdfPolicy(Policy):
             weight += curr.weight
         return total // weight if weight else rq.min_vruntime
 
-    def enqueue(self, rq, task, how, now):
+    def enqueue(self, rq: RunQueue, task: Task, how, now: int):
         if how == "fork":
             if task.deadline == 0:
                 task.vruntime = self._avg(rq)
@@ -58,20 +61,20 @@ class EevdfPolicy(Policy):
         rq.load += task.weight
         self._add(rq, task)
 
-    def _store_lag(self, rq, task):
+    def _store_lag(self, rq: RunQueue, task: Task):
         limit = self._vslice(task)
         task.vruntime = max(-limit, min(limit, task.vruntime - self._avg(rq)))
 
-    def dequeue(self, rq, task, now):
+    def dequeue(self, rq: RunQueue, task: Task, now: int):
         self._take(rq, task)
         rq.load -= task.weight
         self._store_lag(rq, task)
 
-    def curr_leaves(self, rq, task, now):
+    def curr_leaves(self, rq: RunQueue, task: Task, now: int):
         self._store_lag(rq, task)
         super().curr_leaves(rq, task, now)
 
-    def put_prev(self, rq, task, now):
+    def put_prev(self, rq: RunQueue, task: Task, now: int):
         if task.yield_pending:
             task.yield_pending = False
             task.vruntime = task.deadline
@@ -79,12 +82,12 @@ class EevdfPolicy(Policy):
         rq.curr = None
         self._add(rq, task)
 
-    def pick_next(self, rq, cpu, now):
+    def pick_next(self, rq: RunQueue, cpu, now: int):
         data = rq.data
         if not data:
             return None
         avg = self._avg(rq)
-        best = None
+        best: Task | None = None
         for t in data:
             if t.vruntime <= avg and (best is None or t.deadline < best.deadline):
                 best = t
@@ -94,37 +97,37 @@ class EevdfPolicy(Policy):
         rq.min_vruntime = avg
         return best
 
-    def account(self, rq, task, elapsed, now):
+    def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):
         task.vruntime += elapsed * NICE_0 // task.weight
         if task.vruntime >= task.deadline and not rq.data:
             task.deadline = task.vruntime + self._vslice(task)
 
-    def preempt_time(self, rq, task, start):
+    def preempt_time(self, rq: RunQueue, task: Task, start: int):
         if not rq.data:
             return None
         return start + max(0, (task.deadline - task.vruntime) * task.weight // NICE_0)
 
-    def tick_preempt(self, rq, task, now):
+    def tick_preempt(self, rq: RunQueue, task: Task, now: int):
         if task.vruntime < task.deadline:
             return False
         task.deadline = task.vruntime + self._vslice(task)
         return True
 
-    def wakeup_preempts(self, rq, curr, task, now):
+    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int):
         return task.vruntime <= self._avg(rq) and task.deadline < curr.deadline
 
-    def task_fork(self, rq, parent, child, now, same_cpu):
+    def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
         child.deadline = 0
 
 
-    def yield_hands_over(self, rq, task, now):
+    def yield_hands_over(self, rq: RunQueue, task: Task, now: int):
         return bool(rq.data)
 
-    def decision_cost(self, rq):
+    def decision_cost(self, rq: RunQueue):
         return self.sched_cost + self.log_cost * ilog2(max(1, rq.nr_running))
 
-    def queued_tasks(self, rq):
+    def queued_tasks(self, rq: RunQueue):
         return list(reversed(rq.data))
 
-    def hot(self, task, now, level):
+    def hot(self, task: Task, now: int, level):
         return self.task_hot(task, now, self.tun["sched_migration_cost_ns"])

@@ -1,5 +1,8 @@
 """Schedulers with one runqueue shared by all CPUs: Linux 2.4 (goodness) and global EDF."""
 
+from typing import Any, ClassVar
+
+from ..program import Task
 from .base import Policy, RunQueue
 
 # instructions of one iteration of the benchmarks' unoptimised counting loop (load, add, store,
@@ -26,35 +29,35 @@ class GlobalPolicy(Policy):
     def nr_running_total(self, eng):
         return self.shared.nr_running
 
-    def enqueue(self, rq, task, how, now):
+    def enqueue(self, rq: RunQueue, task: Task, how, now: int):
         rq.load += task.weight
         rq.data.append(task)
 
-    def dequeue(self, rq, task, now):
+    def dequeue(self, rq: RunQueue, task: Task, now: int):
         rq.data.remove(task)
         rq.load -= task.weight
 
-    def put_prev(self, rq, task, now):
+    def put_prev(self, rq: RunQueue, task: Task, now: int):
         rq.data.append(task)
 
-    def on_pick(self, rq, task, now):
+    def on_pick(self, rq: RunQueue, task: Task, now: int):
         task.exec_start = now
         task.prev_sum_exec = task.sum_exec
 
-    def curr_leaves(self, rq, task, now):
+    def curr_leaves(self, rq: RunQueue, task: Task, now: int):
         rq.load -= task.weight
 
 
-    def task_fork(self, rq, parent, child, now, same_cpu):
+    def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
         pass
 
-    def queued_tasks(self, rq):
+    def queued_tasks(self, rq: RunQueue):
         return []
 
-    def hot(self, task, now, level):
+    def hot(self, task: Task, now: int, level):
         return False
 
-    def idle_cpu_for(self, eng, task):
+    def idle_cpu_for(self, eng, task: Task):
         cpus = eng.cpus
         if task.last_cpu is not None and cpus[task.last_cpu].curr is None:
             return cpus[task.last_cpu]
@@ -77,7 +80,7 @@ class GoodnessPolicy(GlobalPolicy):
     the task's scheduling fields (``task_line_miss_ns``).
     """
 
-    family = "goodness"
+    family: ClassVar[str] = "goodness"
 
     def __init__(self, kernel, tun, ncpus):
         super().__init__(kernel, tun, ncpus)
@@ -86,12 +89,12 @@ class GoodnessPolicy(GlobalPolicy):
         insn_ns = tun["loop_ns"] / LOOP_INSNS
         self.per_task = round(tun["goodness_insns"] * insn_ns + tun["task_line_miss_ns"])
 
-    def enqueue(self, rq, task, how, now):
+    def enqueue(self, rq: RunQueue, task: Task, how, now: int):
         if how == "fork" and task.quota == 0:
             task.quota = self.refill
         super().enqueue(rq, task, how, now)
 
-    def _goodness(self, task, cpu_id):
+    def _goodness(self, task: Task, cpu_id):
         if task.quota <= 0:
             return 0
         bonus = self.tun["proc_change_penalty"] if task.last_cpu == cpu_id else 0
@@ -101,11 +104,12 @@ class GoodnessPolicy(GlobalPolicy):
         for t in self.eng.tasks.values():
             t.quota = t.quota // 2 + self.refill
 
-    def pick_next(self, rq, cpu, now):
+    def pick_next(self, rq: RunQueue, cpu, now: int):
         data = rq.data
         if not data:
             return None
-        best, best_g = None, -1
+        best: Task | None = None
+        best_g: Any = -1
         for t in data:
             g = (-1 if len(data) > 1 else 0) if t.yield_pending else self._goodness(t, cpu.id)
             if g > best_g:
@@ -119,26 +123,27 @@ class GoodnessPolicy(GlobalPolicy):
         best.yield_pending = False
         return best
 
-    def account(self, rq, task, elapsed, now):
+    def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):
         task.quota -= elapsed
         if task.quota <= 0 and not rq.data:
             task.quota = self.refill
 
-    def preempt_time(self, rq, task, start):
+    def preempt_time(self, rq: RunQueue, task: Task, start: int):
         return start + max(0, task.quota) if rq.data else None
 
-    def tick_preempt(self, rq, task, now):
+    def tick_preempt(self, rq: RunQueue, task: Task, now: int):
         return task.quota <= 0
 
-    def wakeup_preempts(self, rq, curr, task, now):
+    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int):
         return False
 
-    def preempt_target(self, eng, task):
+    def preempt_target(self, eng, task: Task):
         """reschedule_idle(): an idle CPU, else the CPU whose task has the worst goodness."""
         idle = self.idle_cpu_for(eng, task)
         if idle is not None:
             return idle
-        worst, worst_gap = None, 0
+        worst: Any = None
+        worst_gap: Any = 0
         for cpu in eng.cpus:
             if cpu.curr is None or cpu.need_resched:
                 continue
@@ -147,22 +152,22 @@ class GoodnessPolicy(GlobalPolicy):
                 worst, worst_gap = cpu, gap
         return worst
 
-    def yield_hands_over(self, rq, task, now):
+    def yield_hands_over(self, rq: RunQueue, task: Task, now: int):
         return bool(rq.data)
 
-    def decision_cost(self, rq):
+    def decision_cost(self, rq: RunQueue):
         return self.sched_cost + self.per_task * rq.nr_running
 
 
 class EdfPolicy(GlobalPolicy):
     """SCHED_DEADLINE as global EDF: the m earliest absolute deadlines run on the m CPUs."""
 
-    family = "edf"
+    family: ClassVar[str] = "edf"
 
     hrtick = True
     tick_preempts = False
 
-    def pick_next(self, rq, cpu, now):
+    def pick_next(self, rq: RunQueue, cpu, now: int):
         data = rq.data
         if not data:
             return None
@@ -173,16 +178,16 @@ class EdfPolicy(GlobalPolicy):
         data.remove(best)
         return best
 
-    def preempt_time(self, rq, task, start):
+    def preempt_time(self, rq: RunQueue, task: Task, start: int):
         return None
 
-    def tick_preempt(self, rq, task, now):
+    def tick_preempt(self, rq: RunQueue, task: Task, now: int):
         return False
 
-    def wakeup_preempts(self, rq, curr, task, now):
+    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int):
         return False
 
-    def preempt_target(self, eng, task):
+    def preempt_target(self, eng, task: Task):
         cpus = eng.cpus
         last = task.last_cpu  # idle_cpu_for(), inlined
         if last is not None and cpus[last].curr is None:
@@ -190,7 +195,8 @@ class EdfPolicy(GlobalPolicy):
         for cpu in cpus:
             if cpu.curr is None and not cpu.need_resched:
                 return cpu
-        latest, latest_key = None, (task.deadline, task.tid)
+        latest: Any = None
+        latest_key: Any = (task.deadline, task.tid)
         for cpu in eng.cpus:
             curr = cpu.curr
             if curr is None or cpu.need_resched:
@@ -200,5 +206,5 @@ class EdfPolicy(GlobalPolicy):
                 latest, latest_key = cpu, key
         return latest
 
-    def yield_hands_over(self, rq, task, now):
+    def yield_hands_over(self, rq: RunQueue, task: Task, now: int):
         return bool(rq.data)

@@ -1,7 +1,9 @@
 """The O(1) scheduler (2.6.0 - 2.6.22): priority arrays, per-task timeslices."""
 
 from collections import deque
+from typing import ClassVar
 
+from ..program import Task
 from .base import MS, Policy, RunQueue
 
 
@@ -14,7 +16,7 @@ def o1_timeslice(prio, base_ms):
 class O1Policy(Policy):
     """2.6.22 O(1): priority arrays, per-task timeslices, arrays swap when active runs dry."""
 
-    family = "o1"
+    family: ClassVar[str] = "o1"
 
     account_is_slice = True
 
@@ -24,7 +26,7 @@ class O1Policy(Policy):
         rq.expired = {}
         return rq
 
-    def _queue(self, arr, task, front=False):
+    def _queue(self, arr, task: Task, front=False):
         q = arr.get(task.prio)
         if q is None:
             q = arr[task.prio] = deque()
@@ -33,14 +35,14 @@ class O1Policy(Policy):
         else:
             q.append(task)
 
-    def enqueue(self, rq, task, how, now):
+    def enqueue(self, rq: RunQueue, task: Task, how, now: int):
         if task.slice_left <= 0:
             task.slice_left = o1_timeslice(task.prio, self.tun["timeslice_ms"])
         rq.load += task.weight
         rq.nr_queued += 1
         self._queue(rq.expired if task.expired else rq.active, task)
 
-    def dequeue(self, rq, task, now):
+    def dequeue(self, rq: RunQueue, task: Task, now: int):
         arr = rq.expired if task.expired else rq.active
         arr[task.prio].remove(task)
         if not arr[task.prio]:
@@ -49,7 +51,7 @@ class O1Policy(Policy):
         rq.nr_queued -= 1
         task.expired = False
 
-    def put_prev(self, rq, task, now):
+    def put_prev(self, rq: RunQueue, task: Task, now: int):
         rq.curr = None
         rq.nr_queued += 1
         if task.yield_pending:
@@ -63,7 +65,7 @@ class O1Policy(Policy):
         else:  # preempted by a better task: stays at the head of its list
             self._queue(rq.active, task, front=True)
 
-    def pick_next(self, rq, cpu, now):
+    def pick_next(self, rq: RunQueue, cpu, now: int):
         if not rq.active:
             if not rq.expired:
                 return None
@@ -79,36 +81,36 @@ class O1Policy(Policy):
         rq.nr_queued -= 1
         return task
 
-    def account(self, rq, task, elapsed, now):
+    def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):
         task.slice_left -= elapsed  # Engine.run() does this itself while the slice lasts
         if task.slice_left <= 0 and rq.nr_queued == 0:
             # alone on the CPU: expiry would requeue it and pick it again; refill lazily
             ts = o1_timeslice(task.prio, self.tun["timeslice_ms"])
             task.slice_left += ts * (1 + (-task.slice_left) // ts)
 
-    def preempt_time(self, rq, task, start):
+    def preempt_time(self, rq: RunQueue, task: Task, start: int):
         return start + max(0, task.slice_left) if rq.nr_queued else None
 
-    def tick_preempt(self, rq, task, now):
+    def tick_preempt(self, rq: RunQueue, task: Task, now: int):
         return task.slice_left <= 0
 
-    def wakeup_preempts(self, rq, curr, task, now):
+    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int):
         return task.prio < curr.prio
 
-    def task_fork(self, rq, parent, child, now, same_cpu):
+    def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
         half = max(1, parent.slice_left) // 2
         child.slice_left = max(1, half)
         parent.slice_left = max(1, parent.slice_left - half)
         child.prio = parent.prio
 
-    def child_runs_first(self, parent, child):
+    def child_runs_first(self, parent: Task, child: Task):
         return False  # only for fork() without CLONE_VM; every forking workload makes threads
 
 
-    def yield_hands_over(self, rq, task, now):
+    def yield_hands_over(self, rq: RunQueue, task: Task, now: int):
         return rq.nr_queued > 0
 
-    def queued_tasks(self, rq):
+    def queued_tasks(self, rq: RunQueue):
         # the balancer prefers the expired array first (cache-cold), tail first
         tasks = []
         for arr in (rq.expired, rq.active):
@@ -116,5 +118,5 @@ class O1Policy(Policy):
                 tasks.extend(reversed(arr[prio]))
         return tasks
 
-    def hot(self, task, now, level):
+    def hot(self, task: Task, now: int, level):
         return self.task_hot(task, now, self.tun["cache_hot_time_ns"])

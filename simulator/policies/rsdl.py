@@ -1,7 +1,9 @@
 """RSDL (Rotating Staircase DeadLine, 2.6.21-era patches): per-level quotas and rotations."""
 
 from collections import deque
+from typing import ClassVar
 
+from ..program import Task
 from .base import MS, Policy, RunQueue
 
 LEVELS = 40
@@ -26,7 +28,7 @@ class RsdlPolicy(Policy):
     its level and its quota, so only a task at a strictly better level could run first.
     """
 
-    family = "rsdl"
+    family: ClassVar[str] = "rsdl"
 
     def __init__(self, kernel, tun, ncpus):
         super().__init__(kernel, tun, ncpus)
@@ -44,10 +46,10 @@ class RsdlPolicy(Policy):
         rq.extra = [self.rr] * LEVELS
         return rq
 
-    def _start_level(self, task):
+    def _start_level(self, task: Task):
         return min(self.last_level, 20 + task.nice)
 
-    def _place(self, rq, task):
+    def _place(self, rq: RunQueue, task: Task):
         """A task may not sit on a level that finished this epoch: move it to the first open one."""
         if not task.expired and task.level < rq.min_vruntime:
             task.level = rq.min_vruntime
@@ -55,7 +57,7 @@ class RsdlPolicy(Policy):
             if task.level > self.last_level:
                 self._expire(task)
 
-    def _queue(self, rq, task, front=False):
+    def _queue(self, rq: RunQueue, task: Task, front=False):
         self._place(rq, task)
         if task.expired:
             rq.expired.append(task)
@@ -66,7 +68,7 @@ class RsdlPolicy(Policy):
             rq.active[task.level].append(task)
         rq.seq |= 1 << task.level
 
-    def enqueue(self, rq, task, how, now):
+    def enqueue(self, rq: RunQueue, task: Task, how, now: int):
         if task.quota <= 0 and not task.expired:
             if task.never_ran and task.level == 0:
                 task.level = self._start_level(task)
@@ -75,7 +77,7 @@ class RsdlPolicy(Policy):
         rq.nr_queued += 1
         self._queue(rq, task)
 
-    def dequeue(self, rq, task, now):
+    def dequeue(self, rq: RunQueue, task: Task, now: int):
         if task.expired:
             rq.expired.remove(task)
         else:
@@ -86,12 +88,12 @@ class RsdlPolicy(Policy):
         rq.load -= task.weight
         rq.nr_queued -= 1
 
-    def _expire(self, task):
+    def _expire(self, task: Task):
         task.expired = True
         task.level = self._start_level(task)
         task.quota = self.rr
 
-    def _descend(self, task):
+    def _descend(self, task: Task):
         """The task's own quota at this level is spent: drop a level, or expire below the last."""
         if task.level >= self.last_level:
             self._expire(task)
@@ -99,7 +101,7 @@ class RsdlPolicy(Policy):
             task.level += 1
             task.quota = self.rr
 
-    def _minor_rotation(self, rq, level):
+    def _minor_rotation(self, rq: RunQueue, level):
         """Level ``level`` spent its shared quota: it is finished for this epoch and its
         queued tasks move down to the next level, ahead of the tasks already there."""
         rq.min_vruntime = max(rq.min_vruntime, level + 1)
@@ -116,7 +118,7 @@ class RsdlPolicy(Policy):
                 rq.active[t.level].appendleft(t)
                 rq.seq |= 1 << t.level
 
-    def put_prev(self, rq, task, now):
+    def put_prev(self, rq: RunQueue, task: Task, now: int):
         rq.curr = None
         rq.nr_queued += 1
         level = task.level
@@ -135,7 +137,7 @@ class RsdlPolicy(Policy):
         else:
             self._queue(rq, task, front=True)
 
-    def _major_rotation(self, rq):
+    def _major_rotation(self, rq: RunQueue):
         rq.min_vruntime = 0
         rq.extra = [self.rr] * LEVELS
         while rq.expired:
@@ -144,7 +146,7 @@ class RsdlPolicy(Policy):
             rq.active[t.level].append(t)
             rq.seq |= 1 << t.level
 
-    def pick_next(self, rq, cpu, now):
+    def pick_next(self, rq: RunQueue, cpu, now: int):
         for _ in range(2):
             bitmap = rq.seq
             if bitmap:
@@ -160,7 +162,7 @@ class RsdlPolicy(Policy):
             self._major_rotation(rq)
         return None
 
-    def account(self, rq, task, elapsed, now):
+    def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):
         task.quota -= elapsed
         rq.extra[task.level] -= elapsed
         if rq.nr_queued == 0:
@@ -171,25 +173,25 @@ class RsdlPolicy(Policy):
             if rq.extra[task.level] <= 0:
                 self._major_rotation(rq)
 
-    def preempt_time(self, rq, task, start):
+    def preempt_time(self, rq: RunQueue, task: Task, start: int):
         if not rq.nr_queued:
             return None
         left = min(task.quota, rq.extra[task.level])
         return start + max(0, left)
 
-    def tick_preempt(self, rq, task, now):
+    def tick_preempt(self, rq: RunQueue, task: Task, now: int):
         return task.quota <= 0 or rq.extra[task.level] <= 0
 
-    def wakeup_preempts(self, rq, curr, task, now):
+    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int):
         return not task.expired and task.level < curr.level
 
-    def task_fork(self, rq, parent, child, now, same_cpu):
+    def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
         child.level = parent.level
         half = max(1, parent.quota // 2)
         child.quota = half
         parent.quota = max(1, parent.quota - half)
 
-    def yield_hands_over(self, rq, task, now):
+    def yield_hands_over(self, rq: RunQueue, task: Task, now: int):
         if rq.nr_queued == 0:
             return False
         if self.yield_expire:
@@ -198,11 +200,11 @@ class RsdlPolicy(Policy):
         # strictly better level would run first -- and such a task would have preempted it
         return bool(rq.seq & ((1 << task.level) - 1))
 
-    def queued_tasks(self, rq):
+    def queued_tasks(self, rq: RunQueue):
         tasks = list(reversed(rq.expired))
         for q in reversed(rq.active):
             tasks.extend(reversed(q))
         return tasks
 
-    def hot(self, task, now, level):
+    def hot(self, task: Task, now: int, level):
         return self.task_hot(task, now, self.tun["cache_hot_time_ns"])

@@ -1,0 +1,76 @@
+"""Which build of the hot modules runs: the mypyc-compiled one (simulator/build.py) or the sources.
+
+Python imports an extension module in preference to the .py beside it.  That is what makes the
+compiled build a drop-in accelerator, but it would also run an old build after its source was
+edited.  ``select()`` (called by the package's __init__ before anything imports a hot module)
+therefore routes the hot modules to their sources when the user asks for pure Python
+(SCHEDBENCH_PURE_PYTHON=1) or when a source no longer matches the hash the build recorded.
+"""
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import pathlib
+import sys
+import warnings
+
+PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
+# the modules an event passes through, in dependency order (what the build compiles)
+HOT_MODULES = ("events", "program", "policies.base", "policies.cfs", "policies.eevdf",
+               "policies.globalq", "policies.o1", "policies.rsdl", "balance", "interp", "engine")
+GROUP = "simulator._hot"  # the compiled modules' shared runtime: simulator/_hot__mypyc*.so
+MANIFEST = PACKAGE_DIR / "_compiled.manifest"
+
+
+def _source(name):
+    return PACKAGE_DIR / f"{name.replace('.', '/')}.py"
+
+
+def source_hashes():
+    return {name: hashlib.sha256(_source(name).read_bytes()).hexdigest() for name in HOT_MODULES}
+
+
+def compiled_files():
+    """Every extension module the build wrote into the package."""
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    return sorted(p for p in PACKAGE_DIR.rglob("*") if p.name.endswith(suffixes))
+
+
+def _recorded_hashes():
+    try:
+        lines = MANIFEST.read_text().splitlines()
+    except OSError:
+        return None
+    return dict(line.split(" ", 1) for line in lines if " " in line)
+
+
+class _SourceFinder:
+    """A meta-path finder that loads the hot modules from their .py files."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        name = fullname.removeprefix("simulator.")
+        if fullname == name or name not in HOT_MODULES:
+            return None
+        source = str(_source(name))
+        loader = importlib.machinery.SourceFileLoader(fullname, source)
+        return importlib.util.spec_from_file_location(fullname, source, loader=loader)
+
+
+def select():
+    """Returns True when the compiled hot modules will be used, False for the sources."""
+    if not compiled_files():
+        return False
+    reason = None
+    if os.environ.get("SCHEDBENCH_PURE_PYTHON", "") not in ("", "0"):
+        reason = ""  # asked for: no warning
+    elif _recorded_hashes() != source_hashes():
+        reason = ("simulator: the compiled modules are older than their sources; running the "
+                  "pure-Python sources (rebuild with `python -m simulator.build`)")
+    if reason is None:
+        return True
+    if reason:
+        warnings.warn(reason, RuntimeWarning, stacklevel=3)
+    if not any(isinstance(f, _SourceFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _SourceFinder())
+    return False

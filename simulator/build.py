@@ -1,0 +1,98 @@
+"""Optional compiled build of the simulator's hot modules with mypyc.
+
+    python -m simulator.build           compile them in place (needs mypy and a C compiler)
+    python -m simulator.build --clean   remove the compiled modules again
+
+The compiled modules are only an accelerator: they are extension modules beside the .py files,
+which Python imports in preference to the sources.  Without them (no compiler, or never built)
+the package runs as pure Python, with identical results (tests/simulator checks both).  The
+build records a hash of each source; a module edited after the build is stale and the package
+then falls back to the pure-Python sources with a warning (see simulator/_compiled.py), so an
+edit never silently runs old code.  SCHEDBENCH_PURE_PYTHON=1 forces the pure-Python sources.
+"""
+
+import argparse
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+from ._compiled import GROUP, HOT_MODULES, MANIFEST, PACKAGE_DIR, compiled_files, source_hashes
+
+# mypy options for the build: the sources are checked strictly enough to compile, but a value
+# that mypy cannot prove non-None stays a checked attribute access rather than a build error
+MYPY_FLAGS = ["--disable-error-code=union-attr", "--disable-error-code=arg-type",
+              "--disable-error-code=assignment", "--disable-error-code=return-value",
+              "--disable-error-code=operator", "--disable-error-code=index",
+              "--disable-error-code=call-overload", "--disable-error-code=misc",
+              "--disable-error-code=attr-defined", "--disable-error-code=var-annotated",
+              "--no-warn-no-return", "--check-untyped-defs", "--ignore-missing-imports",
+              "--follow-imports=silent"]
+
+SETUP_PY = """
+import sys
+from setuptools import setup
+from mypyc.build import mypycify
+paths, group = sys.argv[1:-4], sys.argv[-4]
+target = sys.argv[-3]
+tmp = sys.argv[-1]
+sys.argv = [sys.argv[0], "build_ext", "--inplace", "--build-temp", tmp, "--build-lib", tmp]
+setup(name="simulator-hot", packages=[], py_modules=[],
+      ext_modules=mypycify(paths, group_name=group, target_dir=target, opt_level="3"))
+"""
+
+
+def clean():
+    """Remove every compiled module and the manifest: the package is pure Python again."""
+    removed = 0
+    for path in compiled_files():
+        path.unlink()
+        removed += 1
+    if MANIFEST.exists():
+        MANIFEST.unlink()
+    return removed
+
+
+def build(verbose=False):
+    """Compile HOT_MODULES in place; returns the number of extension modules written."""
+    try:
+        import mypyc  # noqa: F401
+    except ImportError as exc:
+        raise SystemExit("simulator.build: mypy is not installed "
+                         "(pip install -r requirements-dev.txt)") from exc
+    clean()
+    root = PACKAGE_DIR.parent
+    sources = [str(PACKAGE_DIR.relative_to(root) / f"{m.replace('.', '/')}.py")
+               for m in HOT_MODULES]
+    with tempfile.TemporaryDirectory(prefix="simulator-build-") as tmp:
+        setup_py = pathlib.Path(tmp) / "setup_hot.py"
+        setup_py.write_text(SETUP_PY)
+        env = dict(os.environ, MYPY_FORCE_COLOR="0")
+        cmd = [sys.executable, str(setup_py), *MYPY_FLAGS, *sources, GROUP,
+               str(pathlib.Path(tmp) / "c"), "--", str(pathlib.Path(tmp) / "o")]
+        proc = subprocess.run(cmd, cwd=root, env=env, capture_output=not verbose, text=True)
+        if proc.returncode != 0:
+            clean()
+            out = "" if verbose else (proc.stdout + proc.stderr)
+            raise SystemExit(f"simulator.build: compilation failed\n{out[-4000:]}")
+    MANIFEST.write_text("".join(f"{name} {digest}\n"
+                                for name, digest in sorted(source_hashes().items())))
+    return len(compiled_files())
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clean", action="store_true", help="remove the compiled modules")
+    parser.add_argument("--verbose", action="store_true", help="show the compiler's output")
+    args = parser.parse_args(argv)
+    if args.clean:
+        print(f"removed {clean()} compiled modules; the simulator is pure Python")
+        return
+    count = build(verbose=args.verbose)
+    print(f"compiled {count} extension modules in {PACKAGE_DIR} "
+          f"({', '.join(HOT_MODULES)}); `python -m simulator.build --clean` removes them")
+
+
+if __name__ == "__main__":
+    main()
