@@ -13,7 +13,6 @@ import importlib.util
 import os
 import pathlib
 import sys
-import warnings
 
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
 # the modules an event passes through, in dependency order (what the build compiles)
@@ -57,20 +56,26 @@ class _SourceFinder:
         return importlib.util.spec_from_file_location(fullname, source, loader=loader)
 
 
+# what select() found, for reports such as bench/simulator_speed.py
+STATE = "pure Python (no compiled build)"
+
+
 def select():
-    """Returns True when the compiled hot modules will be used, False for the sources."""
+    """Returns True when the compiled hot modules will be used, False for the sources.
+
+    A stale build is skipped silently (the CLI's stderr is part of its contract); STATE says
+    which build runs and why."""
+    global STATE
     if not compiled_files():
         return False
-    reason = None
     if os.environ.get("SCHEDBENCH_PURE_PYTHON", "") not in ("", "0"):
-        reason = ""  # asked for: no warning
+        STATE = "pure Python (SCHEDBENCH_PURE_PYTHON is set)"
     elif _recorded_hashes() != source_hashes():
-        reason = ("simulator: the compiled modules are older than their sources; running the "
-                  "pure-Python sources (rebuild with `python -m simulator.build`)")
-    if reason is None:
+        STATE = ("pure Python (the compiled build is older than the sources: "
+                 "rebuild with `python -m simulator.build`)")
+    else:
+        STATE = "compiled with mypyc (python -m simulator.build)"
         return True
-    if reason:
-        warnings.warn(reason, RuntimeWarning, stacklevel=3)
     if not any(isinstance(f, _SourceFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _SourceFinder())
     return False

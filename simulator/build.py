@@ -6,9 +6,9 @@
 The compiled modules are only an accelerator: they are extension modules beside the .py files,
 which Python imports in preference to the sources.  Without them (no compiler, or never built)
 the package runs as pure Python, with identical results (tests/simulator checks both).  The
-build records a hash of each source; a module edited after the build is stale and the package
-then falls back to the pure-Python sources with a warning (see simulator/_compiled.py), so an
-edit never silently runs old code.  SCHEDBENCH_PURE_PYTHON=1 forces the pure-Python sources.
+build records a hash of each source; once a module is edited the build is stale and the package
+runs the pure-Python sources again (simulator/_compiled.py), so an edit never runs old code.
+SCHEDBENCH_PURE_PYTHON=1 forces the pure-Python sources.
 """
 
 import argparse
@@ -68,7 +68,9 @@ def build(verbose=False):
     with tempfile.TemporaryDirectory(prefix="simulator-build-") as tmp:
         setup_py = pathlib.Path(tmp) / "setup_hot.py"
         setup_py.write_text(SETUP_PY)
-        env = dict(os.environ, MYPY_FORCE_COLOR="0")
+        # no fused multiply-add: the jitter's float arithmetic must round as CPython's does
+        cflags = f"{os.environ.get('CFLAGS', '')} -ffp-contract=off".strip()
+        env = dict(os.environ, MYPY_FORCE_COLOR="0", CFLAGS=cflags)
         cmd = [sys.executable, str(setup_py), *MYPY_FLAGS, *sources, GROUP,
                str(pathlib.Path(tmp) / "c"), "--", str(pathlib.Path(tmp) / "o")]
         proc = subprocess.run(cmd, cwd=root, env=env, capture_output=not verbose, text=True)

@@ -11,7 +11,6 @@ Progress inside a segment is computed analytically from elapsed time and the CPU
 them (slice expiry, a due balance pass).
 """
 
-import heapq
 import random
 from heapq import heappop, heappush
 from typing import Any
@@ -19,7 +18,15 @@ from typing import Any
 from . import balance
 from .errors import EventBudgetExceeded
 from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER
-from .interp import HANDLERS, step, step_reference
+from .interp import (  # the handlers the action loop below calls directly
+    HANDLERS,
+    _op_lock,
+    _op_post,
+    _op_unlock,
+    _op_wait,
+    step,
+    step_reference,
+)
 from .policies import NICE_0, Policy
 from .policies.base import RunQueue
 from .program import (
@@ -33,6 +40,8 @@ from .program import (
     RUNNING,
     UNLOCK,
     WAIT,
+    Mutex,
+    Semaphore,
     Task,
 )
 
@@ -73,7 +82,8 @@ class Engine:
                  "refill_us", "counters", "marks", "samples", "overloaded", "pending_timers",
                  "depth", "track_load", "policy_account", "cpus", "global_queue", "tick_preempts",
                  "hrtick", "newidle", "switch_ns", "flat_cost", "reference", "step",
-                 "idle_wake_ns", "contention", "contention_span")
+                 "idle_wake_ns", "contention", "contention_span", "has_account", "yield_ns",
+                 "warm_ns", "refill_by_distance", "threads", "socket_cpus", "smt_speed")
 
     def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False):
         # reference mode routes every event through the plain functions (step_reference,
@@ -100,6 +110,15 @@ class Engine:
         self.tick_ns: int = 1_000_000_000 // tun["HZ"]
         self.noise: float = tun["noise_pct"] / 100.0
         self.refill_us: Any = tun["cache_refill_us"]
+        # refill_cost()'s inputs: the refill a migration costs per topology distance (same CPU,
+        # SMT sibling, same socket, another socket) and how long a cache stays warm
+        self.refill_by_distance: list[int] = [int(self.refill_us * 1000 * factor)
+                                              for factor in (0.0, 0.1, 1.0, 3.0)]
+        self.warm_ns: Any = tun["cache_warm_ms"] * 1e6
+        self.threads: int = topo.threads
+        self.socket_cpus: int = topo.cores * topo.threads
+        self.smt_speed: Any = tun["smt_speed"]
+        self.yield_ns: int = tun["yield_syscall_ns"]
         self.counters: dict[str, int] = dict.fromkeys(
             ("events", "context_switches", "migrations", "wakeups", "balance_attempts",
              "balance_failed", "balance_moved", "cache_hot_refusals", "preemptions", "yields",
@@ -116,19 +135,19 @@ class Engine:
         self.hrtick: bool = policy.hrtick
         self.track_load: bool = not policy.global_queue
         self.newidle: bool = bool(tun["newidle_balance"]) and not policy.global_queue
-        self.switch_ns: Any = tun["context_switch_ns"]
+        self.switch_ns: int = tun["context_switch_ns"]
         # the machine: an idle CPU needs idle_wake_ns (IPI, idle-state exit, a halted vCPU's
         # wake by the host) before it runs what it was woken for; busy CPUs slow each other
-        self.idle_wake_ns: Any = tun["idle_wake_ns"]
+        self.idle_wake_ns: int = tun["idle_wake_ns"]
         self.contention: Any = tun["busy_contention"]
         self.contention_span: int = max(1, topo.ncpus - topo.threads)  # CPUs outside one core
         # the cost of a schedule() decision when the policy keeps the base class's flat one
         flat = type(policy).decision_cost is Policy.decision_cost
-        self.flat_cost: Any = policy.sched_cost if flat else None
+        self.flat_cost: int | None = policy.sched_cost if flat else None
         policy.attach(self)
         # None when the policy keeps the base class's no-op account(): the hot paths skip it
-        self.policy_account: Any = (None if type(policy).account is Policy.account
-                               else policy.account)
+        self.has_account: bool = type(policy).account is not Policy.account
+        self.policy_account: Any = policy.account if self.has_account else None
         self.cpus: list[Cpu] = [Cpu(c, policy.new_rq(c), topo.siblings(c))
                                 for c in range(topo.ncpus)]
         balance.setup(self)
@@ -136,7 +155,7 @@ class Engine:
     # ----------------------------------------------------------------- event plumbing
     def push(self, when, kind, obj, gen):
         self.seq += 1
-        heapq.heappush(self.heap, (when, self.seq, kind, obj, gen))
+        heappush(self.heap, (when, self.seq, kind, obj, gen))
 
     def trace(self, cpu_id, what, detail=""):
         if self.trace_file is not None:
@@ -175,11 +194,11 @@ class Engine:
         heap = self.heap
         rand = self._random
         noise = self.noise
-        handlers = HANDLERS
         budget = self.max_events
         events = 0
         # the policy's account() hook, None when it is the base class's no-op
-        policy_account = self.policy_account
+        policy = self.policy
+        has_account = self.has_account
         vruntime_only = self.policy.account_is_vruntime
         slice_only = self.policy.account_is_slice
         ev_seg, ev_timer, ev_balance, ev_sample, ev_call = (EV_SEG, EV_TIMER, EV_BALANCE,
@@ -213,8 +232,8 @@ class Engine:
                     task.vruntime += elapsed if weight == NICE_0 else elapsed * NICE_0 // weight
                 elif slice_only and task.slice_left > elapsed:
                     task.slice_left -= elapsed  # O1Policy.account() while the slice lasts
-                elif policy_account is not None:
-                    policy_account(cpu.rq, task, elapsed, when)
+                elif has_account:
+                    policy.account(cpu.rq, task, elapsed, when)
                 # step(), inlined: the same loop over the task's actions (keep the two alike)
                 task.remaining = 0
                 prog = task.prog
@@ -229,56 +248,75 @@ class Engine:
                             task.remaining = ns
                             continue
                         task.pc = pc
-                        if noise > 0.0:
-                            ns = (ns * (1.0 + noise * (2.0 * rand() - 1.0))).__trunc__() or 1
+                        if noise > 0.0:  # Engine.jitter(), inlined
+                            r: float = rand()
+                            scaled: float = ns * (1.0 + noise * (2.0 * r - 1.0))
+                            ns = int(scaled) or 1
                         task.remaining = ns
                         preempt_at = cpu.preempt_at
                         if cpu.need_resched or (preempt_at is not None and when >= preempt_at):
                             self.begin(cpu, task)
                             break
+                        # no preemption due: Engine.plan() for a fresh run segment
                         start = cpu.seg_start
                         end = start + (ns if cpu.speed == 1.0 else int(-(-ns // cpu.speed)))
                         if not cpu.preempt_valid:
                             preempt_at = self.slice_expiry(cpu, task, start)
                         if preempt_at is not None and preempt_at < end:
                             end = preempt_at
-                        if end != cpu.pending_at:
+                        if end != cpu.pending_at:  # Engine.arm(), inlined
                             gen = cpu.gen = cpu.gen + 1
                             cpu.pending_at = end
                             seq = self.seq = self.seq + 1
-                            heappush(heap, (end, seq, ev_seg, cpu, gen))
+                            heappush(heap, (end, seq, EV_SEG, cpu, gen))
                         break
-                    if code == LOOP:
+                    if code == LOOP:  # iterations left, kept at the LOOP's pc + 1 (None: not begun)
                         loops = task.loops
                         if loops is None:
                             loops = task.loops = [None] * (len(prog) + 1)
-                        left = loops[pc]
-                        left = (op[1] if left is None else left) - 1
-                        if left > 0:
-                            loops[pc] = left
+                        done = loops[pc]
+                        count: int = op[1] if done is None else done
+                        if count > 1:
+                            loops[pc] = count - 1
                             pc = op[2]
                         else:
                             loops[pc] = None
                         continue
-                    elif code == WAIT:
-                        if op[1].count > 0:
-                            op[1].count -= 1
+                    # the uncontended synchronisation cases inline; the rest go to the handlers
+                    if code == WAIT:
+                        wsem: Semaphore = op[1]
+                        if wsem.count > 0:
+                            wsem.count -= 1
                             continue
+                        task.pc = pc
+                        handled = _op_wait(self, cpu, task, op)
+                    elif code == POST:
+                        psem: Semaphore = op[1]
+                        if not psem.waiters and op[2] == 1:
+                            psem.count += 1
+                            continue
+                        task.pc = pc
+                        handled = _op_post(self, cpu, task, op)
                     elif code == LOCK:
-                        if op[1].owner is None:
-                            op[1].owner = task
+                        lmutex: Mutex = op[1]
+                        if lmutex.owner is None:
+                            lmutex.owner = task
                             continue
+                        task.pc = pc
+                        handled = _op_lock(self, cpu, task, op)
                     elif code == UNLOCK:
-                        if not op[1].waiters and not op[1].spinners:
-                            op[1].owner = None
+                        umutex: Mutex = op[1]
+                        if not umutex.waiters and not umutex.spinners:
+                            umutex.owner = None
                             continue
-                    elif code == POST and not op[1].waiters and op[2] == 1:
-                        op[1].count += 1
-                        continue
-                    task.pc = pc
-                    if handlers[code](self, cpu, task, op):
+                        task.pc = pc
+                        handled = _op_unlock(self, cpu, task, op)
+                    else:
+                        task.pc = pc
+                        handled = HANDLERS[code](self, cpu, task, op)
+                    if handled:
                         break
-                    pc = task.pc
+                    pc = task.pc  # a handler that returns False leaves the task where it was
             elif kind == ev_timer:
                 if gen != obj.timer_gen:
                     continue
@@ -311,7 +349,7 @@ class Engine:
         events = 0
         self._seed_events()
         while heap and self.alive > 0:
-            when, _seq, kind, obj, gen = heapq.heappop(heap)
+            when, _seq, kind, obj, gen = heappop(heap)
             if kind == EV_SEG:
                 if gen != obj.gen:
                     continue
@@ -563,12 +601,12 @@ class Engine:
             task.remaining -= (elapsed if cpu.speed == 1.0 or task.wall_until is not None
                                else int(elapsed * cpu.speed))
         elif task.spin_yield:
-            yields = elapsed // self.tun["yield_syscall_ns"]
+            yields = elapsed // self.yield_ns
             self.counters["yields"] += yields
             if task.spins_left is not None:
                 task.spins_left -= yields
-        if self.policy_account is not None:
-            self.policy_account(cpu.rq, task, elapsed, now)
+        if self.has_account:
+            self.policy.account(cpu.rq, task, elapsed, now)
 
     def on_segment_end(self, cpu: Cpu):
         task = cpu.curr
@@ -585,8 +623,8 @@ class Engine:
             cpu.busy_ns += elapsed
             task.sum_exec += elapsed
             task.remaining -= elapsed
-            if self.policy_account is not None:
-                self.policy_account(cpu.rq, task, elapsed, now)
+            if self.has_account:
+                self.policy.account(cpu.rq, task, elapsed, now)
         else:
             self.account(cpu)
         if cpu.need_resched:
@@ -626,7 +664,7 @@ class Engine:
             if delay is not None:
                 end = start + delay
             if task.spins_left is not None:  # a bounded spinner gives up after its last yield
-                give_up = start + max(0, task.spins_left) * self.tun["yield_syscall_ns"]
+                give_up = start + max(0, task.spins_left) * self.yield_ns
                 if end is None or give_up < end:
                     end = give_up
         if cpu.need_resched:
@@ -649,7 +687,7 @@ class Engine:
         cpu.gen += 1
         cpu.pending_at = when
         self.seq += 1
-        heapq.heappush(self.heap, (when, self.seq, EV_SEG, cpu, cpu.gen))
+        heappush(self.heap, (when, self.seq, EV_SEG, cpu, cpu.gen))
 
     def slice_expiry(self, cpu: Cpu, task: Task, start):
         preempt_at: int | None = None
@@ -687,7 +725,8 @@ class Engine:
         if nxt is None:
             self.go_idle(cpu, prev)
             return
-        cost = self.flat_cost if self.flat_cost is not None else policy.decision_cost(rq)
+        flat = self.flat_cost
+        cost: int = flat if flat is not None else policy.decision_cost(rq)
         counters = self.counters
         counters["sched_decisions"] += 1  # decisions that had a task to pick
         counters["sched_cost_total_ns"] += cost
@@ -741,10 +780,14 @@ class Engine:
         last = task.last_cpu
         if last is None or last == cpu_id or task.never_ran or not self.refill_us:
             return 0
-        if self.now - task.last_ran > self.tun["cache_warm_ms"] * 1e6:
+        if self.now - task.last_ran > self.warm_ns:
             return 0
-        factor = (0.0, 0.1, 1.0, 3.0)[self.topo.distance(last, cpu_id)]
-        return int(self.refill_us * 1000 * factor)
+        # Topology.distance(last, cpu_id), inlined (last != cpu_id here)
+        if last // self.threads == cpu_id // self.threads:
+            return self.refill_by_distance[1]
+        if last // self.socket_cpus == cpu_id // self.socket_cpus:
+            return self.refill_by_distance[2]
+        return self.refill_by_distance[3]
 
     def go_idle(self, cpu: Cpu, prev):
         cpu.curr = None
@@ -767,7 +810,7 @@ class Engine:
         busy fraction of the CPUs outside its core.  Called when a CPU turns busy or idle."""
         cpus = self.cpus
         topo = self.topo
-        share = self.tun["smt_speed"]
+        share = self.smt_speed
         busy_cores = {}
         for c in cpus:
             if c.curr is not None:
@@ -793,7 +836,7 @@ class Engine:
         """SMT: a core's threads share its throughput, so a sibling's state sets our speed."""
         if not cpu.siblings:
             return
-        share = self.tun["smt_speed"]
+        share = self.smt_speed
         busy = cpu.curr is not None
         for sid in cpu.siblings:
             sib = self.cpus[sid]
@@ -854,8 +897,8 @@ class Engine:
         if task.spins_left is not None:
             task.spins_left -= 1
         self.account(cpu)
-        cpu.sys_ns += self.tun["yield_syscall_ns"]
-        cpu.seg_start = max(cpu.seg_start, self.now) + self.tun["yield_syscall_ns"]
+        cpu.sys_ns += self.yield_ns
+        cpu.seg_start = max(cpu.seg_start, self.now) + self.yield_ns
         self.policy.yield_task(cpu.rq, task, self.now)
         if self.trace_file is not None:
             self.trace(cpu.id, "yield", task.name)

@@ -25,6 +25,8 @@ from .program import (
     WALL_END,
     WALL_RUN,
     YIELD,
+    Mutex,
+    Semaphore,
     Task,
 )
 
@@ -59,26 +61,28 @@ def step(eng: "Engine", cpu: "Cpu", task: Task):
     task.remaining = 0
     prog = task.prog
     pc = task.pc
+    noise = eng.noise
+    rand = eng._random
     while True:
         op = prog[pc]
         code: int = op[0]
         pc += 1
-        # Ordered by frequency (LOOP ends most programs' iterations, so it comes early)
         if code == RUN:
             ns: int = op[1]
             if ns <= 0:
                 task.remaining = ns
                 continue
             task.pc = pc
-            noise = eng.noise
-            if noise > 0.0:  # Engine.jitter() inlined; __trunc__() == int() here, but cheaper
-                ns = (ns * (1.0 + noise * (2.0 * eng._random() - 1.0))).__trunc__() or 1
+            if noise > 0.0:  # Engine.jitter(), inlined
+                r: float = rand()
+                scaled: float = ns * (1.0 + noise * (2.0 * r - 1.0))
+                ns = int(scaled) or 1
             task.remaining = ns
             preempt_at = cpu.preempt_at
             if cpu.need_resched or (preempt_at is not None and eng.now >= preempt_at):
                 eng.begin(cpu, task)
                 return
-            # common case, no preemption due: Engine.plan() for a fresh run segment
+            # no preemption due: Engine.plan() for a fresh run segment
             start = cpu.seg_start
             end = start + (ns if cpu.speed == 1.0 else int(-(-ns // cpu.speed)))
             if not cpu.preempt_valid:
@@ -91,36 +95,51 @@ def step(eng: "Engine", cpu: "Cpu", task: Task):
                 seq = eng.seq = eng.seq + 1
                 heappush(eng.heap, (end, seq, EV_SEG, cpu, gen))
             return
-        if code == LOOP:  # iterations left, per LOOP action at its pc + 1 (None: not begun)
+        if code == LOOP:  # iterations left, kept at the LOOP's pc + 1 (None: not begun)
             loops = task.loops
             if loops is None:
                 loops = task.loops = [None] * (len(prog) + 1)
-            left = loops[pc]
-            left = (op[1] if left is None else left) - 1
-            if left > 0:
-                loops[pc] = left
+            done = loops[pc]
+            count: int = op[1] if done is None else done
+            if count > 1:
+                loops[pc] = count - 1
                 pc = op[2]
             else:
                 loops[pc] = None
             continue
-        elif code == WAIT:
-            if op[1].count > 0:
-                op[1].count -= 1
+        # the uncontended synchronisation cases inline; the rest go to the handlers
+        if code == WAIT:
+            wsem: Semaphore = op[1]
+            if wsem.count > 0:
+                wsem.count -= 1
                 continue
+            task.pc = pc
+            handled = _op_wait(eng, cpu, task, op)
+        elif code == POST:
+            psem: Semaphore = op[1]
+            if not psem.waiters and op[2] == 1:
+                psem.count += 1
+                continue
+            task.pc = pc
+            handled = _op_post(eng, cpu, task, op)
         elif code == LOCK:
-            if op[1].owner is None:
-                op[1].owner = task
+            lmutex: Mutex = op[1]
+            if lmutex.owner is None:
+                lmutex.owner = task
                 continue
+            task.pc = pc
+            handled = _op_lock(eng, cpu, task, op)
         elif code == UNLOCK:
-            if not op[1].waiters and not op[1].spinners:
-                op[1].owner = None
+            umutex: Mutex = op[1]
+            if not umutex.waiters and not umutex.spinners:
+                umutex.owner = None
                 continue
-        elif code == POST and not op[1].waiters and op[2] == 1:
-            op[1].count += 1
-            continue
-        # the contended cases and the rarer actions
-        task.pc = pc
-        if HANDLERS[code](eng, cpu, task, op):
+            task.pc = pc
+            handled = _op_unlock(eng, cpu, task, op)
+        else:
+            task.pc = pc
+            handled = HANDLERS[code](eng, cpu, task, op)
+        if handled:
             return
         pc = task.pc  # a handler that returns False leaves the task where it was
 
@@ -137,14 +156,14 @@ def _start_spin(eng: "Engine", cpu: "Cpu", task: Task, obj, target, use_yield, l
     eng.begin(cpu, task)
 
 
-def _charge(eng: "Engine", cpu: "Cpu", task: Task, ns):
+def _charge(eng: "Engine", cpu: "Cpu", task: Task, ns) -> bool:
     """Continue running for ``ns`` of kernel work (syscall cost) before the next action."""
     task.remaining = ns
     eng.begin(cpu, task)
     return True
 
 
-def _op_wait(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_wait(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     sem = op[1]
     if sem.count > 0:
         sem.count -= 1
@@ -154,7 +173,7 @@ def _op_wait(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     return True
 
 
-def _op_post(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_post(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     sem = op[1]
     woke = 0
     for _ in range(op[2]):
@@ -168,7 +187,7 @@ def _op_post(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     return False
 
 
-def _op_lock(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_lock(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     mutex, mode = op[1], op[2]
     if mutex.owner is None:
         mutex.owner = task
@@ -184,7 +203,7 @@ def _op_lock(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     return True
 
 
-def _op_unlock(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_unlock(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     mutex = op[1]
     if mutex.waiters:
         mutex.owner = mutex.waiters.pop(0)
@@ -196,7 +215,7 @@ def _op_unlock(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     return False
 
 
-def _op_spin(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_spin(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     counter = op[1]
     if counter.value >= op[2]:
         return False
@@ -204,29 +223,29 @@ def _op_spin(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     return True
 
 
-def _op_add(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_add(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     op[1].value += op[2]
     if op[1].spinners:
         eng.notify_spinners(op[1])
     return False
 
 
-def _op_set(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_set(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     op[1].value = op[2]
     return False
 
 
-def _op_mark(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_mark(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     op[1](eng, task)
     return False
 
 
-def _op_sleep(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_sleep(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     eng.sleep(cpu, task, eng.now + eng.jitter(op[1]))
     return True
 
 
-def _op_timer(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_timer(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     """End of a periodic job: account it, then sleep until the next release."""
     period = op[1]
     eng.counters["jobs"] += 1
@@ -251,18 +270,18 @@ def _op_timer(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     return True
 
 
-def _op_yield(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_yield(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     eng.do_yield(cpu, task)
     return True
 
 
-def _op_fork(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_fork(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     child = op[1](eng, task)
     eng.fork(cpu, task, child)
     return False
 
 
-def _op_exit(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_exit(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     if task.joinsem is not None:
         sem = task.joinsem
         if sem.waiters:
@@ -273,7 +292,7 @@ def _op_exit(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     return True
 
 
-def _op_barrier(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_barrier(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     bar = op[1]
     bar.arrived += 1
     if bar.arrived < bar.parties:
@@ -287,7 +306,7 @@ def _op_barrier(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     return False
 
 
-def _op_run(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_run(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     ns = op[1]
     if ns <= 0:
         task.remaining = ns
@@ -297,7 +316,7 @@ def _op_run(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     return True
 
 
-def _op_loop(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_loop(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     """Jump back to op[2] until op[1] iterations are done (state per LOOP action's pc + 1)."""
     if task.loops is None:
         task.loops = [None] * (len(task.prog) + 1)
@@ -324,7 +343,7 @@ def step_reference(eng: "Engine", cpu: "Cpu", task: Task):
             return
 
 
-def _op_wall_run(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_wall_run(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     """Busy-loop until the wall clock shows op[1] ns more (gettimeofday() polling, as the
     harness's threadtest_burn does): time spent preempted counts towards the burn."""
     start = cpu.seg_start if cpu.seg_start > eng.now else eng.now
@@ -334,12 +353,12 @@ def _op_wall_run(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
     return True
 
 
-def _op_wall_end(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_wall_end(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     task.wall_until = None
     return False
 
 
-def _op_unknown(eng: "Engine", cpu: "Cpu", task: Task, op: Any):
+def _op_unknown(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     raise AssertionError(f"unknown op {op[0]}")
 
 

@@ -23,7 +23,7 @@ def ilog2(n):
 
 class RunQueue:
     __slots__ = ("cpu", "nr_running", "curr", "load", "data", "min_vruntime", "seq", "nr_queued",
-                 "active", "expired", "extra")
+                 "active", "expired", "extra", "vsum", "wsum")
 
     def __init__(self, cpu):
         self.cpu: int = cpu
@@ -37,6 +37,8 @@ class RunQueue:
         self.active: Any = None
         self.expired: Any = None
         self.extra: Any = None
+        self.vsum: int = 0  # EEVDF: sum of weight x vruntime of the queued tasks
+        self.wsum: int = 0  # EEVDF: sum of their weights
 
 
 class Policy(ABC):
@@ -58,7 +60,7 @@ class Policy(ABC):
         self.tun = tun
         self.ncpus = ncpus
         self.eng = None
-        self.sched_cost = tun["sched_cost_ns"]
+        self.sched_cost: int = tun["sched_cost_ns"]
 
     def attach(self, eng):
         """The engine this policy serves (called once, before any runqueue exists)."""
@@ -82,7 +84,7 @@ class Policy(ABC):
         """The running task stops running but stays runnable: put it back in the queue."""
 
     @abstractmethod
-    def pick_next(self, rq: RunQueue, cpu, now: int):
+    def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
         """Remove and return the task ``cpu`` runs next, or None to go idle."""
 
     def on_pick(self, rq: RunQueue, task: Task, now: int):
@@ -101,15 +103,15 @@ class Policy(ABC):
         """Charge ``elapsed`` ns of CPU time to the running ``task`` (vruntime, slice, quota)."""
 
     @abstractmethod
-    def preempt_time(self, rq: RunQueue, task: Task, start: int):
+    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
         """The instant the running task's slice ends if others wait, else None."""
 
     @abstractmethod
-    def tick_preempt(self, rq: RunQueue, task: Task, now: int):
+    def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
         """At the tick due by preempt_time: does the running task really lose the CPU?"""
 
     @abstractmethod
-    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int):
+    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
         """Does the woken ``task`` (queued on rq) preempt the running ``curr`` at once?"""
 
     # ------------------------------------------------------------------ fork and yield
@@ -126,7 +128,7 @@ class Policy(ABC):
         task.yield_pending = True
 
     @abstractmethod
-    def yield_hands_over(self, rq: RunQueue, task: Task, now: int):
+    def yield_hands_over(self, rq: RunQueue, task: Task, now: int) -> bool:
         """Would a sched_yield() by the running ``task`` switch to another task now?"""
 
     def yield_handover_delay(self, rq: RunQueue, task: Task, now: int):
@@ -134,7 +136,7 @@ class Policy(ABC):
         return None
 
     # ------------------------------------------------------------------ costs and balancing
-    def decision_cost(self, rq: RunQueue):
+    def decision_cost(self, rq: RunQueue) -> int:
         """CPU time one schedule() decision costs on ``rq`` (ns)."""
         return self.sched_cost
 

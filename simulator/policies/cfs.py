@@ -91,7 +91,7 @@ class CfsPolicy(Policy):
                 task.skip = True
         self._insert(rq, task)
 
-    def pick_next(self, rq: RunQueue, cpu, now: int):
+    def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
         data = rq.data
         if not data:
             return None
@@ -115,7 +115,7 @@ class CfsPolicy(Policy):
         period = self.latency if nr <= self.nr_latency else self.min_gran * nr
         return period * task.weight // max(rq.load, task.weight)
 
-    def preempt_time(self, rq: RunQueue, task: Task, start: int):
+    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
         if not rq.data:
             return None
         # ideal_slice(), inlined (this runs at every re-plan of a busy CPU)
@@ -127,10 +127,10 @@ class CfsPolicy(Policy):
             task.sum_exec - task.prev_sum_exec)
         return start + left if left > 0 else start
 
-    def tick_preempt(self, rq: RunQueue, task: Task, now: int):
+    def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
         return bool(rq.data) and task.sum_exec - task.prev_sum_exec >= self.ideal_slice(rq, task)
 
-    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int):
+    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
         return curr.vruntime - task.vruntime > self.wakeup_gran
 
     def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
@@ -147,7 +147,7 @@ class CfsPolicy(Policy):
         return self.tun["child_runs_first_threads"]
 
 
-    def yield_hands_over(self, rq: RunQueue, task: Task, now: int):
+    def yield_hands_over(self, rq: RunQueue, task: Task, now: int) -> bool:
         """After sched_yield() schedule() runs and picks the leftmost task.  compat_yield=1 first
         moves the yielder right of the rightmost task (unless it is already rightmost); the
         "requeue" code of 2.6.23/2.6.24 only brings its vruntime up to date, so put_prev puts it
@@ -167,7 +167,7 @@ class CfsPolicy(Policy):
         gap = rq.data[0][0] - task.vruntime
         return max(1, -(-gap * task.weight // NICE_0))
 
-    def decision_cost(self, rq: RunQueue):
+    def decision_cost(self, rq: RunQueue) -> int:
         nr = rq.nr_running  # ilog2(max(1, nr)), inlined: this runs at every decision
         return self.sched_cost + self.log_cost * (nr.bit_length() - 1 if nr > 1 else 0)
 

@@ -14,35 +14,34 @@ class EevdfPolicy(Policy):
 
     def __init__(self, kernel, tun, ncpus):
         super().__init__(kernel, tun, ncpus)
-        self.slice = tun["base_slice_ns"] * (1 + ilog2(min(ncpus, 8)))
-        self.log_cost = tun["sched_cost_log_ns"]
+        self.slice: int = tun["base_slice_ns"] * (1 + ilog2(min(ncpus, 8)))
+        self.log_cost: int = tun["sched_cost_log_ns"]
 
     def new_rq(self, cpu_id):
         rq = RunQueue(cpu_id)
         rq.data = []
-        # the queued tasks' sum of weight x vruntime and sum of weights, kept as tasks come and
-        # go (the kernel's avg_vruntime/avg_load), so the average needs no rescan of the queue
-        rq.extra = [0, 0]
+        # the queued tasks' sum of weight x vruntime (rq.vsum) and sum of weights (rq.wsum),
+        # kept as tasks come and go (the kernel's avg_vruntime/avg_load), so the average needs
+        # no rescan of the queue
         return rq
 
-    def _add(self, rq: RunQueue, task: Task):
+    def _add(self, rq: RunQueue, task: Task) -> None:
         rq.data.append(task)
-        sums = rq.extra
-        sums[0] += task.vruntime * task.weight
-        sums[1] += task.weight
+        rq.vsum += task.vruntime * task.weight
+        rq.wsum += task.weight
 
-    def _take(self, rq: RunQueue, task: Task):
+    def _take(self, rq: RunQueue, task: Task) -> None:
         rq.data.remove(task)
-        sums = rq.extra
-        sums[0] -= task.vruntime * task.weight
-        sums[1] -= task.weight
+        rq.vsum -= task.vruntime * task.weight
+        rq.wsum -= task.weight
 
-    def _vslice(self, task: Task):
+    def _vslice(self, task: Task) -> int:
         return self.slice * NICE_0 // task.weight
 
-    def _avg(self, rq: RunQueue):
+    def _avg(self, rq: RunQueue) -> int:
         """The weighted average vruntime of the queued tasks and the running one."""
-        total, weight = rq.extra
+        total = rq.vsum
+        weight = rq.wsum
         curr = rq.curr
         if curr is not None:
             total += curr.vruntime * curr.weight
@@ -82,8 +81,8 @@ class EevdfPolicy(Policy):
         rq.curr = None
         self._add(rq, task)
 
-    def pick_next(self, rq: RunQueue, cpu, now: int):
-        data = rq.data
+    def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
+        data: list[Task] = rq.data
         if not data:
             return None
         avg = self._avg(rq)
@@ -102,29 +101,30 @@ class EevdfPolicy(Policy):
         if task.vruntime >= task.deadline and not rq.data:
             task.deadline = task.vruntime + self._vslice(task)
 
-    def preempt_time(self, rq: RunQueue, task: Task, start: int):
+    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
         if not rq.data:
             return None
         return start + max(0, (task.deadline - task.vruntime) * task.weight // NICE_0)
 
-    def tick_preempt(self, rq: RunQueue, task: Task, now: int):
+    def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
         if task.vruntime < task.deadline:
             return False
         task.deadline = task.vruntime + self._vslice(task)
         return True
 
-    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int):
+    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
         return task.vruntime <= self._avg(rq) and task.deadline < curr.deadline
 
     def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
         child.deadline = 0
 
 
-    def yield_hands_over(self, rq: RunQueue, task: Task, now: int):
+    def yield_hands_over(self, rq: RunQueue, task: Task, now: int) -> bool:
         return bool(rq.data)
 
-    def decision_cost(self, rq: RunQueue):
-        return self.sched_cost + self.log_cost * ilog2(max(1, rq.nr_running))
+    def decision_cost(self, rq: RunQueue) -> int:
+        nr = rq.nr_running  # ilog2(max(1, nr)), inlined: this runs at every decision
+        return self.sched_cost + self.log_cost * (nr.bit_length() - 1 if nr > 1 else 0)
 
     def queued_tasks(self, rq: RunQueue):
         return list(reversed(rq.data))

@@ -104,7 +104,7 @@ class GoodnessPolicy(GlobalPolicy):
         for t in self.eng.tasks.values():
             t.quota = t.quota // 2 + self.refill
 
-    def pick_next(self, rq: RunQueue, cpu, now: int):
+    def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
         data = rq.data
         if not data:
             return None
@@ -128,13 +128,13 @@ class GoodnessPolicy(GlobalPolicy):
         if task.quota <= 0 and not rq.data:
             task.quota = self.refill
 
-    def preempt_time(self, rq: RunQueue, task: Task, start: int):
+    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
         return start + max(0, task.quota) if rq.data else None
 
-    def tick_preempt(self, rq: RunQueue, task: Task, now: int):
+    def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
         return task.quota <= 0
 
-    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int):
+    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
         return False
 
     def preempt_target(self, eng, task: Task):
@@ -152,10 +152,10 @@ class GoodnessPolicy(GlobalPolicy):
                 worst, worst_gap = cpu, gap
         return worst
 
-    def yield_hands_over(self, rq: RunQueue, task: Task, now: int):
+    def yield_hands_over(self, rq: RunQueue, task: Task, now: int) -> bool:
         return bool(rq.data)
 
-    def decision_cost(self, rq: RunQueue):
+    def decision_cost(self, rq: RunQueue) -> int:
         return self.sched_cost + self.per_task * rq.nr_running
 
 
@@ -167,7 +167,7 @@ class EdfPolicy(GlobalPolicy):
     hrtick = True
     tick_preempts = False
 
-    def pick_next(self, rq: RunQueue, cpu, now: int):
+    def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
         data = rq.data
         if not data:
             return None
@@ -178,13 +178,13 @@ class EdfPolicy(GlobalPolicy):
         data.remove(best)
         return best
 
-    def preempt_time(self, rq: RunQueue, task: Task, start: int):
+    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
         return None
 
-    def tick_preempt(self, rq: RunQueue, task: Task, now: int):
+    def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
         return False
 
-    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int):
+    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
         return False
 
     def preempt_target(self, eng, task: Task):
@@ -206,5 +206,5 @@ class EdfPolicy(GlobalPolicy):
                 latest, latest_key = cpu, key
         return latest
 
-    def yield_hands_over(self, rq: RunQueue, task: Task, now: int):
+    def yield_hands_over(self, rq: RunQueue, task: Task, now: int) -> bool:
         return bool(rq.data)

@@ -65,7 +65,7 @@ class O1Policy(Policy):
         else:  # preempted by a better task: stays at the head of its list
             self._queue(rq.active, task, front=True)
 
-    def pick_next(self, rq: RunQueue, cpu, now: int):
+    def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
         if not rq.active:
             if not rq.expired:
                 return None
@@ -88,13 +88,13 @@ class O1Policy(Policy):
             ts = o1_timeslice(task.prio, self.tun["timeslice_ms"])
             task.slice_left += ts * (1 + (-task.slice_left) // ts)
 
-    def preempt_time(self, rq: RunQueue, task: Task, start: int):
+    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
         return start + max(0, task.slice_left) if rq.nr_queued else None
 
-    def tick_preempt(self, rq: RunQueue, task: Task, now: int):
+    def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
         return task.slice_left <= 0
 
-    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int):
+    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
         return task.prio < curr.prio
 
     def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
@@ -107,7 +107,7 @@ class O1Policy(Policy):
         return False  # only for fork() without CLONE_VM; every forking workload makes threads
 
 
-    def yield_hands_over(self, rq: RunQueue, task: Task, now: int):
+    def yield_hands_over(self, rq: RunQueue, task: Task, now: int) -> bool:
         return rq.nr_queued > 0
 
     def queued_tasks(self, rq: RunQueue):

@@ -146,7 +146,7 @@ class RsdlPolicy(Policy):
             rq.active[t.level].append(t)
             rq.seq |= 1 << t.level
 
-    def pick_next(self, rq: RunQueue, cpu, now: int):
+    def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
         for _ in range(2):
             bitmap = rq.seq
             if bitmap:
@@ -173,16 +173,16 @@ class RsdlPolicy(Policy):
             if rq.extra[task.level] <= 0:
                 self._major_rotation(rq)
 
-    def preempt_time(self, rq: RunQueue, task: Task, start: int):
+    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
         if not rq.nr_queued:
             return None
         left = min(task.quota, rq.extra[task.level])
         return start + max(0, left)
 
-    def tick_preempt(self, rq: RunQueue, task: Task, now: int):
+    def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
         return task.quota <= 0 or rq.extra[task.level] <= 0
 
-    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int):
+    def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
         return not task.expired and task.level < curr.level
 
     def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
@@ -191,7 +191,7 @@ class RsdlPolicy(Policy):
         child.quota = half
         parent.quota = max(1, parent.quota - half)
 
-    def yield_hands_over(self, rq: RunQueue, task: Task, now: int):
+    def yield_hands_over(self, rq: RunQueue, task: Task, now: int) -> bool:
         if rq.nr_queued == 0:
             return False
         if self.yield_expire:
