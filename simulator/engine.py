@@ -11,9 +11,9 @@ Progress inside a segment is computed analytically from elapsed time and the CPU
 them (slice expiry, a due balance pass).
 """
 
+import heapq
 import random
-from heapq import heappop, heappush
-from typing import Any
+from typing import Any, Final
 
 from . import balance
 from .errors import EventBudgetExceeded
@@ -40,10 +40,15 @@ from .program import (
     RUNNING,
     UNLOCK,
     WAIT,
+    Counter,
     Mutex,
     Semaphore,
     Task,
 )
+
+# Final: the compiled build keeps these in C statics rather than looking them up per call
+heappush: Final = heapq.heappush
+heappop: Final = heapq.heappop
 
 
 class Cpu:
@@ -630,7 +635,10 @@ class Engine:
         if cpu.need_resched:
             self.schedule(cpu)
         elif task.remaining <= 0 and task.spin_on is None and self.now >= cpu.seg_start:
-            self.step(self, cpu, task)  # the common case: the running action is complete
+            if self.reference:  # the common case: the running action is complete
+                step_reference(self, cpu, task)
+            else:
+                step(self, cpu, task)
         elif self.now < cpu.seg_start:
             # still paying switch/refill overhead; the segment really starts later
             self.plan(cpu)
@@ -649,7 +657,7 @@ class Engine:
 
     def plan(self, cpu: Cpu):
         """Schedule the single pending event of a CPU: action end, slice expiry or handover."""
-        task = cpu.curr
+        task: Task = cpu.curr  # a CPU with a task: only then is there something to plan
         start = cpu.seg_start
         end: int | None = None
         if task.spin_on is None:
@@ -856,7 +864,10 @@ class Engine:
             self.schedule(cpu)
         elif task.spin_on is not None:
             if self.spin_ready(task):
-                self.step(self, cpu, task)
+                if self.reference:
+                    step_reference(self, cpu, task)
+                else:
+                    step(self, cpu, task)
             elif task.spin_yield and task.spins_left is not None and task.spins_left <= 0:
                 self.give_up_spin(cpu, task)
             elif task.spin_yield and self.policy.yield_hands_over(cpu.rq, task, self.now):
@@ -866,17 +877,21 @@ class Engine:
             else:
                 self.plan(cpu)
         elif task.remaining <= 0:
-            self.step(self, cpu, task)
+            if self.reference:
+                step_reference(self, cpu, task)
+            else:
+                step(self, cpu, task)
         elif self.preempt_due(cpu, task):
             self.schedule(cpu)
         else:
             self.plan(cpu)
 
-    def spin_ready(self, task: Task):
-        obj = task.spin_on
-        if task.lock_mode is not None:
-            return obj.owner is None
-        return obj.value >= task.spin_target
+    def spin_ready(self, task: Task) -> bool:
+        if task.lock_mode is not None:  # spinning for a lock
+            mutex: Mutex = task.spin_on
+            return mutex.owner is None
+        counter: Counter = task.spin_on
+        return counter.value >= task.spin_target
 
     def give_up_spin(self, cpu: Cpu, task: Task):
         """A bounded yield-spinner used its last sched_yield(): wait on the futex instead."""
@@ -930,7 +945,8 @@ class Engine:
 
     def notify_spinners(self, obj):
         """Something a spinner waits for changed: running spinners re-check now."""
-        for t in obj.spinners:
+        spinners: list[Task] = obj.spinners  # a Mutex's or a Counter's
+        for t in spinners:
             if t.state == RUNNING:
                 cpu = self.cpus[t.cpu]
                 self.arm(cpu, self.now)

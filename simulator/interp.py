@@ -1,7 +1,7 @@
 """Executes a task's instantaneous actions until it reaches a running action, blocks or exits."""
 
-from heapq import heappush
-from typing import TYPE_CHECKING, Any
+import heapq
+from typing import TYPE_CHECKING, Any, Final
 
 from .events import EV_SEG, EV_TIMER
 from .program import (
@@ -32,6 +32,10 @@ from .program import (
 
 if TYPE_CHECKING:  # annotations only (the engine imports this module)
     from .engine import Cpu, Engine
+
+
+# Final: the compiled build keeps it in a C static rather than looking it up per call
+heappush: Final = heapq.heappush
 
 
 def _finish_spin(task: Task):
@@ -364,7 +368,7 @@ def _op_unknown(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
 
 # step()'s table for everything it does not handle inline, indexed by op code (RUN and LOOP
 # are always inline)
-HANDLERS = [_op_unknown] * len(OP_NAMES)
+HANDLERS: Final[list[Any]] = [_op_unknown] * len(OP_NAMES)
 for _code, _fn in ((WAIT, _op_wait), (POST, _op_post), (LOCK, _op_lock), (UNLOCK, _op_unlock),
                    (SPIN, _op_spin), (ADD, _op_add), (SET, _op_set), (MARK, _op_mark),
                    (SLEEP, _op_sleep), (TIMER, _op_timer), (YIELD, _op_yield), (FORK, _op_fork),
@@ -372,6 +376,6 @@ for _code, _fn in ((WAIT, _op_wait), (POST, _op_post), (LOCK, _op_lock), (UNLOCK
                    (WALL_END, _op_wall_end)):
     HANDLERS[_code] = _fn
 
-REFERENCE_HANDLERS = list(HANDLERS)
+REFERENCE_HANDLERS: Final[list[Any]] = list(HANDLERS)
 REFERENCE_HANDLERS[RUN] = _op_run
 REFERENCE_HANDLERS[LOOP] = _op_loop

@@ -131,7 +131,7 @@ class Policy(ABC):
     def yield_hands_over(self, rq: RunQueue, task: Task, now: int) -> bool:
         """Would a sched_yield() by the running ``task`` switch to another task now?"""
 
-    def yield_handover_delay(self, rq: RunQueue, task: Task, now: int):
+    def yield_handover_delay(self, rq: RunQueue, task: Task, now: int) -> int | None:
         """A yield-spinner that does not hand over now: ns until it would, or None (never)."""
         return None
 

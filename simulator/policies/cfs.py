@@ -159,7 +159,7 @@ class CfsPolicy(Policy):
             return True
         return rq.data[0][0] <= task.vruntime
 
-    def yield_handover_delay(self, rq: RunQueue, task: Task, now: int):
+    def yield_handover_delay(self, rq: RunQueue, task: Task, now: int) -> int | None:
         """Spinning on sched_yield() with requeue semantics: the yield that hands over comes
         when the spinner's vruntime has caught up with the leftmost queued task."""
         if self.yield_mode != "requeue" or not rq.data:

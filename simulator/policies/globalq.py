@@ -84,20 +84,21 @@ class GoodnessPolicy(GlobalPolicy):
 
     def __init__(self, kernel, tun, ncpus):
         super().__init__(kernel, tun, ncpus)
-        self.tick = 1_000_000_000 // tun["HZ"]
-        self.refill = tun["timeslice_ticks"] * self.tick
+        self.tick: int = 1_000_000_000 // tun["HZ"]
+        self.refill: int = tun["timeslice_ticks"] * self.tick
+        self.penalty: int = tun["proc_change_penalty"]
         insn_ns = tun["loop_ns"] / LOOP_INSNS
-        self.per_task = round(tun["goodness_insns"] * insn_ns + tun["task_line_miss_ns"])
+        self.per_task: int = round(tun["goodness_insns"] * insn_ns + tun["task_line_miss_ns"])
 
     def enqueue(self, rq: RunQueue, task: Task, how, now: int):
         if how == "fork" and task.quota == 0:
             task.quota = self.refill
         super().enqueue(rq, task, how, now)
 
-    def _goodness(self, task: Task, cpu_id):
+    def _goodness(self, task: Task, cpu_id: int) -> int:
         if task.quota <= 0:
             return 0
-        bonus = self.tun["proc_change_penalty"] if task.last_cpu == cpu_id else 0
+        bonus = self.penalty if task.last_cpu == cpu_id else 0
         return task.quota // self.tick + 1 + (20 - task.nice) + bonus
 
     def _recalculate(self):
@@ -105,13 +106,22 @@ class GoodnessPolicy(GlobalPolicy):
             t.quota = t.quota // 2 + self.refill
 
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
-        data = rq.data
+        data: list[Task] = rq.data
         if not data:
             return None
         best: Task | None = None
-        best_g: Any = -1
+        best_g = -1
+        cpu_id: int = cpu.id
+        tick = self.tick
+        penalty = self.penalty
+        yielded = -1 if len(data) > 1 else 0
         for t in data:
-            g = (-1 if len(data) > 1 else 0) if t.yield_pending else self._goodness(t, cpu.id)
+            if t.yield_pending:
+                g = yielded
+            elif t.quota <= 0:  # _goodness(t, cpu_id), inlined: it runs for every queued task
+                g = 0
+            else:
+                g = t.quota // tick + 1 + (20 - t.nice) + (penalty if t.last_cpu == cpu_id else 0)
             if g > best_g:
                 best, best_g = t, g
         if best_g == 0:

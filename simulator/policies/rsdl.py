@@ -32,8 +32,8 @@ class RsdlPolicy(Policy):
 
     def __init__(self, kernel, tun, ncpus):
         super().__init__(kernel, tun, ncpus)
-        self.rr = tun["rr_interval"] * MS
-        self.last_level = min(LEVELS - 1, 20 + tun["priority_levels"] - 1)
+        self.rr: int = tun["rr_interval"] * MS
+        self.last_level: int = min(LEVELS - 1, 20 + tun["priority_levels"] - 1)
         self.yield_expire = bool(tun["yield_expire"])
 
     def new_rq(self, cpu_id):
@@ -164,7 +164,8 @@ class RsdlPolicy(Policy):
 
     def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):
         task.quota -= elapsed
-        rq.extra[task.level] -= elapsed
+        quotas: list[int] = rq.extra
+        quotas[task.level] -= elapsed
         if rq.nr_queued == 0:
             # alone: rotations would change nothing visible; apply them lazily
             while task.quota <= 0:
@@ -176,11 +177,13 @@ class RsdlPolicy(Policy):
     def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
         if not rq.nr_queued:
             return None
-        left = min(task.quota, rq.extra[task.level])
+        quotas: list[int] = rq.extra
+        left = min(task.quota, quotas[task.level])
         return start + max(0, left)
 
     def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
-        return task.quota <= 0 or rq.extra[task.level] <= 0
+        quotas: list[int] = rq.extra
+        return task.quota <= 0 or quotas[task.level] <= 0
 
     def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
         return not task.expired and task.level < curr.level
