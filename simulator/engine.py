@@ -244,7 +244,7 @@ class Engine:
                 prog = task.prog
                 pc = task.pc
                 while True:
-                    op = prog[pc]
+                    op: tuple[Any, ...] = prog[pc]
                     code: int = op[0]
                     pc += 1
                     if code == RUN:
@@ -269,7 +269,8 @@ class Engine:
                             preempt_at = self.slice_expiry(cpu, task, start)
                         if preempt_at is not None and preempt_at < end:
                             end = preempt_at
-                        if end != cpu.pending_at:  # Engine.arm(), inlined
+                        pending = cpu.pending_at
+                        if pending is None or end != pending:  # Engine.arm(), inlined
                             gen = cpu.gen = cpu.gen + 1
                             cpu.pending_at = end
                             seq = self.seq = self.seq + 1
@@ -297,7 +298,8 @@ class Engine:
                         handled = _op_wait(self, cpu, task, op)
                     elif code == POST:
                         psem: Semaphore = op[1]
-                        if not psem.waiters and op[2] == 1:
+                        posts: int = op[2]
+                        if not psem.waiters and posts == 1:
                             psem.count += 1
                             continue
                         task.pc = pc
@@ -323,16 +325,18 @@ class Engine:
                         break
                     pc = task.pc  # a handler that returns False leaves the task where it was
             elif kind == ev_timer:
-                if gen != obj.timer_gen:
+                sleeper: Task = obj
+                if gen != sleeper.timer_gen:
                     continue
                 self.now = when
                 self.pending_timers -= 1  # the task's timer fired
-                self.wake(obj, None, direct=True)
+                self.wake(sleeper, None, direct=True)
             elif kind == ev_balance:
-                if gen != obj.bal_gen:
+                balancer: Cpu = obj
+                if gen != balancer.bal_gen:
                     continue
                 self.now = when
-                balance.periodic(self, obj)
+                balance.periodic(self, balancer)
             elif kind == ev_sample:
                 self.now = when
                 self.sample()
@@ -684,7 +688,7 @@ class Engine:
         if end is None:
             cpu.gen += 1  # nothing pending: whatever was armed is obsolete
             cpu.pending_at = None
-        elif end != cpu.pending_at:  # arm(), inlined: this is the hottest path
+        elif cpu.pending_at is None or end != cpu.pending_at:  # arm(), inlined (hottest path)
             cpu.gen += 1
             cpu.pending_at = end
             self.seq += 1

@@ -68,7 +68,7 @@ def step(eng: "Engine", cpu: "Cpu", task: Task):
     noise = eng.noise
     rand = eng._random
     while True:
-        op = prog[pc]
+        op: tuple[Any, ...] = prog[pc]
         code: int = op[0]
         pc += 1
         if code == RUN:
@@ -93,7 +93,8 @@ def step(eng: "Engine", cpu: "Cpu", task: Task):
                 preempt_at = eng.slice_expiry(cpu, task, start)
             if preempt_at is not None and preempt_at < end:
                 end = preempt_at
-            if end != cpu.pending_at:  # Engine.arm(), inlined
+            pending = cpu.pending_at
+            if pending is None or end != pending:  # Engine.arm(), inlined
                 gen = cpu.gen = cpu.gen + 1
                 cpu.pending_at = end
                 seq = eng.seq = eng.seq + 1
@@ -121,7 +122,8 @@ def step(eng: "Engine", cpu: "Cpu", task: Task):
             handled = _op_wait(eng, cpu, task, op)
         elif code == POST:
             psem: Semaphore = op[1]
-            if not psem.waiters and op[2] == 1:
+            posts: int = op[2]
+            if not psem.waiters and posts == 1:
                 psem.count += 1
                 continue
             task.pc = pc
