@@ -278,7 +278,7 @@ def _small_imbalance_moves(cpu: "Cpu", max_load, this_load, per_task):
 
 def load_balance(eng: "Engine", cpu: "Cpu", level, kind):
     """Pull queued tasks from the busiest CPU of ``level`` to ``cpu``; True if something moved."""
-    eng.counters["balance_attempts"] += 1
+    eng._counters["balance_attempts"] += 1
     busiest, imbalance = _find_imbalance(eng, cpu, level, kind)
     if busiest is None:
         level.nr_balance_failed = 0
@@ -291,10 +291,10 @@ def load_balance(eng: "Engine", cpu: "Cpu", level, kind):
     if moved:
         level.nr_balance_failed = 0
         level.balance_interval_ms = level.min_interval_ms
-        eng.counters["balance_moved"] += moved
+        eng._counters["balance_moved"] += moved
         eng.check_preempt_after_pull(cpu)
         return True
-    eng.counters["balance_failed"] += 1
+    eng._counters["balance_failed"] += 1
     if kind != "newidle":
         level.nr_balance_failed += 1
     level.balance_interval_ms = level.min_interval_ms
@@ -311,7 +311,7 @@ def _move_tasks(eng: "Engine", src: "Cpu", dst: "Cpu", level, imbalance):
         if not _allowed(task, dst.id):
             continue
         if policy.hot(task, now, level) and level.nr_balance_failed <= level.cache_nice_tries:
-            eng.counters["cache_hot_refusals"] += 1
+            eng._counters["cache_hot_refusals"] += 1
             if eng.trace_file is not None:
                 ago = (now - task.last_ran) / 1e6
                 limit = policy.hot_cost() / 1e6

@@ -84,11 +84,13 @@ class Cpu:
 class Engine:
     __slots__ = ("topo", "policy", "tun", "rng", "_random", "max_events", "trace_file", "now",
                  "heap", "seq", "tasks", "exited", "alive", "stop_at", "tick_ns", "noise",
-                 "refill_us", "counters", "marks", "samples", "overloaded", "pending_timers",
+                 "refill_us", "_counters", "marks", "samples", "overloaded", "pending_timers",
                  "depth", "track_load", "policy_account", "cpus", "global_queue", "tick_preempts",
                  "hrtick", "newidle", "switch_ns", "flat_cost", "reference", "step",
                  "idle_wake_ns", "contention", "contention_span", "has_account", "yield_ns",
-                 "warm_ns", "refill_by_distance", "threads", "socket_cpus", "smt_speed")
+                 "warm_ns", "refill_by_distance", "threads", "socket_cpus", "smt_speed",
+                 "n_switches", "n_migrations", "n_wakeups", "n_preemptions", "n_yields",
+                 "n_decisions", "n_cost_ns")
 
     def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False):
         # reference mode routes every event through the plain functions (step_reference,
@@ -124,7 +126,16 @@ class Engine:
         self.socket_cpus: int = topo.cores * topo.threads
         self.smt_speed: Any = tun["smt_speed"]
         self.yield_ns: int = tun["yield_syscall_ns"]
-        self.counters: dict[str, int] = dict.fromkeys(
+        # the counters the engine bumps at nearly every event live in int fields while it runs
+        # (the `counters` property folds them in); the others stay in this dict
+        self.n_switches: int = 0
+        self.n_migrations: int = 0
+        self.n_wakeups: int = 0
+        self.n_preemptions: int = 0
+        self.n_yields: int = 0
+        self.n_decisions: int = 0
+        self.n_cost_ns: int = 0
+        self._counters: dict[str, int] = dict.fromkeys(
             ("events", "context_switches", "migrations", "wakeups", "balance_attempts",
              "balance_failed", "balance_moved", "cache_hot_refusals", "preemptions", "yields",
              "forks", "sched_decisions", "sched_cost_total_ns", "deadline_misses", "jobs",
@@ -156,6 +167,19 @@ class Engine:
         self.cpus: list[Cpu] = [Cpu(c, policy.new_rq(c), topo.siblings(c))
                                 for c in range(topo.ncpus)]
         balance.setup(self)
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """The run's counters by name (the hottest folded in from their int fields)."""
+        counters = self._counters
+        counters["context_switches"] = self.n_switches
+        counters["migrations"] = self.n_migrations
+        counters["wakeups"] = self.n_wakeups
+        counters["preemptions"] = self.n_preemptions
+        counters["yields"] = self.n_yields
+        counters["sched_decisions"] = self.n_decisions
+        counters["sched_cost_total_ns"] = self.n_cost_ns
+        return counters
 
     # ----------------------------------------------------------------- event plumbing
     def push(self, when, kind, obj, gen):
@@ -391,7 +415,7 @@ class Engine:
         return self._finish(events, budget)
 
     def _finish(self, events, budget):
-        self.counters["events"] = events
+        self._counters["events"] = events
         if events > budget:
             raise EventBudgetExceeded(budget, self.now)
         for cpu in self.cpus:
@@ -439,7 +463,7 @@ class Engine:
                 self._replan_all_running()
             return
         if task.cpu is not None and task.cpu != cpu.id:
-            self.counters["migrations"] += 1
+            self.n_migrations += 1
         task.cpu = cpu.id
         before = rq.nr_running
         self.policy.enqueue(rq, task, how, self.now)
@@ -490,7 +514,7 @@ class Engine:
     def wake(self, task: Task, waker_cpu, sync=False, direct=False):
         if task.state != BLOCKED:
             return
-        self.counters["wakeups"] += 1
+        self.n_wakeups += 1
         task.state = QUEUED
         now = task.wait_start = self.now
         if self.global_queue:  # one shared queue: placement happens at pick time
@@ -578,7 +602,7 @@ class Engine:
 
     def fork(self, cpu: Cpu, parent, child):
         """Create ``child`` from the running ``parent``: placement, slice split, who runs first."""
-        self.counters["forks"] += 1
+        self._counters["forks"] += 1
         child.parent = parent
         child.wait_start = self.now
         self.tasks[child.tid] = child
@@ -611,7 +635,7 @@ class Engine:
                                else int(elapsed * cpu.speed))
         elif task.spin_yield:
             yields = elapsed // self.yield_ns
-            self.counters["yields"] += yields
+            self.n_yields += yields
             if task.spins_left is not None:
                 task.spins_left -= yields
         if self.has_account:
@@ -739,13 +763,12 @@ class Engine:
             return
         flat = self.flat_cost
         cost: int = flat if flat is not None else policy.decision_cost(rq)
-        counters = self.counters
-        counters["sched_decisions"] += 1  # decisions that had a task to pick
-        counters["sched_cost_total_ns"] += cost
+        self.n_decisions += 1  # decisions that had a task to pick
+        self.n_cost_ns += cost
         if nxt is not prev:
             if involuntary:
-                counters["preemptions"] += 1
-            counters["context_switches"] += 1
+                self.n_preemptions += 1
+            self.n_switches += 1
             cost += self.switch_ns
             if prev is not None and prev.state == QUEUED and self.trace_file is not None:
                 self.trace(cpu.id, "switch", f"{prev.name} -> {nxt.name}")
@@ -758,7 +781,7 @@ class Engine:
             if self.refill_us:
                 cost += self.refill_cost(nxt, cpu.id)
             if self.global_queue:
-                counters["migrations"] += 1
+                self.n_migrations += 1
         nxt.cpu = cpu.id
         nxt.never_ran = False
         cpu.curr = nxt
@@ -906,13 +929,13 @@ class Engine:
         task.lock_mode = None
         task.spins_left = None
         mutex.waiters.append(task)
-        self.counters["spin_blocks"] += 1
+        self._counters["spin_blocks"] += 1
         if self.trace_file is not None:
             self.trace(cpu.id, "spin-block", f"{task.name} blocks on {mutex.name}")
         self.block(cpu, task)
 
     def do_yield(self, cpu: Cpu, task: Task):
-        self.counters["yields"] += 1
+        self.n_yields += 1
         if task.spins_left is not None:
             task.spins_left -= 1
         self.account(cpu)
@@ -973,7 +996,7 @@ class Engine:
         sys = sum(c.sys_ns for c in self.cpus)
         running = sum(c.rq.nr_running for c in self.cpus) if not self.policy.global_queue else (
             self.policy.nr_running_total(self))
-        self.samples.append((self.now, running, self.counters["context_switches"], busy, sys))
+        self.samples.append((self.now, running, self.n_switches, busy, sys))
         if self.alive > 0 and not self.stalled():
             self.push(self.now + interval, EV_SAMPLE, None, 0)
 

@@ -254,9 +254,9 @@ def _op_sleep(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
 def _op_timer(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     """End of a periodic job: account it, then sleep until the next release."""
     period = op[1]
-    eng.counters["jobs"] += 1
+    eng._counters["jobs"] += 1
     if eng.now > task.job_deadline:
-        eng.counters["deadline_misses"] += 1
+        eng._counters["deadline_misses"] += 1
     task.release += period
     task.job_deadline = task.release + period
     task.deadline = task.job_deadline  # SCHED_DEADLINE orders by it

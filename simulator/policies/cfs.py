@@ -18,34 +18,38 @@ class CfsPolicy(Policy):
         super().__init__(kernel, tun, ncpus)
         cap = tun["latency_cap_cpus"]
         factor = 1 + ilog2(min(ncpus, cap) if cap else ncpus)
-        self.latency = tun["sched_latency_ns"] * factor
-        self.min_gran = tun["sched_min_granularity_ns"] * factor
-        self.wakeup_gran = tun["sched_wakeup_granularity_ns"] * factor
-        self.nr_latency = max(1, tun["sched_latency_ns"] // max(1, tun["sched_min_granularity_ns"]))
-        self.yield_mode = "compat" if tun.get("sched_compat_yield") else tun["yield_semantics"]
-        self.migration_cost = tun["sched_migration_cost_ns"]
-        self.log_cost = tun["sched_cost_log_ns"]
+        self.latency: int = tun["sched_latency_ns"] * factor
+        self.min_gran: int = tun["sched_min_granularity_ns"] * factor
+        self.wakeup_gran: int = tun["sched_wakeup_granularity_ns"] * factor
+        self.nr_latency: int = max(1, tun["sched_latency_ns"]
+                                   // max(1, tun["sched_min_granularity_ns"]))
+        self.yield_mode: str = "compat" if tun.get("sched_compat_yield") else tun["yield_semantics"]
+        self.migration_cost: int = tun["sched_migration_cost_ns"]
+        self.log_cost: int = tun["sched_cost_log_ns"]
         # GENTLE_FAIR_SLEEPERS (2.6.32 on) halves the vruntime credit a waking sleeper gets
-        self.sleeper_credit = self.latency // 2 if tun["gentle_fair_sleepers"] else self.latency
+        gentle = tun["gentle_fair_sleepers"]
+        self.sleeper_credit: int = self.latency // 2 if gentle else self.latency
 
     def new_rq(self, cpu_id):
         rq = RunQueue(cpu_id)
         rq.data = []  # sorted (vruntime, seq, task)
         return rq
 
-    def _insert(self, rq: RunQueue, task: Task):
+    def _insert(self, rq: RunQueue, task: Task) -> None:
         rq.seq += 1
-        task.key = (task.vruntime, rq.seq, task)
-        bisect.insort(rq.data, task.key)
+        key = (task.vruntime, rq.seq, task)
+        task.key = key
+        bisect.insort(rq.data, key)
 
-    def _remove(self, rq: RunQueue, task: Task):
-        i = bisect.bisect_left(rq.data, task.key[:2])
-        del rq.data[i]
+    def _remove(self, rq: RunQueue, task: Task) -> None:
+        data: list[tuple[int, int, Task]] = rq.data
+        key: tuple[int, int, Task] = task.key
+        del data[bisect.bisect_left(data, (key[0], key[1]))]
 
-    def _update_min(self, rq: RunQueue):
+    def _update_min(self, rq: RunQueue) -> None:
         """min_vruntime = max(itself, min(running task's vruntime, leftmost queued))."""
         curr = rq.curr
-        data = rq.data
+        data: list[tuple[int, int, Task]] = rq.data
         if data:
             v = data[0][0]
             if curr is not None and curr.vruntime < v:
@@ -85,14 +89,15 @@ class CfsPolicy(Policy):
         rq.curr = None
         if task.yield_pending:
             task.yield_pending = False
-            if self.yield_mode == "compat" and rq.data and rq.data[-1][0] >= task.vruntime:
-                task.vruntime = rq.data[-1][0] + 1  # right of the rightmost task
+            data: list[tuple[int, int, Task]] = rq.data
+            if self.yield_mode == "compat" and data and data[-1][0] >= task.vruntime:
+                task.vruntime = data[-1][0] + 1  # right of the rightmost task
             elif self.yield_mode == "skip":
                 task.skip = True
         self._insert(rq, task)
 
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
-        data = rq.data
+        data: list[tuple[int, int, Task]] = rq.data
         if not data:
             return None
         idx = 0
@@ -110,7 +115,7 @@ class CfsPolicy(Policy):
         # has a copy of this line (account_is_vruntime).
         task.vruntime += elapsed * NICE_0 // task.weight if task.weight != NICE_0 else elapsed
 
-    def ideal_slice(self, rq: RunQueue, task: Task):
+    def ideal_slice(self, rq: RunQueue, task: Task) -> int:
         nr = rq.nr_running
         period = self.latency if nr <= self.nr_latency else self.min_gran * nr
         return period * task.weight // max(rq.load, task.weight)
@@ -153,18 +158,20 @@ class CfsPolicy(Policy):
         "requeue" code of 2.6.23/2.6.24 only brings its vruntime up to date, so put_prev puts it
         back at its own key, right of equal keys: it hands over only when a queued task's
         vruntime is at most its own (nearly a no-op right after it was picked)."""
-        if not rq.data:
+        data: list[tuple[int, int, Task]] = rq.data
+        if not data:
             return False
         if self.yield_mode in ("compat", "skip"):
             return True
-        return rq.data[0][0] <= task.vruntime
+        return data[0][0] <= task.vruntime
 
     def yield_handover_delay(self, rq: RunQueue, task: Task, now: int) -> int | None:
         """Spinning on sched_yield() with requeue semantics: the yield that hands over comes
         when the spinner's vruntime has caught up with the leftmost queued task."""
-        if self.yield_mode != "requeue" or not rq.data:
+        data: list[tuple[int, int, Task]] = rq.data
+        if self.yield_mode != "requeue" or not data:
             return None
-        gap = rq.data[0][0] - task.vruntime
+        gap = data[0][0] - task.vruntime
         return max(1, -(-gap * task.weight // NICE_0))
 
     def decision_cost(self, rq: RunQueue) -> int:
