@@ -81,10 +81,13 @@ def _llc_span(eng: "Engine", cpu_id):
     return eng.cpus[cpu_id].llc_span  # found once by setup()
 
 
-def _wake_affine(eng: "Engine", task: Task, waker, prev, sync):
+def _wake_affine(eng: "Engine", task: Task, waker: int, prev: int, sync: bool) -> bool:
     """2.6 wake_affine(): move the wakee next to its waker when the waker's CPU is not busier."""
-    doms = eng.cpus[waker].domains
-    level = next((d for d in doms if prev in d.span), None)
+    level: Any = None
+    for d in eng.cpus[waker].domains:  # the lowest level spanning both CPUs
+        if prev in d.span:
+            level = d
+            break
     if level is None:
         return False
     pct = 100 + (level.imbalance_pct - 100) // 2
@@ -95,28 +98,27 @@ def _wake_affine(eng: "Engine", task: Task, waker, prev, sync):
     return 100 * (this_load + task.weight) <= pct * prev_load
 
 
-def select_wake_cpu(eng: "Engine", task: Task, waker_cpu, sync=False):
+def select_wake_cpu(eng: "Engine", task: Task, waker_cpu: int | None, sync: bool = False) -> int:
     prev = task.cpu if task.cpu is not None else 0
     if eng.policy.global_queue:
         return prev
     if task.affinity is not None and len(task.affinity) == 1:
         return next(iter(task.affinity))
-    tun = eng.tun
-    if tun["balance_wake"]:
+    if eng.balance_wake:
         found = _idlest(eng, task, _llc_span(eng, prev), prev)
         return prev if found is None else found
     target = prev
-    if (tun["wake_affine"] and waker_cpu is not None and waker_cpu != prev
+    if (eng.wake_affine and waker_cpu is not None and waker_cpu != prev
             and _allowed(task, waker_cpu) and _wake_affine(eng, task, waker_cpu, prev, sync)):
         target = waker_cpu
         if eng.trace_file is not None:
             eng.trace(waker_cpu, "wake-affine", f"{task.name} pulled from cpu{prev}")
-    if tun.get("select_idle_sibling") and eng.cpus[target].curr is not None:
+    if eng.idle_sibling and eng.cpus[target].curr is not None:
         target = _idle_sibling(eng, task, target, prev)
     return target if _allowed(task, target) else prev
 
 
-def _idle_sibling(eng: "Engine", task: Task, target, prev):
+def _idle_sibling(eng: "Engine", task: Task, target: int, prev: int) -> int:
     """select_idle_sibling(): an idle CPU sharing the target's cache, the previous CPU first."""
     span = _llc_span(eng, target)
     if prev in span and eng.cpus[prev].curr is None and eng.cpus[prev].rq.nr_running == 0:
@@ -153,7 +155,7 @@ def became_overloaded(eng: "Engine", busy_cpu: "Cpu"):
     """A runqueue got its second task: CPUs that could pull it need balance ticks again."""
     if eng.policy.global_queue or not busy_cpu.domains:
         return
-    kick = eng.tun["idle_balance_kick"]
+    kick = eng.idle_balance_kick
     for cid in busy_cpu.domains[-1].span:
         cpu = eng.cpus[cid]
         if cid == busy_cpu.id:

@@ -90,7 +90,8 @@ class Engine:
                  "idle_wake_ns", "contention", "contention_span", "has_account", "yield_ns",
                  "warm_ns", "refill_by_distance", "threads", "socket_cpus", "smt_speed",
                  "n_switches", "n_migrations", "n_wakeups", "n_preemptions", "n_yields",
-                 "n_decisions", "n_cost_ns")
+                 "n_decisions", "n_cost_ns", "wakeup_ns", "has_refill", "wake_affine",
+                 "balance_wake", "idle_sibling", "idle_balance_kick")
 
     def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False):
         # reference mode routes every event through the plain functions (step_reference,
@@ -126,6 +127,13 @@ class Engine:
         self.socket_cpus: int = topo.cores * topo.threads
         self.smt_speed: Any = tun["smt_speed"]
         self.yield_ns: int = tun["yield_syscall_ns"]
+        self.wakeup_ns: int = tun["wakeup_ns"]
+        self.has_refill: bool = bool(self.refill_us)
+        # the placement and balancing switches balance.py reads at every wakeup
+        self.wake_affine: bool = bool(tun.get("wake_affine"))
+        self.balance_wake: bool = bool(tun.get("balance_wake"))
+        self.idle_sibling: bool = bool(tun.get("select_idle_sibling"))
+        self.idle_balance_kick: bool = bool(tun.get("idle_balance_kick"))
         # the counters the engine bumps at nearly every event live in int fields while it runs
         # (the `counters` property folds them in); the others stay in this dict
         self.n_switches: int = 0
@@ -190,7 +198,7 @@ class Engine:
         if self.trace_file is not None:
             self.trace_file.write(f"{self.now} cpu{cpu_id} {what} {detail}\n".rstrip() + "\n")
 
-    def tick_after(self, t):
+    def tick_after(self, t: int) -> int:
         """The first tick boundary at or after ``t`` (ticks are aligned across CPUs)."""
         tick = self.tick_ns
         return -(-t // tick) * tick
@@ -778,7 +786,7 @@ class Engine:
         nxt.wait_sum += now - nxt.wait_start
         last = nxt.last_cpu
         if last is not None and last != cpu.id:
-            if self.refill_us:
+            if self.has_refill:
                 cost += self.refill_cost(nxt, cpu.id)
             if self.global_queue:
                 self.n_migrations += 1
@@ -813,7 +821,7 @@ class Engine:
 
     def refill_cost(self, task: Task, cpu_id):
         last = task.last_cpu
-        if last is None or last == cpu_id or task.never_ran or not self.refill_us:
+        if last is None or last == cpu_id or task.never_ran or not self.has_refill:
             return 0
         if self.now - task.last_ran > self.warm_ns:
             return 0

@@ -162,7 +162,7 @@ def _start_spin(eng: "Engine", cpu: "Cpu", task: Task, obj, target, use_yield, l
     eng.begin(cpu, task)
 
 
-def _charge(eng: "Engine", cpu: "Cpu", task: Task, ns) -> bool:
+def _charge(eng: "Engine", cpu: "Cpu", task: Task, ns: int) -> bool:
     """Continue running for ``ns`` of kernel work (syscall cost) before the next action."""
     task.remaining = ns
     eng.begin(cpu, task)
@@ -170,7 +170,7 @@ def _charge(eng: "Engine", cpu: "Cpu", task: Task, ns) -> bool:
 
 
 def _op_wait(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
-    sem = op[1]
+    sem: Semaphore = op[1]
     if sem.count > 0:
         sem.count -= 1
         return False
@@ -180,21 +180,23 @@ def _op_wait(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
 
 
 def _op_post(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
-    sem = op[1]
+    sem: Semaphore = op[1]
+    posts: int = op[2]
     woke = 0
-    for _ in range(op[2]):
+    for _ in range(posts):
         if sem.waiters:
             eng.wake(sem.waiters.pop(0), cpu.id, sync=True)
             woke += 1
         else:
             sem.count += 1
     if woke:
-        return _charge(eng, cpu, task, eng.tun["wakeup_ns"] * woke)
+        return _charge(eng, cpu, task, eng.wakeup_ns * woke)
     return False
 
 
 def _op_lock(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
-    mutex, mode = op[1], op[2]
+    mutex: Mutex = op[1]
+    mode: str = op[2]
     if mutex.owner is None:
         mutex.owner = task
         return False
@@ -210,11 +212,11 @@ def _op_lock(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
 
 
 def _op_unlock(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
-    mutex = op[1]
+    mutex: Mutex = op[1]
     if mutex.waiters:
         mutex.owner = mutex.waiters.pop(0)
         eng.wake(mutex.owner, cpu.id)
-        return _charge(eng, cpu, task, eng.tun["wakeup_ns"])
+        return _charge(eng, cpu, task, eng.wakeup_ns)
     mutex.owner = None
     if mutex.spinners:
         eng.notify_spinners(mutex)

@@ -140,7 +140,7 @@ class Policy(ABC):
         """CPU time one schedule() decision costs on ``rq`` (ns)."""
         return self.sched_cost
 
-    def load_of(self, rq: RunQueue):
+    def load_of(self, rq: RunQueue) -> int:
         """The weighted load the balancer sees for ``rq``."""
         return rq.load
 
