@@ -28,7 +28,7 @@ from .interp import (  # the handlers the action loop below calls directly
     step_reference,
 )
 from .policies import NICE_0, Policy
-from .policies.base import RunQueue
+from .policies.base import RunQueue, remove_task
 from .program import (
     BLOCKED,
     DONE,
@@ -931,7 +931,7 @@ class Engine:
     def give_up_spin(self, cpu: Cpu, task: Task):
         """A bounded yield-spinner used its last sched_yield(): wait on the futex instead."""
         mutex = task.spin_on
-        mutex.spinners.remove(task)
+        remove_task(mutex.spinners, task)
         task.spin_on = None
         task.spin_yield = False
         task.lock_mode = None

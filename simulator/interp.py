@@ -4,6 +4,7 @@ import heapq
 from typing import TYPE_CHECKING, Any, Final
 
 from .events import EV_SEG, EV_TIMER
+from .policies.base import remove_task
 from .program import (
     ADD,
     BARRIER,
@@ -40,7 +41,7 @@ heappush: Final = heapq.heappush
 
 def _finish_spin(task: Task):
     obj = task.spin_on
-    obj.spinners.remove(task)
+    remove_task(obj.spinners, task)
     if task.lock_mode is not None:
         obj.owner = task
         task.lock_mode = None

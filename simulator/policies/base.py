@@ -17,6 +17,16 @@ MS: Final = 1_000_000
 NICE_0: Final = 1024
 
 
+def remove_task(tasks: list[Task], task: Task) -> None:
+    """``tasks.remove(task)`` by identity: tasks define no __eq__, so it removes the same
+    element, without a rich comparison per element before it (hot in O(n) queues)."""
+    for i in range(len(tasks)):
+        if tasks[i] is task:
+            del tasks[i]
+            return
+    raise ValueError("task not in list")
+
+
 def ilog2(n):
     return max(0, int(n).bit_length() - 1)
 

@@ -3,7 +3,7 @@
 from typing import ClassVar
 
 from ..program import Task
-from .base import NICE_0, Policy, RunQueue, ilog2
+from .base import NICE_0, Policy, RunQueue, ilog2, remove_task
 
 
 class EevdfPolicy(Policy):
@@ -31,7 +31,7 @@ class EevdfPolicy(Policy):
         rq.wsum += task.weight
 
     def _take(self, rq: RunQueue, task: Task) -> None:
-        rq.data.remove(task)
+        remove_task(rq.data, task)
         rq.vsum -= task.vruntime * task.weight
         rq.wsum -= task.weight
 

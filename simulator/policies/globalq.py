@@ -3,7 +3,7 @@
 from typing import Any, ClassVar
 
 from ..program import Task
-from .base import Policy, RunQueue
+from .base import Policy, RunQueue, remove_task
 
 # instructions of one iteration of the benchmarks' unoptimised counting loop (load, add, store,
 # compare-and-branch): turns the calibrated loop_ns into a price per instruction
@@ -34,7 +34,7 @@ class GlobalPolicy(Policy):
         rq.data.append(task)
 
     def dequeue(self, rq: RunQueue, task: Task, now: int):
-        rq.data.remove(task)
+        remove_task(rq.data, task)
         rq.load -= task.weight
 
     def put_prev(self, rq: RunQueue, task: Task, now: int):
@@ -127,7 +127,7 @@ class GoodnessPolicy(GlobalPolicy):
         if best_g == 0:
             self._recalculate()
             return self.pick_next(rq, cpu, now)
-        data.remove(best)
+        remove_task(data, best)
         for t in data:
             t.yield_pending = False
         best.yield_pending = False
@@ -185,7 +185,7 @@ class EdfPolicy(GlobalPolicy):
         for t in data:
             if t.deadline < best.deadline or (t.deadline == best.deadline and t.tid < best.tid):
                 best = t
-        data.remove(best)
+        remove_task(data, best)
         return best
 
     def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
