@@ -8,10 +8,20 @@ core.  The bare loop pops an event tuple of the engine's shape and pushes one fo
 a heap of as many pending events as the chatroom keeps (one per CPU plus timers): the cost
 floor of any heapq-based discrete-event simulator in this interpreter.
 
+An event is one scheduler event popped from the engine's queue and processed (the run's
+`events` counter): a CPU's run segment ending, a timer, a balance tick, a vmstat sample.
+Stale queue entries (superseded plans, skipped when popped) are not counted.
+
+The simulator measured is whichever build `import simulator` picks: the mypyc-compiled hot
+modules when `python -m simulator.build` (make compile) built them and they are current, else
+the pure-Python sources; the first line says which (SCHEDBENCH_PURE_PYTHON=1 forces the
+sources, to compare).
+
 SimSo is never a dependency of the project: install it into a throwaway virtualenv, e.g.
     python3.11 -m venv /tmp/simso-venv
     /tmp/simso-venv/bin/pip install simso==0.8.5 SimPy==2.3.1
-and point SIMSO_PYTHON at that interpreter (default /tmp/simso-venv/bin/python).
+and pass that interpreter with --simso PATH or SIMSO_PYTHON (default
+/tmp/simso-venv/bin/python); without it the comparison is skipped with a message.
 """
 
 import argparse
@@ -116,11 +126,12 @@ print(json.dumps({"jobs": jobs, "deadline_misses": missed, "wall_seconds": wall,
 """
 
 
-def run_simso(tasks, cpus, seconds):
-    if not os.path.exists(SIMSO_PYTHON):
-        return None, f"SimSo interpreter {SIMSO_PYTHON} not found (set SIMSO_PYTHON)"
+def run_simso(tasks, cpus, seconds, simso_python):
+    if not os.path.exists(simso_python):
+        return None, (f"SimSo interpreter {simso_python} not found (a venv with simso==0.8.5 "
+                      "SimPy==2.3.1; pass --simso PATH or set SIMSO_PYTHON)")
     arg = json.dumps([[[float(p), float(w)] for p, w in tasks], cpus, seconds])
-    proc = subprocess.run([SIMSO_PYTHON, "-c", SIMSO_SCRIPT, arg], capture_output=True,
+    proc = subprocess.run([simso_python, "-c", SIMSO_SCRIPT, arg], capture_output=True,
                           text=True, timeout=3600)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -138,10 +149,10 @@ def edf_ours(seconds):
             "wall_seconds": ours["wall_seconds"], "cpu_seconds": time.process_time() - cpu0}
 
 
-def edf_side_by_side(seconds, runs=1):
+def edf_side_by_side(seconds, runs=1, simso_python=SIMSO_PYTHON):
     tasks = [tuple(float(x) for x in t.split(":")) for t in EDF_TASKS.split(";")]
     mine = best_of(runs, lambda: edf_ours(seconds))
-    attempts = [run_simso(tasks, 4, seconds) for _ in range(runs)]
+    attempts = [run_simso(tasks, 4, seconds, simso_python) for _ in range(runs)]
     good = [t for t, _problem in attempts if t is not None]
     if not good:
         return mine, None, attempts[0][1]
@@ -153,27 +164,36 @@ def main():
     parser.add_argument("--quick", action="store_true", help="smaller runs (smoke test)")
     parser.add_argument("--runs", type=int, default=3,
                         help="repeat each timing and keep the fastest (default 3)")
+    parser.add_argument("--simso", default=SIMSO_PYTHON, metavar="PATH",
+                        help="the Python of a venv with SimSo 0.8.5 (default $SIMSO_PYTHON or "
+                             "/tmp/simso-venv/bin/python)")
+    parser.add_argument("--kernels", help="comma-separated profiles (default: every one)")
     args = parser.parse_args()
     messages = 200 if args.quick else 2000
-    print(f"simulator {simulator.__version__}, Python {sys.version.split()[0]}, "
-          f"best of {args.runs} runs, load average {os.getloadavg()[0]:.2f} at start")
+    print(f"simulator {simulator.__version__} ({simulator._compiled.STATE}), "
+          f"Python {sys.version.split()[0]}, best of {args.runs} runs, "
+          f"load average {os.getloadavg()[0]:.2f} at start")
+    print("events = scheduler events popped from the engine's queue and processed (the "
+          "`events` counter; stale entries skipped)")
     bare = bare_loop_rate(2_000_000 if not args.quick else 300_000, runs=args.runs)
     print(f"bare heapq loop (pop + push one follow-up): {bare:,.0f} events/s")
     ratios = []
-    for kernel in simulator.catalog()["kernels"]:
+    kernels = args.kernels.split(",") if args.kernels else list(simulator.catalog()["kernels"])
+    for kernel in kernels:
         events, wall, cpu, rate = chatroom_rate(kernel, messages, args.runs)
         ratios.append(rate / bare)
         print(f"chatroom 10 rooms x 20 clients x {messages} messages, 8 CPUs, {kernel:9}: "
               f"{events} events, {cpu:.2f} CPU-s ({wall:.2f} s wall) = {rate:,.0f} events/s "
               f"= {rate / bare:.3f} of the bare loop")
     print(f"ratio to the bare loop: min {min(ratios):.3f}, max {max(ratios):.3f} "
-          f"(target >= 0.5: {'met' if min(ratios) >= 0.5 else 'NOT met'})")
+          f"(target >= 0.5: {'met' if min(ratios) >= 0.5 else 'NOT met'}; "
+          f"load average now {os.getloadavg()[0]:.2f})")
     big = 2000 if args.quick else 25000
     events, wall, rss_kb = rss_child(big)
     print(f"memory: chatroom x {big} messages: {events} events in {wall:.1f} s, "
           f"peak RSS {rss_kb / 1024:.1f} MB (tracing off)")
     seconds = 10 if args.quick else 100
-    mine, theirs, problem = edf_side_by_side(seconds, args.runs)
+    mine, theirs, problem = edf_side_by_side(seconds, args.runs, args.simso)
     print(f"global EDF, 8 periodic tasks on 4 CPUs, {seconds} s simulated ({EDF_TASKS}):")
     print(f"  schedbench simulator: {mine['jobs']} jobs, {mine['deadline_misses']} deadline "
           f"misses, {mine['cpu_seconds']:.3f} CPU-s ({mine['wall_seconds']:.3f} s wall)")

@@ -1,0 +1,109 @@
+"""The optional compiled build (simulator/build.py): chosen only when current, same results.
+
+The build itself is exercised on a copy of the package in a temporary directory, so the
+checkout (and other test processes importing it) never sees half-written extension modules.
+"""
+
+import importlib.machinery
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+import pytest
+
+import simulator
+
+REPO = pathlib.Path(simulator.__file__).resolve().parent.parent
+SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
+
+PROBE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import simulator, simulator.engine, simulator._compiled
+print(json.dumps([simulator.COMPILED, simulator.engine.__file__, simulator._compiled.STATE]))
+"""
+
+# run in the copy: every golden spec must give its golden JSON, and a spread of workloads
+# and kernels must give identical results on the fast path and in reference mode
+CHECK = """
+import importlib.util, json, sys
+sys.path.insert(0, sys.argv[1])
+import simulator
+spec = importlib.util.spec_from_file_location("golden", sys.argv[2])
+golden = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(golden)
+bad = [name for name, s in sorted(golden.SPECS.items())
+       if golden.golden_result(s) != json.loads(golden.path_for(name).read_text())]
+for kernel in ("2.4", "2.6.22", "2.6.24", "rsdl-0.31", "6.6-eevdf"):
+    for workload, params in (("chatroom", {"rooms": 2, "clients": 4, "messages": 20}),
+                             ("threadtest", {"iterations": 4, "loops": 30000,
+                                             "yield_in_spin": True}),
+                             ("periodic", {"duration_ms": 100})):
+        s = {"workload": workload, "kernel": kernel, "topology": "2x2x2", "params": params}
+        fast, plain = simulator.run(s), simulator.run(s, reference=True)
+        fast.pop("wall_seconds"), plain.pop("wall_seconds")
+        if fast != plain:
+            bad.append(f"reference mode {workload} {kernel}")
+print(json.dumps({"compiled": simulator.COMPILED, "mismatches": bad}))
+"""
+
+
+def _copy_package(dest):
+    shutil.copytree(REPO / "simulator", dest / "simulator",
+                    ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__",
+                                                  "_compiled.manifest"))
+
+
+def _probe(root, **env):
+    out = subprocess.run([sys.executable, "-c", PROBE, str(root)], capture_output=True,
+                         text=True, check=True, env={**os.environ, **env})
+    assert out.stderr == ""
+    return json.loads(out.stdout)
+
+
+def test_pure_python_can_be_forced(tmp_path):
+    _copy_package(tmp_path)
+    compiled, engine_file, state = _probe(tmp_path, SCHEDBENCH_PURE_PYTHON="1")
+    assert compiled is False and engine_file.endswith("engine.py")
+    assert "pure Python" in state
+
+
+def test_a_stale_build_is_never_imported(tmp_path):
+    """An extension module whose source changed since the build is skipped: the sources run
+    (this one is not even a valid library, so importing it would fail loudly)."""
+    _copy_package(tmp_path)
+    (tmp_path / "simulator" / f"engine{SUFFIX}").write_bytes(b"not a shared library")
+    (tmp_path / "simulator" / "_compiled.manifest").write_text("engine 0000\n")
+    compiled, engine_file, state = _probe(tmp_path, SCHEDBENCH_PURE_PYTHON="")
+    assert compiled is False and engine_file.endswith("engine.py")
+    assert "older than the sources" in state
+
+
+def _can_compile():
+    try:
+        import mypyc  # noqa: F401
+    except ImportError:
+        return False
+    return shutil.which(sysconfig.get_config_var("CC").split()[0] or "cc") is not None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _can_compile(), reason="needs mypy (requirements-dev) and a C compiler")
+def test_compiled_build_gives_the_golden_results(tmp_path):
+    _copy_package(tmp_path)
+    build = subprocess.run([sys.executable, "-m", "simulator.build"], cwd=tmp_path,
+                           capture_output=True, text=True,
+                           env={**os.environ, "SCHEDBENCH_PURE_PYTHON": ""})
+    assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
+    assert list((tmp_path / "simulator").glob(f"engine{SUFFIX}"))
+    compiled, engine_file, _state = _probe(tmp_path, SCHEDBENCH_PURE_PYTHON="")
+    assert compiled is True and engine_file.endswith(SUFFIX)
+    check = subprocess.run([sys.executable, "-c", CHECK, str(tmp_path),
+                            str(REPO / "tests" / "simulator" / "golden.py")],
+                           capture_output=True, text=True, check=True,
+                           env={**os.environ, "SCHEDBENCH_PURE_PYTHON": ""})
+    assert json.loads(check.stdout) == {"compiled": True, "mismatches": []}
