@@ -1,9 +1,12 @@
 """Schedulers with one runqueue shared by all CPUs: Linux 2.4 (goodness) and global EDF."""
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ..program import Task
 from .base import Policy, RunQueue, remove_task
+
+if TYPE_CHECKING:  # annotations only (the engine imports the policies)
+    from ..engine import Cpu, Engine
 
 # instructions of one iteration of the benchmarks' unoptimised counting loop (load, add, store,
 # compare-and-branch): turns the calibrated loop_ns into a price per instruction
@@ -57,7 +60,7 @@ class GlobalPolicy(Policy):
     def hot(self, task: Task, now: int, level):
         return False
 
-    def idle_cpu_for(self, eng, task: Task):
+    def idle_cpu_for(self, eng: "Engine", task: Task) -> "Cpu | None":
         cpus = eng.cpus
         if task.last_cpu is not None and cpus[task.last_cpu].curr is None:
             return cpus[task.last_cpu]
@@ -98,7 +101,8 @@ class GoodnessPolicy(GlobalPolicy):
     def _goodness(self, task: Task, cpu_id: int) -> int:
         if task.quota <= 0:
             return 0
-        bonus = self.penalty if task.last_cpu == cpu_id else 0
+        last = task.last_cpu
+        bonus = self.penalty if last is not None and last == cpu_id else 0
         return task.quota // self.tick + 1 + (20 - task.nice) + bonus
 
     def _recalculate(self):
@@ -121,7 +125,9 @@ class GoodnessPolicy(GlobalPolicy):
             elif t.quota <= 0:  # _goodness(t, cpu_id), inlined: it runs for every queued task
                 g = 0
             else:
-                g = t.quota // tick + 1 + (20 - t.nice) + (penalty if t.last_cpu == cpu_id else 0)
+                last = t.last_cpu
+                g = t.quota // tick + 1 + (20 - t.nice) + (
+                    penalty if last is not None and last == cpu_id else 0)
             if g > best_g:
                 best, best_g = t, g
         if best_g == 0:
@@ -147,17 +153,18 @@ class GoodnessPolicy(GlobalPolicy):
     def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
         return False
 
-    def preempt_target(self, eng, task: Task):
+    def preempt_target(self, eng: "Engine", task: Task) -> "Cpu | None":
         """reschedule_idle(): an idle CPU, else the CPU whose task has the worst goodness."""
         idle = self.idle_cpu_for(eng, task)
         if idle is not None:
             return idle
-        worst: Any = None
-        worst_gap: Any = 0
+        worst: Cpu | None = None
+        worst_gap = 0
         for cpu in eng.cpus:
-            if cpu.curr is None or cpu.need_resched:
+            curr = cpu.curr
+            if curr is None or cpu.need_resched:
                 continue
-            gap = self._goodness(task, cpu.id) - self._goodness(cpu.curr, cpu.id)
+            gap = self._goodness(task, cpu.id) - self._goodness(curr, cpu.id)
             if gap > worst_gap:
                 worst, worst_gap = cpu, gap
         return worst
@@ -178,7 +185,7 @@ class EdfPolicy(GlobalPolicy):
     tick_preempts = False
 
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
-        data = rq.data
+        data: list[Task] = rq.data
         if not data:
             return None
         best = data[0]
@@ -197,7 +204,7 @@ class EdfPolicy(GlobalPolicy):
     def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
         return False
 
-    def preempt_target(self, eng, task: Task):
+    def preempt_target(self, eng: "Engine", task: Task) -> "Cpu | None":
         cpus = eng.cpus
         last = task.last_cpu  # idle_cpu_for(), inlined
         if last is not None and cpus[last].curr is None:
@@ -205,15 +212,15 @@ class EdfPolicy(GlobalPolicy):
         for cpu in cpus:
             if cpu.curr is None and not cpu.need_resched:
                 return cpu
-        latest: Any = None
-        latest_key: Any = (task.deadline, task.tid)
+        latest: Cpu | None = None
+        latest_deadline, latest_tid = task.deadline, task.tid  # (deadline, tid) ordered
         for cpu in eng.cpus:
             curr = cpu.curr
             if curr is None or cpu.need_resched:
                 continue
-            key = (curr.deadline, curr.tid)
-            if key > latest_key:
-                latest, latest_key = cpu, key
+            if curr.deadline > latest_deadline or (curr.deadline == latest_deadline
+                                                   and curr.tid > latest_tid):
+                latest, latest_deadline, latest_tid = cpu, curr.deadline, curr.tid
         return latest
 
     def yield_hands_over(self, rq: RunQueue, task: Task, now: int) -> bool:
