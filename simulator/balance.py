@@ -131,18 +131,22 @@ def _idle_sibling(eng: "Engine", task: Task, target: int, prev: int) -> int:
 
 
 # ------------------------------------------------------------------------- periodic balancing
-def _interval_ns(eng: "Engine", cpu: "Cpu", level):
+def _interval_ns(eng: "Engine", cpu: "Cpu", level) -> int:
     ms = level.balance_interval_ms
     if cpu.curr is not None:
         ms *= level.busy_factor
     return max(eng.tick_ns, eng.tick_after(int(ms * 1e6)))
 
 
-def _schedule_balance(eng: "Engine", cpu: "Cpu", at=None, kick=False):
+def _schedule_balance(eng: "Engine", cpu: "Cpu", at: int | None = None, kick: bool = False):
     if kick:
         cpu.kicked = True
     if at is None:
-        due = min(lv.last_balance_ns + _interval_ns(eng, cpu, lv) for lv in cpu.domains)
+        due: int | None = None  # the earliest level due
+        for lv in cpu.domains:
+            level_due: int = lv.last_balance_ns + _interval_ns(eng, cpu, lv)
+            if due is None or level_due < due:
+                due = level_due
         at = eng.tick_after(max(due, eng.now + 1))
     if cpu.bal_at is not None and cpu.bal_at <= at:
         return
