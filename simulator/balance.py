@@ -142,10 +142,10 @@ def _schedule_balance(eng: "Engine", cpu: "Cpu", at: int | None = None, kick: bo
     if kick:
         cpu.kicked = True
     if at is None:
-        due: int | None = None  # the earliest level due
+        due = -1  # the earliest level due (times are >= 0)
         for lv in cpu.domains:
             level_due: int = lv.last_balance_ns + _interval_ns(eng, cpu, lv)
-            if due is None or level_due < due:
+            if due < 0 or level_due < due:
                 due = level_due
         at = eng.tick_after(max(due, eng.now + 1))
     if cpu.bal_at is not None and cpu.bal_at <= at:
