@@ -681,7 +681,7 @@ class Engine:
         else:
             self.begin(cpu, task)
 
-    def preempt_due(self, cpu: Cpu, task: Task):
+    def preempt_due(self, cpu: Cpu, task: Task) -> bool:
         if cpu.preempt_at is None or self.now < cpu.preempt_at:
             return False
         if not self.policy.tick_preempt(cpu.rq, task, self.now):
@@ -819,7 +819,7 @@ class Engine:
             # that block at once would otherwise nest one Python frame per task.
             self.arm(cpu, cpu.seg_start)
 
-    def refill_cost(self, task: Task, cpu_id):
+    def refill_cost(self, task: Task, cpu_id: int) -> int:
         last = task.last_cpu
         if last is None or last == cpu_id or task.never_ran or not self.has_refill:
             return 0

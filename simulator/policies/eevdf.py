@@ -26,7 +26,8 @@ class EevdfPolicy(Policy):
         return rq
 
     def _add(self, rq: RunQueue, task: Task) -> None:
-        rq.data.append(task)
+        data: list[Task] = rq.data
+        data.append(task)
         rq.vsum += task.vruntime * task.weight
         rq.wsum += task.weight
 
