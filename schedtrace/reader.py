@@ -6,6 +6,7 @@ import heapq
 import io
 import lzma
 import os
+import zlib
 
 from . import ftrace, perf
 from .errors import TraceError
@@ -17,39 +18,55 @@ DEFAULT_REORDER_WINDOW = 20_000  # events held back to put CPUs interleaved out 
 _SNIFF_LINES = 200
 
 
+_CHUNK = 1 << 16
+MAX_LINE = 1 << 20  # a longer "line" is not a trace line; refusing it keeps memory bounded
+
+
 def _binary(source):
-    """(binary stream, close-it?) with compression removed."""
+    """(binary stream without compression, compressed?, underlying file, do we own it?)."""
     if isinstance(source, str | os.PathLike):
         raw, owned = open(source, "rb"), True  # noqa: SIM115 - closed by EventStream.close
     else:
         raw, owned = source, False
-    buffered = raw if hasattr(raw, "peek") else io.BufferedReader(raw, 1 << 20)
+    buffered = raw if hasattr(raw, "peek") else io.BufferedReader(raw, _CHUNK)
     magic = buffered.peek(6)[:6]
     if magic[:2] == b"\x1f\x8b":
-        return io.BufferedReader(gzip.GzipFile(fileobj=buffered), 1 << 20), True, raw, owned
+        return gzip.GzipFile(fileobj=buffered), True, raw, owned
     if magic == b"\xfd7zXZ\x00":
-        return io.BufferedReader(lzma.LZMAFile(buffered), 1 << 20), True, raw, owned
+        return lzma.LZMAFile(buffered), True, raw, owned
     return buffered, False, raw, owned
 
 
-def _numbered(stream, compressed, warnings):
-    """(line number, text, ends with a newline?) for each line; a compressed stream that stops
-    early ends the iteration with a warning instead of an exception."""
-    number = 0
+def _chunks(stream, compressed, warnings):
+    """Decompressed chunks; a compressed stream that stops early ends with a warning (what was
+    decompressed before the damage is still used)."""
     while True:
         try:
-            raw = stream.readline()
-        except (EOFError, lzma.LZMAError, gzip.BadGzipFile, OSError) as exc:
+            chunk = stream.read(_CHUNK)
+        except (EOFError, lzma.LZMAError, gzip.BadGzipFile, zlib.error, OSError) as exc:
             if not compressed:
                 raise
-            warnings.append(f"the compressed stream ends early after line {number} ({exc}); "
-                            "read up to there")
+            warnings.append(f"the compressed stream ends early ({exc}); read up to there")
             return
-        if not raw:
+        if not chunk:
             return
-        number += 1
-        complete = raw.endswith(b"\n")
-        yield number, raw.decode("utf-8", "replace").rstrip("\r\n"), complete
+        yield chunk
+
+
+def _numbered(stream, compressed, warnings):
+    """(line number, text, ends with a newline?) for each line."""
+    number = 0
+    pending = b""
+    for chunk in _chunks(stream, compressed, warnings):
+        parts = (pending + chunk).split(b"\n")
+        pending = parts.pop()
+        if len(pending) > MAX_LINE:
+            raise TraceError(f"line longer than {MAX_LINE} bytes", number + 1)
+        for raw in parts:
+            number += 1
+            yield number, raw.decode("utf-8", "replace").rstrip("\r"), True
+    if pending:
+        yield number + 1, pending.decode("utf-8", "replace").rstrip("\r"), False
 
 
 def detect_format(first_lines) -> str:

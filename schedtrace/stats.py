@@ -92,10 +92,11 @@ class CpuStats:
 class TraceStats:
     """Feed events with `add(event)` (or `consume(iterable)`), then `finish()`.
 
-    `on_segment(cpu, task, start_ns, end_ns, end_state)` is called for every stretch a task
-    ran on a CPU (end_state: the switch's prev_state, or "?" when the trace does not say, e.g.
-    an inferred switch or the end of the trace); `on_wakeup(from_cpu, to_cpu, task, at_ns)`
-    for every wakeup that made a sleeping task runnable.
+    `on_segment(cpu, task, start_ns, end_ns, end_state)` is called for every (non-empty)
+    stretch a task ran on a CPU (end_state: the switch's prev_state, or "?" when the trace
+    does not say, e.g. an inferred switch or the end of the trace);
+    `on_wakeup(from_cpu, to_cpu, task, at_ns)` for every wakeup that made a sleeping task
+    runnable.
     """
 
     def __init__(self, *, on_segment=None, on_wakeup=None):
@@ -132,16 +133,17 @@ class TraceStats:
         length = max(ts - start, 0)
         task = cpu.current
         if task is None:
-            cpu.idle_ns += length
-            cpu.idle_gaps += 1
-            cpu.idle_max_ns = max(cpu.idle_max_ns, length)
+            if length:
+                cpu.idle_ns += length
+                cpu.idle_gaps += 1
+                cpu.idle_max_ns = max(cpu.idle_max_ns, length)
         else:
             cpu.busy_ns += length
             task.runtime_ns += length
             task.running_on = None
             if state in ("X", "Z") or task.exited:
                 task.dead = True
-            if self.on_segment is not None:
+            if length and self.on_segment is not None:
                 self.on_segment(cpu.cpu, task, start, max(ts, start), state)
         cpu.known = False
 
