@@ -10,7 +10,7 @@ class Trace(models.Model):
                               related_name="traces")
     run = models.ForeignKey("benchmarks.Run", null=True, blank=True, on_delete=models.SET_NULL,
                             related_name="traces")
-    artifact = models.ForeignKey("benchmarks.Artifact", on_delete=models.PROTECT,
+    artifact = models.ForeignKey("benchmarks.Artifact", on_delete=models.CASCADE,
                                  related_name="traces")
     title = models.CharField(max_length=200, blank=True)
     format = models.CharField(max_length=16)

@@ -94,3 +94,13 @@ def test_upload_form_needs_login_and_reports_the_bad_line(client, user):
                            follow=True)
     assert response.redirect_chain[-1][0].startswith("/traces/")
     assert "ends in the middle of line 21" in response.content.decode()
+
+
+def test_deleting_a_trace_removes_its_timeline_files(
+        user, settings, django_capture_on_commit_callbacks):
+    trace = ingest(user)
+    folder = Path(settings.MEDIA_ROOT) / "traces" / trace.data_dir
+    assert (folder / "index.json").exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        trace.artifact.delete()  # the raw file goes, and the trace with it
+    assert not folder.exists()
