@@ -44,14 +44,23 @@ def task_json(task: TraceTask) -> dict:
     }
 
 
+SUB_US_BUCKETS = 10  # 2^10 ns ~ 1 us: finer buckets only reflect the timestamps' resolution
+
+
 def latency_histogram(counts: list[int]) -> dict:
-    """{"bounds_us": [[lo, hi], ...], "counts": [...]} without empty tails."""
+    """{"bounds_us": [[lo, hi], ...], "counts": [...]} without empty tails; everything under
+    ~1 us in one bucket (ftrace's `trace` prints microseconds: a 0 there means "under 1 us")."""
+    if len(counts) > SUB_US_BUCKETS:
+        counts = [0] * (SUB_US_BUCKETS - 1) + [sum(counts[:SUB_US_BUCKETS])] + \
+            list(counts[SUB_US_BUCKETS:])
     used = [i for i, count in enumerate(counts) if count]
     if not used:
         return {"bounds_us": [], "counts": []}
     span = range(used[0], used[-1] + 1)
-    return {"bounds_us": [[b / 1000 for b in schedtrace.bucket_bounds_ns(i)] for i in span],
-            "counts": [counts[i] for i in span]}
+    bounds = [[b / 1000 for b in schedtrace.bucket_bounds_ns(i)] for i in span]
+    if span[0] == SUB_US_BUCKETS - 1:
+        bounds[0][0] = 0.0  # the merged bucket: [0, 2^10 ns)
+    return {"bounds_us": bounds, "counts": [counts[i] for i in span]}
 
 
 def trace_summary_json(trace: Trace) -> dict:

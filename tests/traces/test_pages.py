@@ -104,3 +104,12 @@ def test_deleting_a_trace_removes_its_timeline_files(
     with django_capture_on_commit_callbacks(execute=True):
         trace.artifact.delete()  # the raw file goes, and the trace with it
     assert not folder.exists()
+
+
+def test_latency_histogram_puts_everything_under_a_microsecond_in_one_bucket():
+    counts = [5, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3, 2, 0, 7] + [0] * 26
+    assert selectors.latency_histogram(counts) == {
+        "bounds_us": [[0.0, 1.024], [1.024, 2.048], [2.048, 4.096], [4.096, 8.192],
+                      [8.192, 16.384]],
+        "counts": [6, 3, 2, 0, 7]}
+    assert selectors.latency_histogram([0] * 40) == {"bounds_us": [], "counts": []}

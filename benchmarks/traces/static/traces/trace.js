@@ -112,7 +112,10 @@
     return [Number(a), Number(b)];
   }
 
-  function whole(panel) { return [0, panel.duration]; }
+  // The whole trace; on the side-by-side page the longest one, so both share one axis.
+  function whole() {
+    return [0, Math.max.apply(null, panels.map(function (panel) { return panel.duration; }))];
+  }
 
   function bind(panel) {
     panel.bound = true;
@@ -147,7 +150,7 @@
     if (!hist.counts.length) { el.textContent = "No wakeups were followed by a run."; return; }
     var x = [], y = [];
     hist.bounds_us.forEach(function (b, i) {
-      x.push(Math.max(b[0], 0.001), b[1]);
+      x.push(b[0] > 0 ? b[0] : b[1] / 2, b[1]);  // a log axis has no 0: draw [0, 1 µs) from 0.5
       y.push(hist.counts[i], hist.counts[i]);
     });
     window.Plotly.newPlot(el, [{ type: "scatter", mode: "lines", x: x, y: y, fill: "tozeroy",
