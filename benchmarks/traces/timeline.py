@@ -91,32 +91,63 @@ class TimelineWriter:
         return out
 
     def finish(self, *, cpus, task_table, start_ns, end_ns):
-        """Write the levels, wakeups and index. `task_table`: [[pid, comm], ...] by index."""
-        levels = []
-        for level, width in enumerate(WIDTHS_NS):
-            per_cpu = {}
-            for cpu in sorted(cpus):
-                if level == 0:
-                    per_cpu[cpu] = self._level0(cpu)
-                else:
-                    per_cpu[cpu] = merge_level(levels[-1][cpu], width)
-            levels.append(per_cpu)
-            self._write_level(level, per_cpu)
-            total = sum(len(arrays["start"]) for arrays in per_cpu.values())
-            if level and (total <= len(per_cpu) or width > max(end_ns - start_ns, 1)):
-                break
-            # Keep only the previous level in memory: the next one is built from it.
-            if level:
-                levels[-2] = None
+        """Write the levels, wakeups and index. `task_table`: [[pid, comm], ...] by index.
+
+        One CPU at a time: its levels go to piece files, then each level's pieces are copied
+        into one memory-mapped file per field. Peak memory is one CPU's segments (and the
+        merge's temporaries), not the whole trace's."""
+        span = max(end_ns - start_ns, 1)
+        pieces = {}  # cpu -> number of levels it has
+        counts = {}  # (level, cpu) -> segments
+        for cpu in sorted(cpus):
+            arrays, level = self._level0(cpu), 0
+            while True:
+                self._save_piece(level, cpu, arrays)
+                counts[level, cpu] = len(arrays["start"])
+                if level + 1 == len(WIDTHS_NS) or len(arrays["start"]) <= 1 \
+                        or WIDTHS_NS[level] > span:
+                    break
+                level += 1
+                arrays = merge_level(arrays, WIDTHS_NS[level])
+            pieces[cpu] = level + 1
+        levels = max(pieces.values(), default=1)
+        offsets = {str(level): self._write_level(level, pieces, counts)
+                   for level in range(levels)}
+        for path in self.directory.glob("piece-*.npy"):
+            path.unlink()
         wake = self._load("wake", self._wake, ("i8", "i4", "i4", "i4"))
         order = np.argsort(wake[0], kind="stable")
         for name, values in zip(("at", "from", "to", "task"), wake, strict=True):
             np.save(self.directory / f"wake_{name}.npy", values[order])
-        index = {"levels": len(levels), "widths_ns": WIDTHS_NS[:len(levels)],
-                 "cpus": sorted(cpus), "start_ns": start_ns, "end_ns": end_ns,
-                 "offsets": self._offsets}
+        index = {"levels": levels, "widths_ns": WIDTHS_NS[:levels], "cpus": sorted(cpus),
+                 "start_ns": start_ns, "end_ns": end_ns, "offsets": offsets}
         (self.directory / "index.json").write_text(json.dumps(index))
         (self.directory / "tasks.json").write_text(json.dumps(task_table))
+
+    def _save_piece(self, level, cpu, arrays):
+        for field in FIELDS:
+            np.save(self.directory / f"piece-L{level}-cpu{cpu}-{field}.npy", arrays[field])
+
+    def _write_level(self, level, pieces, counts):
+        """Concatenate the CPUs' pieces of `level` (a CPU with fewer levels repeats its
+        coarsest) into L<level>_<field>.npy; returns [[cpu, first, stop], ...]."""
+        sources = {cpu: min(level, have - 1) for cpu, have in pieces.items()}
+        offsets, position = [], 0
+        for cpu in sorted(sources):
+            size = counts[sources[cpu], cpu]
+            offsets.append([cpu, position, position + size])
+            position += size
+        for field, dtype in zip(FIELDS, ("i8", "i8", "i4", "i1", "i4", "i8"), strict=True):
+            target = np.lib.format.open_memmap(self.directory / f"L{level}_{field}.npy",
+                                               mode="w+", dtype=dtype, shape=(position,))
+            for cpu, first, stop in offsets:
+                if stop > first:
+                    target[first:stop] = np.load(
+                        self.directory / f"piece-L{sources[cpu]}-cpu{cpu}-{field}.npy",
+                        mmap_mode="r")
+            target.flush()
+            del target
+        return offsets
 
     def _level0(self, cpu):
         name = f"cpu{cpu}"
@@ -130,21 +161,6 @@ class TimelineWriter:
         end = np.maximum(end, start)
         return {"start": start, "end": end, "task": task, "state": state,
                 "count": np.ones(len(start), "i4"), "busy": end - start}
-
-    _offsets: dict
-
-    def _write_level(self, level, per_cpu):
-        if level == 0:
-            self._offsets = {}
-        offsets, position = [], 0
-        for cpu in sorted(per_cpu):
-            offsets.append([cpu, position, position + len(per_cpu[cpu]["start"])])
-            position += len(per_cpu[cpu]["start"])
-        self._offsets[str(level)] = offsets
-        for field in FIELDS:
-            parts = [per_cpu[cpu][field] for cpu in sorted(per_cpu)]
-            joined = np.concatenate(parts) if parts else np.zeros(0)
-            np.save(self.directory / f"L{level}_{field}.npy", joined)
 
 
 def merge_level(arrays: dict, width: int) -> dict:
