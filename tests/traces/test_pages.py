@@ -113,3 +113,9 @@ def test_latency_histogram_puts_everything_under_a_microsecond_in_one_bucket():
                       [8.192, 16.384]],
         "counts": [6, 3, 2, 0, 7]}
     assert selectors.latency_histogram([0] * 40) == {"bounds_us": [], "counts": []}
+
+
+def test_admin_lists_and_opens_traces(admin_client, user):
+    trace = ingest(user)
+    assert admin_client.get("/admin/traces/trace/").status_code == 200
+    assert admin_client.get(f"/admin/traces/trace/{trace.pk}/change/").status_code == 200
