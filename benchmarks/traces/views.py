@@ -38,6 +38,7 @@ def trace_detail(request, pk: int):
     summary = trace.summary or {}
     return render(request, "traces/trace_detail.html", {
         "trace": trace, "tasks": tasks, "tasks_shown": selectors.TASKS_SHOWN,
+        "initial_end": trace.duration_ms,
         "cpu_stats": summary.get("cpus", []), "run_numbers": _run_numbers(trace),
         "latency": selectors.latency_histogram(summary.get("latency_hist", [])),
         "others": selectors.traces_listed().exclude(pk=trace.pk)[:50],
@@ -46,7 +47,9 @@ def trace_detail(request, pk: int):
 
 def trace_versus(request, a: int, b: int):
     left, right = _trace_or_404(a), _trace_or_404(b)
-    return render(request, "traces/trace_versus.html", {"traces": [left, right]})
+    # One time axis: both start on the longer trace's whole length.
+    return render(request, "traces/trace_versus.html", {
+        "traces": [left, right], "initial_end": max(left.duration_ms, right.duration_ms)})
 
 
 class TraceUploadForm(forms.Form):

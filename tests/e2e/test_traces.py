@@ -31,9 +31,14 @@ def test_trace_page_zoom_wakeups_sort_and_side_by_side(signed_in):
     run = make_run(submitter=page.user)
     trace = ingest(page.user, "ftrace_threadtest.trace.gz", "threadtest on 6.18", run)
     other = ingest(page.user, "ftrace_burn.trace", "burn on 6.18")
+    asked = []
+    page.on("request", lambda request: asked.append(request.url) if "/timeline/" in request.url
+            else None)
     page.goto(f"/traces/{trace.pk}/")
     timeline = ".trace-timeline"
     page.wait_for_js("document.querySelector('.trace-timeline').dataset.ready === '1'")
+    # The whole-trace window was preloaded from <head> and that very response was used.
+    assert len(asked) == 1, asked
     assert page.locator(f"{timeline} .timeline-chart .bars path").count() > 20
     first = window(page, timeline)
     assert first[0] == 0 and first[1] == pytest.approx(trace.duration_ms, abs=0.01)

@@ -72,9 +72,13 @@
     var el = panel.el;
     var url = el.dataset.api + "?start_ms=" + encodeURIComponent(start) + "&end_ms=" +
       encodeURIComponent(end) + (panel.wakeups ? "&wakeups=1" : "");
+    if (!panel.window && !panel.wakeups && start === 0 &&
+        end === Number(el.dataset.initialEnd)) {
+      url = el.dataset.initial;  // the exact URL the page preloaded in its <head>
+    }
     var ticket = ++panel.ticket;
     panel.status.textContent = "loading…";
-    return fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+    return fetch(url, { credentials: "same-origin" })
       .then(function (response) {
         if (!response.ok) { throw new Error("HTTP " + response.status); }
         return response.json();
