@@ -228,7 +228,7 @@ def main() -> None:
               f"p50 {statistics.median(times) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms, max "
               f"{max(times) * 1000:.1f} ms (target p95 < 200 ms); segments per answer median "
               f"{statistics.median(counts):.0f}, max {max(counts)}")
-        print(f"reference GET /api/v1/traces/{{id}}/ (500 tasks): p50 "
+        print(f"reference GET /api/v1/traces/{{id}}/ (every task): p50 "
               f"{statistics.median(reference) * 1000:.1f} ms; timeline p95 / reference p50 = "
               f"{p95 / statistics.median(reference):.1f}x")
     finally:

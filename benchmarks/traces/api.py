@@ -91,7 +91,7 @@ class TraceSummarySerializer(ResponseSerializer):
 
 
 class TraceSerializer(TraceSummarySerializer):
-    tasks = TraceTaskSerializer(many=True, help_text="busiest first (at most 500; ?tasks=all)")
+    tasks = TraceTaskSerializer(many=True, help_text="busiest first (every task; ?limit=N)")
     cpu_stats = serializers.ListField(child=serializers.DictField(), help_text="per CPU: busy_ms, "
                                       "idle_ms, idle_gaps, idle_max_ms")
     latency_hist = LatencyHistogramSerializer(help_text="wakeup-to-run latency, log2 buckets")
@@ -213,12 +213,14 @@ def traces(request):
 
 
 @extend_schema(responses=TraceSerializer, parameters=[
-    OpenApiParameter("tasks", str, description="`all`: every task, not only the busiest 500")])
+    OpenApiParameter("limit", int, description="only the N busiest tasks (default: every task)")])
 @api_view(["GET"])
 def trace_detail(request, pk: int):
+    raw = request.query_params.get("limit", "")
+    if raw and not (raw.isdigit() and 0 < int(raw) <= 10**9):
+        raise InputError("limit must be a positive whole number", field="limit")
     trace = _trace_or_404(pk)
-    every = request.query_params.get("tasks") == "all"
-    tasks = selectors.trace_tasks(trace, None if every else selectors.TASKS_SHOWN)
+    tasks = selectors.trace_tasks(trace, int(raw) if raw else None)
     return Response(TraceSerializer(_linked(request, trace,
                                             selectors.trace_json(trace, tasks))).data)
 

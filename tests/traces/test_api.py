@@ -122,6 +122,9 @@ def test_detail_has_the_contract_tasks(api_client, client):
                    "wait_sum_ms": 0.5, "wait_max_ms": 0.5, "wait_avg_ms": 0.5}
     assert body["lost_events"] == 17
     assert sum(body["latency_hist"]["counts"]) == 3
+    busiest = client.get(f"/api/v1/traces/{trace_id}/?limit=1").json()["tasks"]
+    assert [(t["pid"], t["comm"]) for t in busiest] == [(501, "[kworker 0:1]")]
+    assert client.get(f"/api/v1/traces/{trace_id}/?limit=-1").json()["field"] == "limit"
 
 
 def test_missing_trace_is_404(client):
