@@ -11,8 +11,8 @@
    RSS of both, and the ratios.
 3. Uploads the file to a real gunicorn worker on PostgreSQL (`POST /api/v1/traces/`), reading
    the worker's peak RSS, then times `GET /api/v1/traces/{id}/timeline/` over many random
-   windows (p50/p95, target p95 < 200 ms) against a trivial GET of the same server in the same
-   run (`/api/v1/traces/{id}/`'s 404 sibling would do less: the reference is the trace detail).
+   windows (p50/p95, target p95 < 200 ms) against the trace's detail GET (a plain database read
+   of every task) on the same server in the same run.
 """
 
 import argparse
