@@ -844,7 +844,7 @@ def write_tracefs(path, value, append=False):
 def find_tracefs(root="/"):
     """The tracing directory, mounting tracefs (or debugfs) when needed; (dir, mounted)."""
     for path, _, _ in TRACEFS_MOUNTS:
-        if os.path.isfile(under(root, path + "/trace_pipe")):
+        if os.path.exists(under(root, path + "/trace_pipe")):
             return under(root, path), None
     if os.path.abspath(root) != "/":
         raise TraceUnavailable("no tracefs under " + root)
@@ -920,11 +920,15 @@ class TraceChannel:
                 ready = select.select([self.fd], [], [], 0.1)[0]
                 chunk = self.read_chunk() if ready or stopping else b""
                 if chunk:
-                    out.write(chunk)
-                    if not self.recorder.count(len(chunk)):
+                    allowed = self.recorder.take(len(chunk))
+                    if allowed < len(chunk):  # the cap: keep whole lines up to it, then stop
+                        out.write(chunk[:chunk.rfind(b"\n", 0, allowed) + 1])
                         return
+                    out.write(chunk)
                 elif stopping:
                     return
+                elif ready:  # end of file (a FIFO standing in for trace_pipe): not a spin
+                    time.sleep(0.05)
 
     def read_chunk(self):
         try:
@@ -1051,19 +1055,20 @@ class TraceRecorder:
         self.tracing = None
         self.started = None
 
-    def count(self, size):
-        """Called by the drain threads; False once the cap is reached (stop reading)."""
+    def take(self, size):
+        """Called by the drain threads with a chunk's size: how much of it fits the cap."""
         with self.lock:
-            self.bytes += size
-            if self.bytes < self.max_bytes:
-                return True
+            allowed = max(0, min(size, self.max_bytes - self.bytes))
+            self.bytes += allowed
+            if allowed == size:
+                return size
             if not self.capped:
                 self.capped = True
                 warn(f"trace: reached the {self.max_bytes // (1 << 20)} MB cap after "
                      f"{time.monotonic() - self.started:.1f} s; the rest of the run is untraced")
                 for channel in self.channels:
                     channel.stop()
-            return False
+            return allowed
 
     def add_root(self, pid):
         self.roots.append(pid)
@@ -2150,6 +2155,9 @@ def main(argv=None):
     except CommandFailed as err:
         warn(str(err))
         return err.status
+    except Terminated as err:
+        warn("terminated")
+        return 128 + err.signal
     except KeyboardInterrupt:
         warn("interrupted")
         return 130
