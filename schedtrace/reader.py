@@ -1,0 +1,174 @@
+"""Open a trace (path or binary file object; plain, gzip or xz), detect its format, and stream
+its events in timestamp order through a bounded reorder window."""
+
+import gzip
+import heapq
+import io
+import lzma
+import os
+import zlib
+
+from . import ftrace, perf
+from .errors import TraceError
+from .ftrace import FtraceParser
+from .perf import PerfParser
+
+FORMATS = ("ftrace", "trace-cmd", "perf")
+DEFAULT_REORDER_WINDOW = 20_000  # events held back to put CPUs interleaved out of order right
+_SNIFF_LINES = 200
+
+
+_CHUNK = 1 << 16
+MAX_LINE = 1 << 20  # a longer "line" is not a trace line; refusing it keeps memory bounded
+
+
+def _binary(source):
+    """(binary stream without compression, compressed?, underlying file, do we own it?)."""
+    if isinstance(source, str | os.PathLike):
+        raw, owned = open(source, "rb"), True  # noqa: SIM115 - closed by EventStream.close
+    else:
+        raw, owned = source, False
+    buffered = raw if hasattr(raw, "peek") else io.BufferedReader(raw, _CHUNK)
+    magic = buffered.peek(6)[:6]
+    if magic[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=buffered), True, raw, owned
+    if magic == b"\xfd7zXZ\x00":
+        return lzma.LZMAFile(buffered), True, raw, owned
+    return buffered, False, raw, owned
+
+
+def _chunks(stream, compressed, warnings):
+    """Decompressed chunks; a compressed stream that stops early ends with a warning (what was
+    decompressed before the damage is still used)."""
+    while True:
+        try:
+            chunk = stream.read(_CHUNK)
+        except (EOFError, lzma.LZMAError, gzip.BadGzipFile, zlib.error, OSError) as exc:
+            if not compressed:
+                raise
+            warnings.append(f"the compressed stream ends early ({exc}); read up to there")
+            return
+        if not chunk:
+            return
+        yield chunk
+
+
+def _numbered(stream, compressed, warnings):
+    """(line number, text, ends with a newline?) for each line."""
+    number = 0
+    pending = b""
+    for chunk in _chunks(stream, compressed, warnings):
+        parts = (pending + chunk).split(b"\n")
+        pending = parts.pop()
+        if len(pending) > MAX_LINE:
+            raise TraceError(f"line longer than {MAX_LINE} bytes", number + 1)
+        for raw in parts:
+            number += 1
+            yield number, raw.decode("utf-8", "replace").rstrip("\r"), True
+    if pending:
+        yield number + 1, pending.decode("utf-8", "replace").rstrip("\r"), False
+
+
+def detect_format(first_lines) -> str:
+    """'ftrace', 'trace-cmd' or 'perf' from the first lines of a trace."""
+    trace_cmd = False
+    for text in first_lines:
+        stripped = text.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("cpus=") or stripped.startswith("version = "):
+            trace_cmd = True
+            continue
+        if perf.looks_like(text):
+            return "perf"
+        if ftrace.PREFIX.match(text):
+            return "trace-cmd" if trace_cmd else "ftrace"
+        if ftrace.looks_like(text):
+            return "trace-cmd"
+    raise TraceError("not a scheduler trace: no ftrace, trace-cmd or perf script event line "
+                     f"in the first {_SNIFF_LINES} lines", 1)
+
+
+class EventStream:
+    """Iterable of Events in timestamp order. After (or during) iteration: `format`, `lines`,
+    `events`, `skipped` (other tracepoints), `lost_events`, `late_events` and `warnings`."""
+
+    def __init__(self, source, *, format=None, reorder_window=DEFAULT_REORDER_WINDOW):
+        if format is not None and format not in FORMATS:
+            raise TraceError(f"unknown trace format {format!r}; one of {', '.join(FORMATS)}")
+        self.warnings: list[str] = []
+        self.reorder_window = max(1, reorder_window)
+        self.events = 0
+        self.late_events = 0
+        self._stream, compressed, self._raw, self._owned = _binary(source)
+        lines = _numbered(self._stream, compressed, self.warnings)
+        head = []
+        for item in lines:
+            head.append(item)
+            if len(head) >= _SNIFF_LINES:
+                break
+        self.format = format or detect_format(text for _, text, _ in head)
+        if self.format == "perf":
+            self._parser = PerfParser(self.warnings)
+        else:
+            self._parser = FtraceParser(self.warnings,
+                                        instance_prefix=self.format == "trace-cmd")
+        self._lines = _chain(head, lines)
+
+    @property
+    def lines(self):
+        return self._parser.lines
+
+    @property
+    def skipped(self):
+        return self._parser.skipped
+
+    @property
+    def lost_events(self):
+        return self._parser.lost_events
+
+    def __iter__(self):
+        try:
+            yield from self._ordered(self._parser.parse(self._lines))
+        finally:
+            self.close()
+
+    def _ordered(self, events):
+        """Heap of at most `reorder_window` events: per-CPU buffers interleave out of order by
+        a bounded amount; an event later than the window is passed on late and counted."""
+        heap = []
+        window = self.reorder_window
+        emitted = None
+        for sequence, event in enumerate(events):
+            if emitted is not None and event.ts < emitted:
+                self.late_events += 1
+            heapq.heappush(heap, (event.ts, sequence, event))
+            if len(heap) > window:
+                emitted, _, out = heapq.heappop(heap)
+                self.events += 1
+                yield out
+        while heap:
+            emitted, _, out = heapq.heappop(heap)
+            self.events += 1
+            yield out
+        if self.late_events:
+            self.warnings.append(
+                f"{self.late_events} events came more than {window} events out of timestamp "
+                "order; they were used late")
+        if self.lost_events:
+            self.warnings.append(f"the trace says {self.lost_events} events were lost; "
+                                 "the line prefixes fill in who was running")
+
+    def close(self):
+        if self._owned:
+            self._raw.close()
+
+
+def _chain(head, rest):
+    yield from head
+    yield from rest
+
+
+def open_events(source, *, format=None, reorder_window=DEFAULT_REORDER_WINDOW) -> EventStream:
+    """Events of a trace file (path or binary file object), in timestamp order."""
+    return EventStream(source, format=format, reorder_window=reorder_window)

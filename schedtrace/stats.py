@@ -1,0 +1,298 @@
+"""Streaming statistics over an event stream: the per-task figures `perf sched latency` and
+`perf sched timehist` print, per-CPU busy time and idle gaps, and the per-CPU run segments a
+timeline draws. One pass, memory proportional to the number of tasks and CPUs.
+
+How the scheduler state is rebuilt (the rules a reader of the numbers needs):
+- A line's prefix (`comm-pid [cpu]`) names the task running on that CPU at that moment. When it
+  disagrees with what the switches said (a lost or unrecorded `sched_switch`), the prefix wins:
+  the old task's segment ends and the prefix's task starts at that line's timestamp (the switch
+  happened at some unknown moment before; the line is the first proof of it). Nothing before a
+  CPU's first line is counted.
+- A task is runnable-but-waiting from a wakeup (`sched_wakeup`, `_new` or `sched_waking`,
+  whichever comes first) or from a switch-out in state R (preempted) until its next switch-in.
+  Only waits that start with a wakeup go into the wakeup-to-run latency histogram.
+- `switches` counts switch-ins (times the task got a CPU), `wakeups` counts sleeping-to-runnable
+  transitions, `migrations` counts `sched_migrate_task` events.
+- pid reuse: once a task has exited (`sched_process_exit`, or a switch-out in state X/Z) and left
+  the CPU, the next task with that pid, or a fork of a child with that pid, is a new task.
+- A `LOST EVENTS` marker forgets what ran on that CPU until its next line.
+"""
+
+from . import event as ev
+
+HIST_BUCKETS = 40  # bucket i holds latencies in [2^i, 2^(i+1)) ns; bucket 0 also holds 0 and 1
+
+
+def bucket_of(latency_ns: int) -> int:
+    return min(max(latency_ns, 1).bit_length() - 1, HIST_BUCKETS - 1)
+
+
+def bucket_bounds_ns(index: int) -> tuple[int, int]:
+    return (0 if index == 0 else 1 << index), 1 << (index + 1)
+
+
+class TaskStats:
+    """One task (pid instance). Times are in ns."""
+
+    __slots__ = ("index", "pid", "comm", "first_ns", "last_ns", "runtime_ns", "switches",
+                 "wakeups", "migrations", "wait_sum_ns", "wait_max_ns", "wait_count",
+                 "latency_hist", "runnable_since", "woken", "running_on", "run_start",
+                 "exited", "dead", "parent_pid")
+
+    def __init__(self, index, pid, comm, ts, parent_pid=None):
+        self.index = index
+        self.pid = pid
+        self.comm = comm
+        self.first_ns = self.last_ns = ts
+        self.runtime_ns = self.switches = self.wakeups = self.migrations = 0
+        self.wait_sum_ns = self.wait_max_ns = self.wait_count = 0
+        self.latency_hist = [0] * HIST_BUCKETS
+        self.runnable_since = None
+        self.woken = False
+        self.running_on = None
+        self.run_start = None
+        self.exited = self.dead = False
+        self.parent_pid = parent_pid
+
+    @property
+    def wait_avg_ns(self) -> float:
+        return self.wait_sum_ns / self.wait_count if self.wait_count else 0.0
+
+    def as_dict(self) -> dict:
+        """The DESIGN contract's task shape (ms), plus extras."""
+        return {
+            "pid": self.pid, "comm": self.comm,
+            "runtime_ms": self.runtime_ns / 1e6, "switches": self.switches,
+            "wakeups": self.wakeups, "migrations": self.migrations,
+            "wait_sum_ms": self.wait_sum_ns / 1e6, "wait_max_ms": self.wait_max_ns / 1e6,
+            "wait_avg_ms": self.wait_avg_ns / 1e6, "waits": self.wait_count,
+            "latency_hist": list(self.latency_hist), "parent_pid": self.parent_pid,
+            "first_ms": self.first_ns / 1e6, "last_ms": self.last_ns / 1e6,
+        }
+
+
+class CpuStats:
+    __slots__ = ("cpu", "current", "since", "known", "first_ns", "last_ns", "busy_ns",
+                 "idle_ns", "idle_gaps", "idle_max_ns")
+
+    def __init__(self, cpu, ts):
+        self.cpu = cpu
+        self.current = None    # TaskStats running, None for idle (when known)
+        self.since = ts        # when `current` (or idle) started
+        self.known = False     # False until a line on this CPU says who runs
+        self.first_ns = self.last_ns = ts
+        self.busy_ns = self.idle_ns = self.idle_gaps = self.idle_max_ns = 0
+
+    def as_dict(self) -> dict:
+        return {"cpu": self.cpu, "busy_ms": self.busy_ns / 1e6, "idle_ms": self.idle_ns / 1e6,
+                "idle_gaps": self.idle_gaps, "idle_max_ms": self.idle_max_ns / 1e6,
+                "first_ms": self.first_ns / 1e6, "last_ms": self.last_ns / 1e6}
+
+
+class TraceStats:
+    """Feed events with `add(event)` (or `consume(iterable)`), then `finish()`.
+
+    `on_segment(cpu, task, start_ns, end_ns, end_state)` is called for every (non-empty)
+    stretch a task ran on a CPU (end_state: the switch's prev_state, or "?" when the trace
+    does not say, e.g. an inferred switch or the end of the trace);
+    `on_wakeup(from_cpu, to_cpu, task, at_ns)` for every wakeup that made a sleeping task
+    runnable.
+    """
+
+    def __init__(self, *, on_segment=None, on_wakeup=None):
+        self.tasks: list[TaskStats] = []
+        self.cpus: dict[int, CpuStats] = {}
+        self._by_pid: dict[int, TaskStats] = {}
+        self.on_segment = on_segment
+        self.on_wakeup = on_wakeup
+        self.events = 0
+        self.first_ns = self.last_ns = None
+        self.lost_events = 0
+        self.inferred_switches = 0
+        self.finished = False
+
+    # -- tasks ---------------------------------------------------------------------------------
+    def task(self, pid, comm, ts, *, new=False, parent_pid=None) -> TaskStats:
+        task = self._by_pid.get(pid)
+        if task is None or new or task.dead:
+            task = TaskStats(len(self.tasks), pid, comm if comm != "<...>" else "", ts,
+                             parent_pid)
+            self.tasks.append(task)
+            self._by_pid[pid] = task
+        elif comm and comm != "<...>":
+            task.comm = comm  # exec renames a task; the latest name is the one people know
+        task.last_ns = ts
+        return task
+
+    # -- CPU state machine ---------------------------------------------------------------------
+    def _stop(self, cpu: CpuStats, ts, state):
+        """End whatever runs on `cpu` at `ts` (task segment or idle gap)."""
+        if not cpu.known:
+            return
+        start = cpu.since
+        length = max(ts - start, 0)
+        task = cpu.current
+        if task is None:
+            if length:
+                cpu.idle_ns += length
+                cpu.idle_gaps += 1
+                cpu.idle_max_ns = max(cpu.idle_max_ns, length)
+        else:
+            cpu.busy_ns += length
+            task.runtime_ns += length
+            task.running_on = None
+            if state in ("X", "Z") or task.exited:
+                task.dead = True
+            if length and self.on_segment is not None:
+                self.on_segment(cpu.cpu, task, start, max(ts, start), state)
+        cpu.known = False
+
+    def _start(self, cpu: CpuStats, task, ts, *, recorded=True):
+        """`task` (None = idle) runs on `cpu` from `ts`; `recorded`: a sched_switch said so."""
+        cpu.current, cpu.since, cpu.known = task, ts, True
+        if task is None:
+            return
+        elsewhere = task.running_on
+        if elsewhere is not None and elsewhere != cpu.cpu:
+            # The task cannot run on two CPUs: its switch-out there was never recorded.
+            other = self.cpus[elsewhere]
+            self._stop(other, ts, "?")
+            self.inferred_switches += 1
+        task.running_on = cpu.cpu
+        if not recorded:
+            task.runnable_since = None  # it got the CPU at some unknown moment before `ts`
+            return
+        task.switches += 1
+        since = task.runnable_since
+        if since is not None:
+            wait = max(ts - since, 0)
+            task.wait_sum_ns += wait
+            task.wait_count += 1
+            task.wait_max_ns = max(task.wait_max_ns, wait)
+            if task.woken:
+                task.latency_hist[bucket_of(wait)] += 1
+            task.runnable_since = None
+
+    def _reconcile(self, cpu: CpuStats, event):
+        """Trust the line's prefix over a missing sched_switch."""
+        pid = event.pid
+        if pid is None:
+            return  # the parser could not name the running task (perf's `:-1 -1`)
+        if cpu.known and (pid == 0 and cpu.current is None
+                          or cpu.current is not None and cpu.current.pid == pid):
+            return
+        if cpu.known:
+            self.inferred_switches += 1
+            self._stop(cpu, event.ts, "?")
+        task = None if pid == 0 else self.task(pid, event.comm, event.ts)
+        self._start(cpu, task, event.ts, recorded=False)
+
+    # -- events --------------------------------------------------------------------------------
+    def add(self, event):
+        ts = event.ts
+        cpu = self.cpus.get(event.cpu)
+        if cpu is None:
+            cpu = self.cpus[event.cpu] = CpuStats(event.cpu, ts)
+        if event.kind == ev.LOST:
+            self.lost_events += event.lost
+            self._stop(cpu, cpu.last_ns, "?")
+            return
+        self.events += 1
+        if self.first_ns is None:
+            self.first_ns = ts
+        self.last_ns = ts if self.last_ns is None else max(self.last_ns, ts)
+        cpu.last_ns = max(cpu.last_ns, ts)
+        self._reconcile(cpu, event)
+        handler = _HANDLERS[event.kind]
+        handler(self, cpu, event)
+
+    def consume(self, events):
+        for event in events:
+            self.add(event)
+        return self
+
+    def _switch(self, cpu, event):
+        ts = event.ts
+        prev = cpu.current if cpu.known else None
+        self._stop(cpu, ts, event.prev_state)
+        if prev is None or prev.pid != event.prev_pid:
+            prev = self._by_pid.get(event.prev_pid) if event.prev_pid else None
+        if prev is not None and event.prev_state.startswith("R") and not prev.dead:
+            prev.runnable_since, prev.woken = ts, False
+        nxt = None if event.next_pid == 0 else self.task(event.next_pid, event.next_comm, ts)
+        self._start(cpu, nxt, ts)
+
+    def _wakeup(self, cpu, event):
+        ts = event.ts
+        new = event.kind == ev.WAKEUP_NEW and self._fresh_needed(event.target_pid)
+        task = self.task(event.target_pid, event.target_comm, ts, new=new)
+        if task.running_on is not None or task.runnable_since is not None:
+            return  # already runnable: sched_waking then sched_wakeup, or a spurious wakeup
+        task.runnable_since, task.woken = ts, True
+        task.wakeups += 1
+        if self.on_wakeup is not None:
+            to_cpu = event.target_cpu if event.target_cpu is not None else cpu.cpu
+            self.on_wakeup(cpu.cpu, to_cpu, task, ts)
+
+    def _fresh_needed(self, pid) -> bool:
+        task = self._by_pid.get(pid)
+        return task is not None and (task.dead or task.switches > 0 or task.exited)
+
+    def _fork(self, cpu, event):
+        parent = self.task(event.parent_pid, event.parent_comm, event.ts)
+        self.task(event.child_pid, event.child_comm, event.ts, new=True, parent_pid=parent.pid)
+
+    def _exit(self, cpu, event):
+        task = self.task(event.target_pid, event.target_comm, event.ts)
+        task.exited = True
+        if task.running_on is None:
+            task.dead = True
+
+    def _migrate(self, cpu, event):
+        task = self.task(event.target_pid, event.target_comm, event.ts)
+        task.migrations += 1
+
+    def finish(self):
+        """Close what still runs at the last timestamp. Idempotent."""
+        if not self.finished:
+            self.finished = True
+            end = self.last_ns
+            for cpu in self.cpus.values():
+                if end is not None:
+                    self._stop(cpu, end, "?")
+        return self
+
+    # -- results -------------------------------------------------------------------------------
+    @property
+    def duration_ns(self) -> int:
+        return 0 if self.first_ns is None else self.last_ns - self.first_ns
+
+    def real_tasks(self):
+        """Tasks that did something visible (pid 0 is idle, never a task)."""
+        return [task for task in self.tasks if task.pid != 0]
+
+    def latency_hist(self) -> list[int]:
+        """Wakeup-to-run latency histogram over all tasks."""
+        total = [0] * HIST_BUCKETS
+        for task in self.tasks:
+            for index, count in enumerate(task.latency_hist):
+                total[index] += count
+        return total
+
+    def summary(self) -> dict:
+        return {
+            "events": self.events, "cpus": len(self.cpus), "tasks": len(self.real_tasks()),
+            "duration_ms": self.duration_ns / 1e6, "lost_events": self.lost_events,
+            "inferred_switches": self.inferred_switches,
+        }
+
+
+_HANDLERS = {
+    ev.SWITCH: TraceStats._switch,
+    ev.WAKEUP: TraceStats._wakeup,
+    ev.WAKEUP_NEW: TraceStats._wakeup,
+    ev.WAKING: TraceStats._wakeup,
+    ev.FORK: TraceStats._fork,
+    ev.EXIT: TraceStats._exit,
+    ev.MIGRATE: TraceStats._migrate,
+}
