@@ -42,6 +42,9 @@ def _add_run_options(sub):
     sub.add_argument("--repeat", default="1")
     sub.add_argument("--max-events", dest="max_events")
     sub.add_argument("--trace", metavar="FILE")
+    sub.add_argument("--trace-format", choices=["text", "ftrace"], default="text",
+                     help="text: the engine's decisions, one per line; ftrace: the schedule "
+                     "as ftrace text (sched_switch, sched_wakeup, ...) for trace tools")
     sub.add_argument("--machine", metavar="FILE",
                      help="a `schedbench.py calibrate --dry-run` JSON: its calibration, and "
                      "its topology unless --cpus/--topology is given")
@@ -153,7 +156,7 @@ def _sweep(args, out, trace):
         axes.append([(name.strip(), v.strip()) for v in values.split(",") if v.strip()])
     base = _spec(args)
     for point in itertools.product(*axes):
-        result = run(_apply_point(base, point), trace=trace)
+        result = run(_apply_point(base, point), trace=trace, trace_format=args.trace_format)
         out.write(json.dumps(result, sort_keys=False) + "\n")
         out.flush()
 
@@ -164,7 +167,7 @@ def _run(args, out):
         if args.command == "sweep":
             _sweep(args, out, trace)
             return
-        result = run(_spec(args), trace=trace)
+        result = run(_spec(args), trace=trace, trace_format=args.trace_format)
         out.write(json.dumps(result, indent=2) + "\n" if args.format == "json"
                   else render_text(result))
     finally:

@@ -59,9 +59,10 @@ class Engine:
                  "refill_us", "counters", "marks", "samples", "overloaded", "pending_timers",
                  "depth", "track_load", "policy_account", "cpus", "global_queue", "tick_preempts",
                  "hrtick", "newidle", "switch_ns", "flat_cost", "reference", "step",
-                 "idle_wake_ns", "contention", "contention_span")
+                 "idle_wake_ns", "contention", "contention_span", "ftrace")
 
-    def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False):
+    def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False,
+                 ftrace=None):
         # reference mode routes every event through the plain functions (step_reference,
         # account(), sleep()) instead of the inlined copies of the fast path; results must be
         # identical (tests/simulator/test_reference_mode.py)
@@ -74,6 +75,8 @@ class Engine:
         self._random = self.rng.random
         self.max_events = max_events
         self.trace_file = trace
+        # an FtraceWriter (simulator/ftrace.py) or None; hooks sit where the schedule changes
+        self.ftrace = ftrace
         self.now = 0
         self.heap = []
         self.seq = 0
@@ -115,6 +118,8 @@ class Engine:
                                else policy.account)
         self.cpus = [Cpu(c, policy.new_rq(c), topo.siblings(c)) for c in range(topo.ncpus)]
         balance.setup(self)
+        if ftrace is not None:
+            ftrace.attach(self)
 
     # ----------------------------------------------------------------- event plumbing
     def push(self, when, kind, obj, gen):
@@ -360,6 +365,8 @@ class Engine:
         if cpu_id is None:  # created by the benchmark's main process running on CPU 0
             cpu_id = balance.select_fork_cpu(self, task, 0)
         self.enqueue(self.cpus[cpu_id], task, "fork")
+        if self.ftrace is not None:
+            self.ftrace.wakeup(task, None, new=True)
         return task
 
     def enqueue(self, cpu, task, how):
@@ -373,6 +380,9 @@ class Engine:
             return
         if task.cpu is not None and task.cpu != cpu.id:
             self.counters["migrations"] += 1
+            if self.ftrace is not None:
+                self.ftrace.migrate(task, task.cpu, cpu.id, cpu.id if how == "migrate" else
+                                    task.cpu)
         task.cpu = cpu.id
         before = rq.nr_running
         self.policy.enqueue(rq, task, how, self.now)
@@ -429,6 +439,8 @@ class Engine:
         if self.global_queue:  # one shared queue: placement happens at pick time
             if self.reference:
                 self.enqueue(self.cpus[task.cpu or 0], task, "wakeup")
+                if self.ftrace is not None:
+                    self.ftrace.wakeup(task, waker_cpu)
                 self.check_preempt(self.cpus[task.cpu], task, direct)
                 return
             if task.cpu is None:
@@ -437,6 +449,8 @@ class Engine:
             rq = self.cpus[task.cpu].rq  # the shared queue; enqueue(), inlined
             policy.enqueue(rq, task, "wakeup", now)
             rq.nr_running += 1
+            if self.ftrace is not None:
+                self.ftrace.wakeup(task, waker_cpu)
             if self.tick_preempts:
                 self._replan_all_running()
             target = policy.preempt_target(self, task)  # check_preempt(), inlined
@@ -460,6 +474,8 @@ class Engine:
             return
         cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
         self.enqueue(cpu, task, "wakeup")
+        if self.ftrace is not None:
+            self.ftrace.wakeup(task, waker_cpu)
         self.check_preempt(cpu, task, direct)
 
     def check_preempt(self, cpu, task, direct=False):
@@ -522,6 +538,9 @@ class Engine:
         self.policy.task_fork(rq, parent, child, self.now, target == cpu.id)
         child.cpu = target
         self.enqueue(self.cpus[target], child, "fork")
+        if self.ftrace is not None:
+            self.ftrace.fork(cpu, parent, child)
+            self.ftrace.wakeup(child, cpu.id, new=True)
         if target == cpu.id and self.policy.child_runs_first(parent, child):
             self.resched(cpu, f"child runs first: {child.name} preempts {parent.name}")
         else:
@@ -680,6 +699,8 @@ class Engine:
                 self.trace(cpu.id, "switch", f"{prev.name} -> {nxt.name}")
         # switch in nxt (in this function rather than a helper: it runs at every switch)
         was_idle = prev is None or cpu.curr is None
+        if self.ftrace is not None and nxt is not prev:
+            self.ftrace.switch(cpu, prev, nxt)
         nxt.state = RUNNING
         nxt.wait_sum += now - nxt.wait_start
         last = nxt.last_cpu
@@ -688,6 +709,8 @@ class Engine:
                 cost += self.refill_cost(nxt, cpu.id)
             if self.global_queue:
                 counters["migrations"] += 1
+                if self.ftrace is not None:
+                    self.ftrace.migrate(nxt, last, cpu.id, cpu.id)
         nxt.cpu = cpu.id
         nxt.never_ran = False
         cpu.curr = nxt
@@ -727,6 +750,8 @@ class Engine:
         return int(self.refill_us * 1000 * factor)
 
     def go_idle(self, cpu, prev):
+        if self.ftrace is not None and prev is not None:
+            self.ftrace.switch(cpu, prev, None)
         cpu.curr = None
         cpu.preempt_at = None
         cpu.preempt_valid = False
@@ -847,6 +872,8 @@ class Engine:
         self.schedule(cpu)
 
     def exit(self, cpu, task):
+        if self.ftrace is not None:
+            self.ftrace.exit(cpu, task)
         task.state = DONE
         self.alive -= 1
         self._leave_cpu(cpu, task)
