@@ -727,6 +727,7 @@ class TraceFilter:
     def __init__(self, roots):
         self.tracked = set(roots)
         self.exited = set()
+        self.live = set()  # benchmark tasks seen and not yet gone: the benchmark is running
         self.kept = 0
 
     def placeholder(self, cpu):
@@ -772,13 +773,18 @@ class TraceFilter:
         if m is None:
             return None
         prev, nxt = int(m.group("pp")), int(m.group("np"))
-        if not (self.mine(prev) or self.mine(nxt)):
+        if not (self.mine(prev) or self.mine(nxt)) and not (
+                self.live and (prev == 0) != (nxt == 0)):
+            # Kept besides the benchmark's own: another program taking or leaving an idle
+            # CPU while the benchmark lives, which bounds the time others held each CPU.
             return None
         pc, pp = self.side(m.group("pc"), m.group("pp"), cpu)
         nc, np_ = self.side(m.group("nc"), m.group("np"), cpu)
+        self.live.update(p for p in (prev, nxt) if self.mine(p))
         if prev in self.exited:  # its last switch out: the pid may be reused after this
             self.exited.discard(prev)
             self.tracked.discard(prev)
+            self.live.discard(prev)
         return (f"prev_comm={pc} prev_pid={pp} {m.group('pmid')} ==> next_comm={nc} "
                 f"next_pid={np_} {m.group('nrest')}")
 
@@ -790,6 +796,7 @@ class TraceFilter:
         if not (self.mine(parent) or self.mine(child)):
             return None
         self.tracked.add(child)
+        self.live.add(child)
         pc, pp = self.side(m.group("c"), m.group("p"), cpu)
         return f"comm={pc} pid={pp} child_comm={m.group('cc')} child_pid={child}"
 
@@ -909,7 +916,7 @@ class TraceChannel:
             # The kernel keeps only events of this pid, what it forks later (event-fork) and
             # the switches/wakeups touching them: cheap enough on a busy box.
             write_tracefs(self.file("options/event-fork"), "1")
-            write_tracefs(self.file("set_event_pid"), str(self.pid_filter))
+            write_tracefs(self.file("set_event_pid"), self.pid_filter)
         write_tracefs(self.file("tracing_on"), "1")
 
     def drain(self):
@@ -1092,13 +1099,14 @@ class TraceRecorder:
                 # The migrations go to a buffer of their own without the pid filter: the
                 # kernel files them under whichever task does the moving (a balancer, the
                 # waker), so a pid-filtered buffer would miss most of them.
-                self.open_channel(self.make_instance(f"{me}"), TRACE_EVENTS[:5], me)
+                # pid 0 (idle) too: a CPU going idle or busy with another program is then seen.
+                self.open_channel(self.make_instance(f"{me}"), TRACE_EVENTS[:5], f"0 {me}")
                 self.open_channel(self.make_instance(f"{me}-mig"), TRACE_EVENTS[5:], None)
             else:
                 self.top_state = TopLevelState(self.tracing)
                 self.top_state.save()
                 write_tracefs(os.path.join(self.tracing, "current_tracer"), "nop")
-                self.open_channel(self.tracing, TRACE_EVENTS, me)
+                self.open_channel(self.tracing, TRACE_EVENTS, f"0 {me}")
             for channel in self.channels:
                 channel.arm()
         except OSError as err:

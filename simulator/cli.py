@@ -71,6 +71,9 @@ def build_parser():
     rep.add_argument("--machine", metavar="FILE")
     rep.add_argument("--set", action="append", metavar="TUNABLE=V", dest="tunables")
     rep.add_argument("--seed", default="1")
+    rep.add_argument("--no-others", dest="others", action="store_false",
+                     help="leave out the CPU time other programs took during the recording "
+                     "(the harness's \"other\" tasks); kept by default")
     rep.add_argument("--format", choices=["text", "json"], default="text")
     return parser
 
@@ -84,7 +87,8 @@ def _replay(args, out):
         if args.cpus is None and topology is None:
             topology = _machine_topology(calibrate_json.get("machine"), args.machine)
     result = replay(args.trace, args.kernel, cpus=args.cpus, topology=topology,
-                    machine=machine, tunables=_pairs(args.tunables, "--set"), seed=args.seed)
+                    machine=machine, tunables=_pairs(args.tunables, "--set"), seed=args.seed,
+                    others=args.others)
     if args.format == "json":
         out.write(json.dumps(result, indent=2) + "\n")
         return

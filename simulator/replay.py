@@ -28,6 +28,7 @@ from .topology import parse_topology
 
 # The harness's placeholder for tasks outside the benchmark (harness/schedbench.py).
 OTHER_PID_BASE = 4194304
+OTHER_TID_BASE = 2 * OTHER_PID_BASE  # the replay's stand-ins for them: never a recorded pid
 
 
 @dataclasses.dataclass
@@ -55,6 +56,7 @@ class Rebuild:
         self.first_ns = None
         self.last_ns = 0
         self.events = 0
+        self.others = []
 
     def recorded(self, pid):
         return pid is not None and 0 < pid < OTHER_PID_BASE
@@ -182,8 +184,16 @@ def program(task, make_child):
 
 
 def read_trace(path):
-    """(Rebuild, real stats) from a trace file; bad input is an InvalidValueError."""
-    rebuild, real = Rebuild(), schedtrace.TraceStats()
+    """(Rebuild, real stats) from a trace file; bad input is an InvalidValueError.
+    ``rebuild.others`` lists (cpu, start_ns, end_ns) of the harness's "other" placeholders:
+    the time other programs held a CPU the benchmark could have used."""
+    rebuild = Rebuild()
+
+    def other(cpu, task, start, end, _state):
+        if task.pid >= OTHER_PID_BASE and end > start:
+            rebuild.others.append((cpu, start, end))
+
+    real = schedtrace.TraceStats(on_segment=other)
     try:
         for event in schedtrace.open_events(path):
             rebuild.add(event)
@@ -211,7 +221,7 @@ class StatsWriter(FtraceWriter):
 
 
 def replay(path, kernel, *, cpus=None, topology=None, machine=None, tunables=None, seed=1,
-           trace_out=None):
+           others=True):
     """Replay the trace at ``path`` on ``kernel``; the run-shaped result with tasks/makespan."""
     spec = {"workload": "threadtest", "kernel": kernel, "tunables": tunables or {},
             "seed": seed}
@@ -221,11 +231,12 @@ def replay(path, kernel, *, cpus=None, topology=None, machine=None, tunables=Non
     norm = validate(spec)
     rebuild, real = read_trace(path)
     started = time.perf_counter()
-    eng, writer = simulate(norm, rebuild, trace_out)
-    return assemble(norm, path, rebuild, real, eng, writer, time.perf_counter() - started)
+    eng, writer = simulate(norm, rebuild, others)
+    return assemble(norm, path, rebuild, real, eng, writer, time.perf_counter() - started,
+                    others)
 
 
-def simulate(norm, rebuild, trace_out=None):
+def simulate(norm, rebuild, others=True):
     topo = parse_topology(norm["topology"])
     writer = StatsWriter()
     eng = Engine(topo, make_policy(norm, topo.ncpus), norm["tunables"], norm["seed"],
@@ -238,17 +249,35 @@ def simulate(norm, rebuild, trace_out=None):
         return task
 
     roots = [t for t in rebuild.tasks.values() if t.parent is None]
+    latest = 0
     for root in roots:
         offset = root.start_ns - rebuild.first_ns
+        latest = max(latest, offset)
         if offset <= 0:
             eng.spawn(make(root))
         else:
             eng.call_at(offset, lambda e, r=root: e.spawn(make(r)))
-    eng.alive += 1  # the late roots are not spawned yet: keep the engine running for them
-    eng.call_at(max(r.start_ns - rebuild.first_ns for r in roots), _release)
+    if others:
+        latest = max(latest, background(eng, rebuild, topo.ncpus))
+    eng.alive += 1  # late starters are not spawned yet: keep the engine running for them
+    eng.call_at(latest, _release)
     eng.run()
     writer.stats.finish()
     return eng, writer
+
+
+def background(eng, rebuild, ncpus):
+    """Other programs' recorded CPU time, as one short task per stretch pinned to its CPU
+    (modulo the replay's CPU count): the benchmark meets the same competition, and the
+    simulated scheduler decides how they share. Returns the last start offset."""
+    latest = 0
+    for index, (cpu, start, end) in enumerate(rebuild.others):
+        offset = max(0, start - rebuild.first_ns)
+        latest = max(latest, offset)
+        task = Task(OTHER_TID_BASE + index, "other", [(RUN, end - start), (EXIT,)],
+                    group="other", nice=-20, affinity=(cpu % ncpus,))
+        eng.call_at(offset, lambda e, t=task: e.spawn(t, t.affinity[0]))
+    return latest
 
 
 def _release(eng):
@@ -270,22 +299,24 @@ def task_rows(stats, keep):
     return rows
 
 
-def assemble(norm, path, rebuild, real, eng, writer, wall):
+def assemble(norm, path, rebuild, real, eng, writer, wall, others):
     recorded = rebuild.recorded
     ends = [t.end_ns for t in rebuild.tasks.values()]
     real_makespan = (max(ends) if ends else rebuild.last_ns) - rebuild.first_ns
+    # the benchmark's end, not the background's: the last event of a recorded task
+    makespan = max((t.last_ns for t in writer.stats.tasks if recorded(t.pid)), default=0)
     counters = dict(eng.counters)
     return {
         "simulator_version": VERSION, "workload": "replay", "kernel": norm["kernel"],
         "params": {"trace": str(path), "tasks": len(rebuild.tasks),
-                   "events": rebuild.events},
+                   "events": rebuild.events, "others": others},
         "tunables": norm["tunables"], "topology": norm["topology"], "seed": norm["seed"],
-        "metrics": {"makespan_ms": [_ms(eng.now)]},
+        "metrics": {"makespan_ms": [_ms(makespan)]},
         "counters": counters,
         "groups": {},
         "vmstat": {"columns": VMSTAT_COLUMNS, "rows": vmstat_rows(eng)},
         "wall_seconds": round(wall, 6),
-        "makespan_ms": _ms(eng.now),
+        "makespan_ms": _ms(makespan),
         "tasks": task_rows(writer.stats, recorded),
         "real": {"makespan_ms": _ms(real_makespan), "tasks": task_rows(real, recorded)},
     }

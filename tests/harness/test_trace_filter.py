@@ -95,3 +95,13 @@ def test_the_written_file_is_gzip_text(sb, tmp_path):
     with gzip.open(tmp_path / "t.trace.gz", "rt") as f:
         text = f.read()
     assert text.startswith("# tracer: nop") and summary["events"] == text.count(": sched_")
+
+
+def test_others_leaving_or_taking_an_idle_cpu_count_only_while_the_benchmark_lives(sb, kept):
+    _, lines = kept
+    idle = [line for line in lines if "swapper" in line and "comm=other" in line]
+    # CPU 0's other went idle in the middle: kept, so its CPU time ends there
+    assert len(idle) == 1 and "100.000605" in idle[0]
+    assert idle[0].startswith(f"           other-{sb.OTHER_PID_BASE}")
+    assert not any("sshd" in line or "99.999000" in line or "100.002000" in line
+                   for line in lines)

@@ -54,7 +54,7 @@ def test_top_level_state_is_restored_after_a_crash(sb, fake_root, tmp_path):
     recorder = sb.TraceRecorder(1 << 20, str(tmp_path), root=str(root))
     recorder.start()
     assert recorder.top_state is not None  # no instances/ directory: the top level it is
-    assert (tracing / "set_event_pid").read_text() == str(os.getpid())
+    assert (tracing / "set_event_pid").read_text() == f"0 {os.getpid()}"
     assert "sched:sched_switch" in (tracing / "set_event").read_text()
     assert (tracing / "current_tracer").read_text() == "nop"
     recorder.add_root(4242)
