@@ -199,8 +199,7 @@ def read_trace(path):
             rebuild.add(event)
             real.add(event)
     except schedtrace.TraceError as exc:
-        where = f" (line {exc.line})" if getattr(exc, "line", None) else ""
-        raise InvalidValueError("trace", f"{path}: {exc}{where}") from None
+        raise InvalidValueError("trace", f"{path}: {exc}") from None
     rebuild.finish()
     real.finish()
     if not any(rebuild.recorded(pid) for pid in rebuild.tasks):
@@ -256,7 +255,7 @@ def simulate(norm, rebuild, others=True):
         if offset <= 0:
             eng.spawn(make(root))
         else:
-            eng.call_at(offset, lambda e, r=root: e.spawn(make(r)))
+            eng.call_at(offset, lambda e, r=root: _start(e, make(r)))
     if others:
         latest = max(latest, background(eng, rebuild, topo.ncpus))
     eng.alive += 1  # late starters are not spawned yet: keep the engine running for them
@@ -276,8 +275,14 @@ def background(eng, rebuild, ncpus):
         latest = max(latest, offset)
         task = Task(OTHER_TID_BASE + index, "other", [(RUN, end - start), (EXIT,)],
                     group="other", nice=-20, affinity=(cpu % ncpus,))
-        eng.call_at(offset, lambda e, t=task: e.spawn(t, t.affinity[0]))
+        eng.call_at(offset, lambda e, t=task: _start(e, t, t.affinity[0]))
     return latest
+
+
+def _start(eng, task, cpu_id=None):
+    """A task appearing mid-run: queued, and its CPU told (an idle one would not look)."""
+    eng.spawn(task, cpu_id)
+    eng.check_preempt(eng.cpus[task.cpu], task)
 
 
 def _release(eng):
