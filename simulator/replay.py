@@ -222,8 +222,11 @@ class StatsWriter(FtraceWriter):
 def replay(path, kernel, *, cpus=None, topology=None, machine=None, tunables=None, seed=1,
            others=True):
     """Replay the trace at ``path`` on ``kernel``; the run-shaped result with tasks/makespan."""
-    spec = {"workload": "threadtest", "kernel": kernel, "tunables": tunables or {},
-            "seed": seed}
+    tunables = dict(tunables or {})
+    # The recorded bursts are CPU time measured on the busy machine: they already hold the
+    # slowdown busy CPUs cause each other, so a calibration's contention would count it twice.
+    tunables.setdefault("busy_contention", 0)
+    spec = {"workload": "threadtest", "kernel": kernel, "tunables": tunables, "seed": seed}
     for key, value in (("cpus", cpus), ("topology", topology), ("machine", machine)):
         if value not in (None, ""):
             spec[key] = value

@@ -2,6 +2,7 @@
 
 import io
 import json
+import pathlib
 
 import pytest
 
@@ -11,23 +12,7 @@ from simulator.replay import replay
 
 # A waits 2 ms of CPU, wakes B (asleep since it ran 1 ms), runs 1 ms more and exits; B then
 # runs 3 ms and exits. C sleeps 5 ms on a timer (woken from idle) between two 1 ms bursts.
-HAND = """\
-# tracer: nop
-          <idle>-0       [000] d..2.   10.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=11 next_prio=120
-          <idle>-0       [001] d..2.   10.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=10 next_prio=120
-               b-11      [000] d..2.   10.001000: sched_switch: prev_comm=b prev_pid=11 prev_prio=120 prev_state=S ==> next_comm=c next_pid=12 next_prio=120
-               c-12      [000] d..2.   10.002000: sched_switch: prev_comm=c prev_pid=12 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
-               a-10      [001] d..2.   10.002000: sched_wakeup: comm=b pid=11 prio=120 target_cpu=000
-          <idle>-0       [000] d..2.   10.002010: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=11 next_prio=120
-               a-10      [001] .....   10.003000: sched_process_exit: comm=a pid=10 prio=120 group_dead=true
-               a-10      [001] d..2.   10.003000: sched_switch: prev_comm=a prev_pid=10 prev_prio=120 prev_state=X ==> next_comm=swapper/1 next_pid=0 next_prio=120
-          <idle>-0       [001] d.h3.   10.007000: sched_wakeup: comm=c pid=12 prio=120 target_cpu=001
-          <idle>-0       [001] d..2.   10.007010: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=c next_pid=12 next_prio=120
-               c-12      [001] .....   10.008010: sched_process_exit: comm=c pid=12 prio=120 group_dead=true
-               c-12      [001] d..2.   10.008010: sched_switch: prev_comm=c prev_pid=12 prev_prio=120 prev_state=X ==> next_comm=swapper/1 next_pid=0 next_prio=120
-               b-11      [000] .....   10.005010: sched_process_exit: comm=b pid=11 prio=120 group_dead=true
-               b-11      [000] d..2.   10.005010: sched_switch: prev_comm=b prev_pid=11 prev_prio=120 prev_state=X ==> next_comm=swapper/0 next_pid=0 next_prio=120
-"""
+HAND = (pathlib.Path(__file__).parent / "traces" / "hand.txt").read_text()
 
 
 @pytest.fixture()
