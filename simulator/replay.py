@@ -13,6 +13,7 @@ What a trace cannot tell is in docs/simulator.md ("Replaying a trace").
 
 import dataclasses
 import io
+import math
 import time
 
 import schedtrace
@@ -268,16 +269,28 @@ def simulate(norm, rebuild, others=True):
     return eng, writer
 
 
+def others_nice(rebuild):
+    """The nice level that gives the stand-ins the share of the CPU the others really took
+    from the benchmark: with both runnable, a fair scheduler splits by weight, and weights
+    step by 1.25x per nice level."""
+    others = sum(end - start for _, start, end in rebuild.others)
+    bench = sum(t.ran_ns for t in rebuild.tasks.values())
+    if not others or not bench:
+        return 0
+    return max(-20, min(19, -round(math.log(others / bench) / math.log(1.25))))
+
+
 def background(eng, rebuild, ncpus):
     """Other programs' recorded CPU time, as one short task per stretch pinned to its CPU
-    (modulo the replay's CPU count): the benchmark meets the same competition, and the
-    simulated scheduler decides how they share. Returns the last start offset."""
+    (modulo the replay's CPU count), weighted to take the share it took in the recording:
+    the benchmark meets the same competition. Returns the last start offset."""
     latest = 0
+    nice = others_nice(rebuild)
     for index, (cpu, start, end) in enumerate(rebuild.others):
         offset = max(0, start - rebuild.first_ns)
         latest = max(latest, offset)
         task = Task(OTHER_TID_BASE + index, "other", [(RUN, end - start), (EXIT,)],
-                    group="other", nice=-20, affinity=(cpu % ncpus,))
+                    group="other", nice=nice, affinity=(cpu % ncpus,))
         eng.call_at(offset, lambda e, t=task: _start(e, t, t.affinity[0]))
     return latest
 
