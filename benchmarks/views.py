@@ -18,6 +18,7 @@ from benchmarks.format_help import formats_html as format_help_html
 from benchmarks.models import ApiToken, Machine, Run
 from benchmarks.recipes import rerun_recipe
 from benchmarks.services.tokens import token_create, token_revoke
+from benchmarks.traces.selectors import traces_of_run
 
 RUNS_PER_PAGE = 50
 SAMPLES_SHOWN = 2000
@@ -68,6 +69,7 @@ def run_detail(request, pk: int):
     switches = {s.run_id: s.maximum for s in summaries if s.metric.name == CONTEXT_SWITCH_METRIC}
     context = {
         "run": run,
+        "traces": traces_of_run(run),
         "not_exercised": not_exercised([run], switch_maxima=switches).get(run.pk),
         "recipe": rerun_recipe(run, max((s.n for s in summaries), default=1)),
         "summaries": summaries,

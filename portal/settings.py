@@ -27,6 +27,8 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 DATA_DIR = env_path("SCHEDBENCH_DATA_DIR", BASE_DIR / "var")
 MAX_UPLOAD_MB = env_int("SCHEDBENCH_MAX_UPLOAD_MB", 256, minimum=1)
+# Traces are bigger than benchmark output; they stream from disk, so the limit is about disk.
+TRACE_MAX_UPLOAD_MB = env_int("SCHEDBENCH_TRACE_MAX_MB", 1024, minimum=1)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -45,6 +47,7 @@ INSTALLED_APPS = [
     "benchmarks",
     "benchmarks.discussions",
     "benchmarks.simulations",
+    "benchmarks.traces",
 ]
 
 MIDDLEWARE = [

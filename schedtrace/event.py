@@ -54,6 +54,15 @@ class Event:
             raise TypeError(f"unknown event fields: {sorted(unknown)}")
         self.__dict__.update(fields)
 
+    @classmethod
+    def make(cls, ts, cpu, kind, pid, comm, line, fields):
+        """Parsers' constructor: `fields` are known to be valid names (no checks: hot path)."""
+        event = cls.__new__(cls)
+        fields["ts"], fields["cpu"], fields["kind"] = ts, cpu, kind
+        fields["pid"], fields["comm"], fields["line"] = pid, comm, line
+        event.__dict__ = fields  # the parser's fresh dict becomes the event's attributes
+        return event
+
     def fields(self) -> dict:
         """The kind-specific fields that are set."""
         return {name: getattr(self, name) for name in _FIELDS if getattr(self, name) is not None}

@@ -44,6 +44,9 @@ _PATTERNS = {
 }
 _TEXT = frozenset(("prev_comm", "next_comm", "target_comm", "parent_comm", "child_comm",
                    "prev_state"))
+# Per pattern: the groups that are numbers.
+_NUMERIC = {pattern: tuple(name for name in pattern.groupindex if name not in _TEXT)
+            for patterns in _PATTERNS.values() for pattern in patterns}
 
 
 def parse_fields(kind: str, text: str) -> dict | None:
@@ -51,12 +54,18 @@ def parse_fields(kind: str, text: str) -> dict | None:
     for pattern in _PATTERNS[kind]:
         match = pattern.match(text)
         if match:
-            return {key: (value if key in _TEXT else int(value))
-                    for key, value in match.groupdict().items() if value is not None}
+            fields = match.groupdict()
+            for name in _NUMERIC[pattern]:
+                value = fields[name]
+                if value is not None:  # only optional groups (target_cpu) can be None
+                    fields[name] = int(value)
+            return fields
     return None
 
 
 def parse_timestamp(text: str) -> int:
     """`4184.017066` (seconds, any number of decimals) -> integer nanoseconds, exactly."""
     seconds, _, fraction = text.partition(".")
+    if len(fraction) == 6:  # the common case: microseconds
+        return int(seconds) * 1_000_000_000 + int(fraction) * 1000
     return int(seconds) * 1_000_000_000 + int((fraction + "000000000")[:9])

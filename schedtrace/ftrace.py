@@ -13,6 +13,12 @@ from .lines import LineParser
 PREFIX = re.compile(
     r"^\s*(?P<comm>.*)-(?P<pid>\d+)\s+(?:\(\s*(?:\d+|-+)\)\s+)?\[(?P<cpu>\d+)\]\s+"
     r"(?:[^\s:]{4,6}\s+)?(?P<ts>\d+(?:\.\d+)?):\s+(?P<rest>.*?)\s*$")
+# The same prefix found from its anchor (`-pid [cpu] flags ts: `) with search(): the greedy
+# comm group above backtracks over the whole line, this does not. A comm is at most 16 bytes
+# in the kernel, but one with `-12 [000] ` inside it would still be read right: the anchor
+# search starts at the left and comm text can never hold the timestamp that must follow.
+ANCHOR = re.compile(
+    r"-(\d+)\s+(?:\(\s*(?:\d+|-+)\)\s+)?\[(\d+)\]\s+(?:[^\s:]{4,6}\s+)?(\d+(?:\.\d+)?):\s+")
 # trace-cmd's instance prefix: a name, a colon, then the padded comm column.
 INSTANCE = re.compile(r"^\s*[\w.-]+:\s{2,}")
 
@@ -27,11 +33,11 @@ class FtraceParser(LineParser):
     def match_prefix(self, text):
         if self.instance_prefix:
             text = INSTANCE.sub("", text, count=1)
-        match = PREFIX.match(text)
+        match = ANCHOR.search(text)
         if match is None:
             return None
-        return (match["comm"].strip(), int(match["pid"]), int(match["cpu"]), match["ts"],
-                match["rest"])
+        pid, cpu, ts = match.groups()
+        return text[:match.start()].strip(), int(pid), int(cpu), ts, text[match.end():].rstrip()
 
 
 def looks_like(text: str) -> bool:

@@ -31,19 +31,22 @@ class LineParser:
 
     def parse(self, numbered_lines):
         last_ts = 0
+        match_prefix = self.match_prefix
         for number, text, complete in numbered_lines:
             self.lines = number
-            if _NOISE.match(text):
-                continue
-            lost = LOST.match(text)
-            if lost:
-                count = int(lost.group(2) or lost.group(3))
-                self.lost_events += count
-                yield ev.Event(last_ts, int(lost.group(1)), ev.LOST, None, None, number,
-                               lost=count)
-                continue
+            prefix = match_prefix(text)
+            if prefix is None:
+                if _NOISE.match(text):
+                    continue
+                lost = LOST.match(text)
+                if lost:
+                    count = int(lost.group(2) or lost.group(3))
+                    self.lost_events += count
+                    yield ev.Event(last_ts, int(lost.group(1)), ev.LOST, None, None, number,
+                                   lost=count)
+                    continue
             try:
-                event = self._event(number, text)
+                event = self._event(number, text, prefix)
             except TraceError:
                 if complete:
                     raise
@@ -55,21 +58,20 @@ class LineParser:
                 last_ts = event.ts
                 yield event
 
-    def _event(self, number, text):
-        prefix = self.match_prefix(text)
+    def _event(self, number, text, prefix):
         if prefix is None:
             raise TraceError(f"not a {self.name} trace line: {text[:80]!r}", number)
         comm, pid, cpu, ts_text, rest = prefix
         kind, sep, body = rest.partition(": ")
+        if not sep and rest.endswith(":"):
+            kind, body = rest[:-1], ""
         kind = kind.strip()
         if kind.startswith("sched:"):
             kind = kind[6:]
-        if not sep and rest.rstrip().endswith(":"):
-            kind, body = rest.rstrip()[:-1].strip(), ""
         if kind not in KNOWN:
             self.skipped += 1
             return None
         fields = parse_fields(kind, body.lstrip())
         if fields is None:
             raise TraceError(f"cannot read the fields of {kind}: {body[:80]!r}", number)
-        return ev.Event(parse_timestamp(ts_text), cpu, kind, pid, comm, number, **fields)
+        return ev.Event.make(parse_timestamp(ts_text), cpu, kind, pid, comm, number, fields)

@@ -1,6 +1,7 @@
 """Open a trace (path or binary file object; plain, gzip or xz), detect its format, and stream
 its events in timestamp order through a bounded reorder window."""
 
+import codecs
 import gzip
 import heapq
 import io
@@ -56,17 +57,19 @@ def _chunks(stream, compressed, warnings):
 def _numbered(stream, compressed, warnings):
     """(line number, text, ends with a newline?) for each line."""
     number = 0
-    pending = b""
+    pending = ""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")  # a chunk may split a character
     for chunk in _chunks(stream, compressed, warnings):
-        parts = (pending + chunk).split(b"\n")
+        parts = (pending + decoder.decode(chunk)).split("\n")
         pending = parts.pop()
         if len(pending) > MAX_LINE:
-            raise TraceError(f"line longer than {MAX_LINE} bytes", number + 1)
-        for raw in parts:
+            raise TraceError(f"line longer than {MAX_LINE} characters", number + 1)
+        for text in parts:
             number += 1
-            yield number, raw.decode("utf-8", "replace").rstrip("\r"), True
+            yield number, (text[:-1] if text.endswith("\r") else text), True
+    pending += decoder.decode(b"", final=True)
     if pending:
-        yield number + 1, pending.decode("utf-8", "replace").rstrip("\r"), False
+        yield number + 1, pending.rstrip("\r"), False
 
 
 def detect_format(first_lines) -> str:
@@ -138,15 +141,18 @@ class EventStream:
         a bounded amount; an event later than the window is passed on late and counted."""
         heap = []
         window = self.reorder_window
-        emitted = None
+        emitted = -1
+        pushpop, push = heapq.heappushpop, heapq.heappush
         for sequence, event in enumerate(events):
-            if emitted is not None and event.ts < emitted:
+            ts = event.ts
+            if ts < emitted:
                 self.late_events += 1
-            heapq.heappush(heap, (event.ts, sequence, event))
-            if len(heap) > window:
-                emitted, _, out = heapq.heappop(heap)
-                self.events += 1
-                yield out
+            if len(heap) < window:
+                push(heap, (ts, sequence, event))
+                continue
+            emitted, _, out = pushpop(heap, (ts, sequence, event))
+            self.events += 1
+            yield out
         while heap:
             emitted, _, out = heapq.heappop(heap)
             self.events += 1

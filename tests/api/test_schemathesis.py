@@ -9,6 +9,7 @@ is marked `schemathesis` (skip with `-m "not schemathesis"`) and kept on one xdi
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,7 @@ from benchmarks.comparisons.spec import parse_spec
 from benchmarks.discussions import services as discussions
 from benchmarks.services.comparisons import comparison_create
 from benchmarks.services.tokens import token_create
+from benchmarks.traces.services import trace_ingest
 from tests.factories import make_run
 
 pytestmark = [
@@ -58,6 +60,9 @@ def some_data(django_user_model):
                                        "x": "param.loops", "series": "kernel"}), author=user)
     discussions.thread_create(user=user, subject="threadtest on 2.6.24", body="numbers",
                               source="api")
+    trace = Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "edge_cases.trace"
+    with trace.open("rb") as stream:  # so the trace read operations find one
+        trace_ingest(stream=stream, filename=trace.name, owner=user)
     return user
 
 

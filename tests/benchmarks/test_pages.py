@@ -100,8 +100,8 @@ def test_run_detail_query_count_does_not_grow_with_samples(client, django_assert
                                                            repeats):
     run = make_run("2.6.24", [float(i) for i in range(repeats)],
                    series={"vmstat": {"columns": ["r", "cs"], "rows": [[1, 10]] * 5}})
-    # run with its relations, summaries, samples, series, threads about the run
-    with django_assert_num_queries(5):
+    # run with its relations, summaries, samples, series, traces, threads about the run
+    with django_assert_num_queries(6):
         assert client.get(run.get_absolute_url()).status_code == 200
 
 

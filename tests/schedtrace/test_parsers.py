@@ -190,3 +190,15 @@ def test_other_tracepoints_are_skipped():
     stream = open_events(io.BytesIO(text))
     assert [event.kind for event in stream] == ["sched_wakeup"]
     assert stream.skipped == 1
+
+
+def test_schedtrace_is_a_plain_library():
+    import subprocess
+    import sys
+
+    code = ("import sys, schedtrace; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'rest_framework', "
+            "'benchmarks', 'simulator'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parents[2]).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,240 @@
+"""Trace ingest and timeline speed on a synthetic 1,000,000-event ftrace file.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/sb_i13_traces_bench \\
+        .venv/bin/python bench/trace_ingest.py [--events 1000000] [--windows 300]
+
+1. Writes a consistent synthetic trace (4 CPUs, ~300 tasks with forks, exits and pid reuse,
+   wakeups across CPUs, migrations) in tracefs `trace` format.
+2. In fresh subprocesses, so each has its own peak RSS: a plain line count of the file (the
+   reference: the least any reader must do), and schedtrace's parse + statistics + timeline
+   files (what the portal's ingest does before its database writes). Prints events/s and peak
+   RSS of both, and the ratios.
+3. Uploads the file to a real gunicorn worker on PostgreSQL (`POST /api/v1/traces/`), reading
+   the worker's peak RSS, then times `GET /api/v1/traces/{id}/timeline/` over many random
+   windows (p50/p95, target p95 < 200 ms) against a trivial GET of the same server in the same
+   run (`/api/v1/traces/{id}/`'s 404 sibling would do less: the reference is the trace detail).
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import portal_support  # noqa: E402
+from bench.portal_support import (  # noqa: E402
+    PYTHON,
+    ROOT,
+    Gunicorn,
+    api_token,
+    bench_env,
+    current_rss_mb,
+    http_request,
+    peak_rss_mb,
+    prepare_database,
+)
+from bench.upload_memory import multipart_body  # noqa: E402
+
+CPUS = 4
+
+
+def _stamp(ns: int) -> str:
+    return f"{ns // 1_000_000_000}.{ns % 1_000_000_000 // 1000:06d}"
+
+
+def write_trace(path: Path, events: int, seed: int = 1) -> int:
+    """A consistent random schedule as ftrace text; returns the number of event lines."""
+    rng = random.Random(seed)
+    now = 5_000_000_000
+    running = dict.fromkeys(range(CPUS), 0)
+    state = dict.fromkeys(range(1000, 1300), "S")  # S sleeping, R runnable, "cpu" running
+    runnable: list[int] = []
+    dead: list[int] = []
+    written = 0
+    with path.open("w") as out:
+        out.write("# tracer: nop\n#\n")
+        lines = []
+        while written < events:
+            now += rng.randint(200, 40_000)
+            cpu = rng.randrange(CPUS)
+            cur = running[cpu]
+            who = f"{'<idle>' if cur == 0 else f'worker {cur % 7}'}-{cur}"
+            head = f"{who:>20} [{cpu:03d}] d..2. {_stamp(now)}: "
+            roll = rng.random()
+            sleepers = [p for p, s in state.items() if s == "S"] if roll < 0.35 else ()
+            if sleepers:
+                pid = rng.choice(sleepers)
+                state[pid] = "R"
+                runnable.append(pid)
+                lines.append(f"{head}sched_wakeup: comm=worker {pid % 7} pid={pid} prio=120 "
+                             f"target_cpu={rng.randrange(CPUS):03d}")
+            elif roll < 0.37 and runnable:
+                pid = rng.choice(runnable)
+                lines.append(f"{head}sched_migrate_task: comm=worker {pid % 7} pid={pid} "
+                             f"prio=120 orig_cpu={cpu} dest_cpu={(cpu + 1) % CPUS}")
+            elif roll < 0.38 and cur and dead:
+                child = dead.pop(0)  # pid reuse
+                state[child] = "R"
+                runnable.append(child)
+                lines.append(f"{head}sched_process_fork: comm=worker {cur % 7} pid={cur} "
+                             f"child_comm=worker {child % 7} child_pid={child}")
+                lines.append(f"{head}sched_wakeup_new: comm=worker {child % 7} pid={child} "
+                             f"prio=120 target_cpu={cpu:03d}")
+            else:
+                nxt = runnable.pop(rng.randrange(len(runnable))) if runnable else 0
+                if cur == 0 and nxt == 0:
+                    continue
+                prev_state = "X" if cur and rng.random() < 0.003 else rng.choice("RSSD")
+                prev_state = "R" if cur == 0 else prev_state
+                if cur:
+                    if prev_state == "X":
+                        lines.append(f"{head}sched_process_exit: comm=worker {cur % 7} "
+                                     f"pid={cur} prio=120 group_dead=true")
+                        del state[cur]
+                        dead.append(cur)
+                    else:
+                        state[cur] = "R" if prev_state == "R" else "S"
+                        if prev_state == "R":
+                            runnable.append(cur)
+                prev_comm = f"worker {cur % 7}" if cur else f"swapper/{cpu}"
+                next_comm = f"worker {nxt % 7}" if nxt else f"swapper/{cpu}"
+                lines.append(f"{head}sched_switch: prev_comm={prev_comm} prev_pid={cur} "
+                             f"prev_prio=120 prev_state={prev_state} ==> next_comm={next_comm} "
+                             f"next_pid={nxt} next_prio=120")
+                if nxt:
+                    state[nxt] = "cpu"
+                running[cpu] = nxt
+            if len(lines) >= 10_000:
+                written += len(lines)
+                out.write("\n".join(lines) + "\n")
+                lines = []
+        written += len(lines)
+        out.write("\n".join(lines) + "\n" if lines else "")
+    return written
+
+
+CHILD = {
+    "count": "n = 0\nwith open(PATH, 'rb') as f:\n    for _ in f:\n        n += 1\nprint(n)",
+    "schedtrace": (
+        "import tempfile, schedtrace\n"
+        "from benchmarks.traces.timeline import TimelineWriter\n"
+        "with tempfile.TemporaryDirectory() as d:\n"
+        "    w = TimelineWriter(d)\n"
+        "    s, t = schedtrace.analyse(PATH, on_segment=w.segment, on_wakeup=w.wakeup)\n"
+        "    w.finish(cpus=t.cpus.keys(), task_table=[[x.pid, x.comm] for x in t.tasks],\n"
+        "             start_ns=t.first_ns, end_ns=t.last_ns)\n"
+        "print(t.events)"),
+}
+
+
+def child_run(kind: str, path: Path) -> tuple[float, float, int]:
+    """(seconds, peak RSS MB, printed count) of a fresh interpreter doing `kind`."""
+    code = f"PATH = {str(path)!r}\n{CHILD[kind]}"
+    started = time.perf_counter()
+    process = subprocess.Popen([PYTHON, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
+                               env={**os.environ, "DJANGO_SETTINGS_MODULE": "portal.settings"})
+    output = process.stdout.read()
+    # Reap it ourselves: wait4 gives this child's own peak RSS (ru_maxrss, in KB).
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    elapsed = time.perf_counter() - started
+    if process.returncode:
+        raise SystemExit(f"{kind} child failed with {process.returncode}")
+    return elapsed, usage.ru_maxrss / 1024, int(output.split()[-1])
+
+
+def timeline_latencies(url: str, trace_id: int, duration_ms: float, windows: int):
+    rng = random.Random(5)
+    times, counts = [], []
+    for _ in range(windows):
+        width = duration_ms * 10 ** rng.uniform(-5, 0)
+        start = rng.uniform(0, duration_ms - width)
+        path = (f"/api/v1/traces/{trace_id}/timeline/?start_ms={start:.6f}"
+                f"&end_ms={start + width:.6f}")
+        began = time.perf_counter()
+        status, body = http_request(url, path=path)
+        times.append(time.perf_counter() - began)
+        assert status == 200, body[:300]
+        counts.append(len(json.loads(body)["segments"]))
+    return times, counts
+
+
+def percentile(values, share):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--windows", type=int, default=300)
+    args = parser.parse_args()
+    from tests.conftest import free_port
+
+    portal_support.free_port = lambda: free_port(8200, 8299)
+    folder = ROOT / "var" / "bench"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"trace-{args.events}.trace"
+    started = time.perf_counter()
+    lines = write_trace(path, args.events)
+    size = path.stat().st_size / 2**20
+    print(f"input: {lines:,} event lines, {size:.0f} MB, written in "
+          f"{time.perf_counter() - started:.1f} s ({os.cpu_count()} CPUs, load "
+          f"{', '.join(f'{v:.1f}' for v in os.getloadavg())})")
+    count_s, count_rss, counted = child_run("count", path)
+    parse_s, parse_rss, events = child_run("schedtrace", path)
+    print(f"reference line count: {counted:,} lines in {count_s:.2f} s, peak RSS "
+          f"{count_rss:.0f} MB")
+    print(f"schedtrace parse + stats + timeline files: {events:,} events in {parse_s:.2f} s = "
+          f"{events / parse_s:,.0f} events/s, peak RSS {parse_rss:.0f} MB "
+          f"({parse_s / count_s:.1f}x the line count's time, {parse_rss / count_rss:.2f}x its "
+          f"RSS; file {size:.0f} MB)")
+
+    env = bench_env(SCHEDBENCH_TRACE_MAX_MB=str(int(size) + 64))
+    prepare_database(env)
+    token = api_token(env)
+    server = Gunicorn(env, workers=1)
+    try:
+        [worker] = server.worker_pids()
+        idle = current_rss_mb(worker)
+        content_type, length, body = multipart_body(path, {"title": "bench 1M"})
+        began = time.perf_counter()
+        status, data = http_request(server.url, "POST", "/api/v1/traces/", body, timeout=1800,
+                                    headers={"Authorization": f"Token {token}",
+                                             "Content-Type": content_type,
+                                             "Content-Length": str(length)})
+        upload_s = time.perf_counter() - began
+        peak = peak_rss_mb(worker)
+        assert status == 201, data[:500]
+        created = json.loads(data)
+        print(f"POST /api/v1/traces/: HTTP {status} in {upload_s:.1f} s "
+              f"({created['events'] / upload_s:,.0f} events/s end to end, {created['tasks']} "
+              f"tasks); gunicorn worker RSS {idle:.0f} MB idle, peak {peak:.0f} MB "
+              f"(+{peak - idle:.0f} MB for a {size:.0f} MB trace)")
+        times, counts = timeline_latencies(server.url, created["id"], created["duration_ms"],
+                                           args.windows)
+        reference = []
+        for _ in range(50):
+            began = time.perf_counter()
+            http_request(server.url, path=f"/api/v1/traces/{created['id']}/")
+            reference.append(time.perf_counter() - began)
+        p95 = percentile(times, 0.95)
+        print(f"timeline over {args.windows} random windows (1e-5 .. 1 x the trace): "
+              f"p50 {statistics.median(times) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms, max "
+              f"{max(times) * 1000:.1f} ms (target p95 < 200 ms); segments per answer median "
+              f"{statistics.median(counts):.0f}, max {max(counts)}")
+        print(f"reference GET /api/v1/traces/{{id}}/ (500 tasks): p50 "
+              f"{statistics.median(reference) * 1000:.1f} ms; timeline p95 / reference p50 = "
+              f"{p95 / statistics.median(reference):.1f}x")
+    finally:
+        server.stop()
+        path.unlink()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,253 @@
+"""REST API v1 for traces (DESIGN.md, Traces). Parse, authorise, one service call, respond."""
+
+import math
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.decorators import api_view, parser_classes
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+
+import schedtrace
+from benchmarks.api.serializers import ResponseSerializer
+from benchmarks.errors import InputError, TooLarge
+from benchmarks.services.jsonvalues import text_problem
+
+from . import selectors, services
+from .models import Trace
+
+LIST_LIMIT = 100
+
+
+class TraceUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="ftrace text (trace, trace_pipe), trace-cmd report, "
+                                 "perf script / perf sched script; gzip or xz allowed")
+    run = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1,
+                                   help_text="id of a run of yours this trace belongs to")
+    format = serializers.ChoiceField(choices=schedtrace.FORMATS, required=False,
+                                     help_text="detected when absent")
+    title = serializers.CharField(required=False, max_length=200)
+
+    def validate_title(self, value):
+        problem = text_problem(value)
+        if problem:
+            raise serializers.ValidationError(f"title {problem}")
+        return value
+
+
+class TraceCreatedSerializer(ResponseSerializer):
+    id = serializers.IntegerField()
+    url = serializers.URLField(help_text="the trace page")
+    api_url = serializers.URLField()
+    events = serializers.IntegerField()
+    cpus = serializers.IntegerField()
+    tasks = serializers.IntegerField()
+    duration_ms = serializers.FloatField()
+    format = serializers.CharField()
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+class TraceTaskSerializer(ResponseSerializer):
+    pid = serializers.IntegerField()
+    comm = serializers.CharField(allow_blank=True)
+    runtime_ms = serializers.FloatField()
+    switches = serializers.IntegerField()
+    wakeups = serializers.IntegerField()
+    migrations = serializers.IntegerField()
+    wait_sum_ms = serializers.FloatField()
+    wait_max_ms = serializers.FloatField()
+    wait_avg_ms = serializers.FloatField()
+    waits = serializers.IntegerField()
+    index = serializers.IntegerField(help_text="the task's number in timeline segments")
+    parent_pid = serializers.IntegerField(allow_null=True)
+
+
+class LatencyHistogramSerializer(ResponseSerializer):
+    bounds_us = serializers.ListField(child=serializers.ListField(child=serializers.FloatField()))
+    counts = serializers.ListField(child=serializers.IntegerField())
+
+
+class TraceSummarySerializer(ResponseSerializer):
+    id = serializers.IntegerField()
+    url = serializers.URLField()
+    api_url = serializers.URLField()
+    run = serializers.IntegerField(allow_null=True)
+    title = serializers.CharField(allow_blank=True)
+    format = serializers.CharField()
+    events = serializers.IntegerField()
+    cpus = serializers.IntegerField()
+    tasks_count = serializers.IntegerField()
+    duration_ms = serializers.FloatField()
+    lost_events = serializers.IntegerField()
+    inferred_switches = serializers.IntegerField()
+    warnings = serializers.ListField(child=serializers.CharField())
+    artifact = serializers.IntegerField()
+    created = serializers.CharField()
+    owner = serializers.CharField(allow_null=True)
+
+
+class TraceSerializer(TraceSummarySerializer):
+    tasks = TraceTaskSerializer(many=True, help_text="busiest first (at most 500; ?tasks=all)")
+    cpu_stats = serializers.ListField(child=serializers.DictField(), help_text="per CPU: busy_ms, "
+                                      "idle_ms, idle_gaps, idle_max_ms")
+    latency_hist = LatencyHistogramSerializer(help_text="wakeup-to-run latency, log2 buckets")
+
+
+class TraceListSerializer(ResponseSerializer):
+    results = TraceSummarySerializer(many=True)
+
+
+class SegmentSerializer(ResponseSerializer):
+    cpu = serializers.IntegerField()
+    pid = serializers.IntegerField(allow_null=True, help_text="null for merged '(many)'")
+    comm = serializers.CharField(allow_blank=True)
+    start_ms = serializers.FloatField(help_text="ms from the trace's first event")
+    end_ms = serializers.FloatField()
+    state = serializers.CharField(help_text="prev_state when it left the CPU; ? unknown")
+    reason = serializers.CharField()
+    task = serializers.IntegerField()
+    count = serializers.IntegerField(help_text="runs merged into this segment")
+    busy_ms = serializers.FloatField()
+
+
+class WakeupSerializer(ResponseSerializer):
+    from_cpu = serializers.IntegerField()
+    to_cpu = serializers.IntegerField()
+    pid = serializers.IntegerField()
+    comm = serializers.CharField(allow_blank=True)
+    at_ms = serializers.FloatField()
+
+
+@extend_schema_field(SegmentSerializer(many=True))
+class _PlainList(serializers.Field):
+    """Rows built by the selector as plain dicts already: passed through as they are (a window
+    has up to a few thousand, and a serializer per row would cost most of the time budget)."""
+
+    def to_representation(self, value):
+        return value
+
+
+@extend_schema_field(WakeupSerializer(many=True))
+class _PlainWakeups(_PlainList):
+    pass
+
+
+class TimelineSerializer(ResponseSerializer):
+    segments = _PlainList()
+    decimated = serializers.BooleanField()
+    level = serializers.IntegerField()
+    start_ms = serializers.FloatField()
+    end_ms = serializers.FloatField()
+    duration_ms = serializers.FloatField()
+    cpus = serializers.ListField(child=serializers.IntegerField())
+    wakeups = _PlainWakeups(required=False)
+    wakeups_thinned = serializers.BooleanField(required=False)
+
+
+def _linked(request, trace, body: dict) -> dict:
+    return {**body,
+            "url": request.build_absolute_uri(trace.get_absolute_url()),
+            "api_url": request.build_absolute_uri(reverse("api-trace-detail", args=[trace.pk]))}
+
+
+def _trace_or_404(pk) -> Trace:
+    try:
+        return selectors.trace_get(pk)
+    except Trace.DoesNotExist:
+        raise Http404("no such trace") from None
+
+
+def _refuse_too_large(request):
+    """413 before Django spools a file that is over the limit anyway."""
+    length = request.META.get("CONTENT_LENGTH") or ""
+    limit = settings.TRACE_MAX_UPLOAD_MB * 1024 * 1024
+    if length.isdigit() and int(length) > limit + 1024 * 1024:
+        raise TooLarge(f"the trace is larger than {settings.TRACE_MAX_UPLOAD_MB} MB",
+                       field="file")
+
+
+def _upload(request):
+    _refuse_too_large(request)
+    try:
+        form = TraceUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+    except RequestDataTooBig:
+        raise TooLarge(f"the request is larger than {settings.MAX_UPLOAD_MB} MB") from None
+    data = form.validated_data
+    uploaded = data["file"]
+    stream = uploaded.open("rb")
+    try:
+        return services.trace_ingest(
+            stream=stream, filename=uploaded.name or "trace.txt", owner=request.user,
+            run_id=data.get("run"), format=data.get("format"), title=data.get("title", ""),
+            size=uploaded.size)
+    finally:
+        stream.close()
+
+
+@extend_schema(methods=["POST"], request={"multipart/form-data": TraceUploadSerializer},
+               responses={201: TraceCreatedSerializer},
+               description="Upload a scheduler trace. Streams from disk; the raw file is kept "
+               "as an artifact. Bad lines answer 400 with their `line`; a trace that ends in "
+               "the middle of a line is kept up to its last whole event, with a warning.")
+@extend_schema(methods=["GET"], operation_id="v1_traces_list",
+               responses=TraceListSerializer)
+@api_view(["GET", "POST"])
+@parser_classes([MultiPartParser])
+def traces(request):
+    if request.method == "GET":
+        listed = selectors.traces_listed()[:LIST_LIMIT]
+        body = {"results": [_linked(request, t, selectors.trace_summary_json(t))
+                            for t in listed]}
+        return Response(TraceListSerializer(body).data)
+    trace = _upload(request)
+    body = _linked(request, trace, {
+        "id": trace.pk, "events": trace.events, "cpus": trace.cpus,
+        "tasks": trace.tasks_count, "duration_ms": trace.duration_ms, "format": trace.format,
+        "warnings": trace.warnings})
+    return Response(TraceCreatedSerializer(body).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(responses=TraceSerializer, parameters=[
+    OpenApiParameter("tasks", str, description="`all`: every task, not only the busiest 500")])
+@api_view(["GET"])
+def trace_detail(request, pk: int):
+    trace = _trace_or_404(pk)
+    every = request.query_params.get("tasks") == "all"
+    tasks = selectors.trace_tasks(trace, None if every else selectors.TASKS_SHOWN)
+    return Response(TraceSerializer(_linked(request, trace,
+                                            selectors.trace_json(trace, tasks))).data)
+
+
+def _ms_param(request, name):
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InputError(f"{name} must be a number of milliseconds", field=name) from None
+    if not math.isfinite(value) or abs(value) > 1e12:
+        raise InputError(f"{name} must be a finite number of milliseconds", field=name)
+    return value
+
+
+@extend_schema(responses=TimelineSerializer, parameters=[
+    OpenApiParameter("start_ms", float, description="window start, ms from the trace's start"),
+    OpenApiParameter("end_ms", float, description="window end (default: the trace's end)"),
+    OpenApiParameter("wakeups", str, description="1: add wakeup arrows in the window"),
+])
+@api_view(["GET"])
+def trace_timeline(request, pk: int):
+    """A decimated view of the window: at most a few thousand segments whatever its width."""
+    start_ms, end_ms = _ms_param(request, "start_ms"), _ms_param(request, "end_ms")
+    if start_ms is not None and end_ms is not None and end_ms <= start_ms:
+        raise InputError("end_ms must be after start_ms", field="end_ms")
+    trace = _trace_or_404(pk)
+    body = selectors.timeline_window(trace, start_ms, end_ms,
+                                     wakeups=request.query_params.get("wakeups") == "1")
+    return Response(TimelineSerializer(body).data)
