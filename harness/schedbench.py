@@ -1533,8 +1533,8 @@ def send_trace(url, token, path, run, opts):
 def report_trace(url, reply):
     print(absolute(url, str(reply.body.get("url") or "")))
     sys.stdout.flush()
-    log(f"trace: {reply.body.get('events')} events, {len(reply.body.get('tasks') or [])} "
-        f"tasks, {reply.body.get('duration_ms')} ms")
+    log(f"trace: {reply.body.get('events')} events, {reply.body.get('tasks')} tasks, "
+        f"{reply.body.get('duration_ms')} ms")
     for warning in reply.body.get("warnings") or []:
         warn(f"trace warning: {warning}")
 
