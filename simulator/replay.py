@@ -30,6 +30,7 @@ from .topology import parse_topology
 # The harness's placeholder for tasks outside the benchmark (harness/schedbench.py).
 OTHER_PID_BASE = 4194304
 OTHER_TID_BASE = 2 * OTHER_PID_BASE  # the replay's stand-ins for them: never a recorded pid
+REUSED_TID_BASE = 3 * OTHER_PID_BASE  # a second task with a pid seen before
 
 
 @dataclasses.dataclass
@@ -51,7 +52,8 @@ class Rebuild:
     """One pass over the events: CPU time per task, and the ops placed at their positions."""
 
     def __init__(self):
-        self.tasks = {}
+        self.tasks = {}     # pid -> its current task
+        self.all = []       # every task, pid reuse included
         self.running = {}   # cpu -> pid on it (None idle)
         self.seq = 0
         self.first_ns = None
@@ -65,10 +67,15 @@ class Rebuild:
     def task(self, pid, comm, ts):
         found = self.tasks.get(pid)
         if found is None or (found.exited and found.on_cpu_since is None):
-            found = self.tasks[pid] = TaskTrace(pid, comm or "task", start_ns=ts, end_ns=ts)
+            found = self.new_task(pid, comm, ts)
         elif comm and comm != found.comm:
             found.comm = comm  # exec renamed it (the harness's child becomes the benchmark)
         return found
+
+    def new_task(self, pid, comm, ts):
+        task = self.tasks[pid] = TaskTrace(pid, comm or "task", start_ns=ts, end_ns=ts)
+        self.all.append(task)
+        return task
 
     def position(self, task, ts):
         return task.ran_ns + (ts - task.on_cpu_since if task.on_cpu_since is not None else 0)
@@ -148,8 +155,7 @@ class Rebuild:
     def on_sched_process_fork(self, e):
         if not self.recorded(e.child_pid):
             return
-        child = self.tasks[e.child_pid] = TaskTrace(e.child_pid, e.child_comm or "task",
-                                                    start_ns=e.ts, end_ns=e.ts)
+        child = self.new_task(e.child_pid, e.child_comm, e.ts)
         parent = self.tasks.get(e.parent_pid) if self.recorded(e.parent_pid) else None
         if parent is not None and parent.on_cpu_since is not None:
             child.parent = parent.pid
@@ -244,14 +250,17 @@ def simulate(norm, rebuild, others=True):
     writer = StatsWriter()
     eng = Engine(topo, make_policy(norm, topo.ncpus), norm["tunables"], norm["seed"],
                  norm["max_events"], ftrace=writer)
-    tasks = {}
+    used = set()
 
     def make(task_trace):
-        task = tasks[task_trace.pid] = Task(task_trace.pid, task_trace.comm[:15], None)
+        # a reused pid gets a stand-in number: the old and the new task may overlap now
+        tid = task_trace.pid if task_trace.pid not in used else REUSED_TID_BASE + len(used)
+        used.add(tid)
+        task = Task(tid, task_trace.comm[:15], None)
         task.prog = program(task_trace, lambda child: lambda _eng, _parent: make(child))
         return task
 
-    roots = [t for t in rebuild.tasks.values() if t.parent is None]
+    roots = [t for t in rebuild.all if t.parent is None]
     latest = 0
     for root in roots:
         offset = root.start_ns - rebuild.first_ns
@@ -274,7 +283,7 @@ def others_nice(rebuild):
     from the benchmark: with both runnable, a fair scheduler splits by weight, and weights
     step by 1.25x per nice level."""
     others = sum(end - start for _, start, end in rebuild.others)
-    bench = sum(t.ran_ns for t in rebuild.tasks.values())
+    bench = sum(t.ran_ns for t in rebuild.all)
     if not others or not bench:
         return 0
     return max(-20, min(19, -round(math.log(others / bench) / math.log(1.25))))
@@ -321,15 +330,17 @@ def task_rows(stats, keep):
 
 
 def assemble(norm, path, rebuild, real, eng, writer, wall, others):
-    recorded = rebuild.recorded
-    ends = [t.end_ns for t in rebuild.tasks.values()]
+    def recorded(pid):
+        return rebuild.recorded(pid) or pid >= REUSED_TID_BASE
+
+    ends = [t.end_ns for t in rebuild.all]
     real_makespan = (max(ends) if ends else rebuild.last_ns) - rebuild.first_ns
     # the benchmark's end, not the background's: the last event of a recorded task
     makespan = max((t.last_ns for t in writer.stats.tasks if recorded(t.pid)), default=0)
     counters = dict(eng.counters)
     return {
         "simulator_version": VERSION, "workload": "replay", "kernel": norm["kernel"],
-        "params": {"trace": str(path), "tasks": len(rebuild.tasks),
+        "params": {"trace": str(path), "tasks": len(rebuild.all),
                    "events": rebuild.events, "others": others},
         "tunables": norm["tunables"], "topology": norm["topology"], "seed": norm["seed"],
         "metrics": {"makespan_ms": [_ms(makespan)]},

@@ -97,3 +97,14 @@ def test_cli_json_has_the_contract_shape(hand):
 def test_replay_errors_are_simulator_errors(hand):
     with pytest.raises(SimulatorError):
         replay(hand, "6.6-eevdf", cpus=0)
+
+
+def test_a_reused_pid_is_a_second_task():
+    path = pathlib.Path(__file__).parent / "traces" / "reuse.txt"
+    result = replay(str(path), "2.6.24", cpus=1, tunables={"noise_pct": 0})
+    sim = tasks_by_comm(result)
+    assert set(sim) == {"a", "b", "p"}
+    assert sim["a"]["runtime_ms"] == pytest.approx(1.0, rel=0.05)
+    assert sim["b"]["runtime_ms"] == pytest.approx(2.0, rel=0.05)
+    # one CPU: a, p (3 ms before the fork, 1 after) and b run in turn
+    assert result["makespan_ms"] >= 1.0 + 4.0 + 2.0 - 0.01
