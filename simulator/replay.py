@@ -60,6 +60,7 @@ class Rebuild:
         self.last_ns = 0
         self.events = 0
         self.others = []
+        self.bench_wait_ns = 0  # the recorded tasks' waits, runnable but not running
 
     def recorded(self, pid):
         return pid is not None and 0 < pid < OTHER_PID_BASE
@@ -209,6 +210,7 @@ def read_trace(path):
         raise InvalidValueError("trace", f"{path}: {exc}") from None
     rebuild.finish()
     real.finish()
+    rebuild.bench_wait_ns = sum(t.wait_sum_ns for t in real.tasks if rebuild.recorded(t.pid))
     if not any(rebuild.recorded(pid) for pid in rebuild.tasks):
         raise InvalidValueError("trace", f"{path}: no scheduler events of any task")
     return rebuild, real
@@ -279,14 +281,15 @@ def simulate(norm, rebuild, others=True):
 
 
 def others_nice(rebuild):
-    """The nice level that gives the stand-ins the share of the CPU the others really took
-    from the benchmark: with both runnable, a fair scheduler splits by weight, and weights
+    """The nice level that makes the stand-ins take from the benchmark what the others took:
+    the benchmark's tasks waited (runnable, not running) `wait` for every `run` they ran; a
+    fair scheduler shares by weight, so that is the weight ratio of the two sides, and weights
     step by 1.25x per nice level."""
-    others = sum(end - start for _, start, end in rebuild.others)
     bench = sum(t.ran_ns for t in rebuild.all)
-    if not others or not bench:
+    if not rebuild.others or not rebuild.bench_wait_ns or not bench:
         return 0
-    return max(-20, min(19, -round(math.log(others / bench) / math.log(1.25))))
+    ratio = rebuild.bench_wait_ns / bench
+    return max(-20, min(19, -round(math.log(ratio) / math.log(1.25))))
 
 
 def background(eng, rebuild, ncpus):
