@@ -38,8 +38,8 @@ def simulate(workload, kernel, params, cpus=2):
 @pytest.mark.parametrize("workload,kernel,params", [
     ("threadtest", "2.6.24", {"iterations": 20, "loops": 200000}),
     ("threadtest", "2.6.22", {"iterations": 20, "loops": 200000}),
-    ("chatroom", "6.6-eevdf", {}),
-    ("wake-pingpong", "2.6.24", {}),
+    ("chatroom", "6.6-eevdf", {"rooms": 2, "clients": 5, "messages": 100}),
+    ("wake-pingpong", "2.6.24", {"pairs": 2, "roundtrips": 300}),
 ])
 def test_schedtrace_reads_back_the_simulators_figures(workload, kernel, params):
     eng, writer, text = simulate(workload, kernel, params)
