@@ -196,12 +196,13 @@ def make_policy(norm, ncpus):
     return make_family_policy(family, kernel, tun, ncpus)
 
 
-def run_once(norm, topo, repeat_index, trace, reference=False):
+def run_once(norm, topo, repeat_index, trace, reference=False, ftrace=None):
     from .wl_common import Build
 
     policy = make_policy(norm, topo.ncpus)
     eng = Engine(topo, policy, norm["tunables"], norm["seed"] + repeat_index,
-                 norm["max_events"], trace, reference=reference)
+                 norm["max_events"], None if ftrace is not None else trace,
+                 reference=reference, ftrace=ftrace)
     workload = WORKLOADS[norm["workload"]]
     build = Build(eng, norm["params"])
     workload.build(build)
@@ -209,16 +210,32 @@ def run_once(norm, topo, repeat_index, trace, reference=False):
     return eng, workload.collect(build)
 
 
-def run(spec, *, trace=None, progress=None, reference=False):
-    """Run ``spec``; ``reference=True`` uses the engine's plain (non-inlined) paths."""
+TRACE_FORMATS = ("text", "ftrace")
+
+
+def ftrace_writer(trace, trace_format):
+    """The engine's ftrace hook for ``trace_format="ftrace"`` (None for the debug text)."""
+    if trace_format not in TRACE_FORMATS:
+        raise UnknownNameError("trace_format", "trace format", str(trace_format), TRACE_FORMATS)
+    if trace is None or trace_format != "ftrace":
+        return None
+    from .ftrace import FtraceWriter
+    return FtraceWriter(trace)
+
+
+def run(spec, *, trace=None, progress=None, reference=False, trace_format="text"):
+    """Run ``spec``; ``reference=True`` uses the engine's plain (non-inlined) paths.
+    ``trace`` (a text file) gets the engine's debug log, or with ``trace_format="ftrace"``
+    the schedule as ftrace text (see simulator/ftrace.py)."""
     norm = validate(spec)
     topo = parse_topology(norm["topology"])
+    ftrace = ftrace_writer(trace, trace_format)
     started = time.perf_counter()
     runs = []
     for r in range(norm["repeat"]):
         if trace is not None:
             trace.write(f"# repeat {r} seed {norm['seed'] + r}\n")
-        runs.append(run_once(norm, topo, r, trace, reference))
+        runs.append(run_once(norm, topo, r, trace, reference, ftrace))
         if progress is not None:
             progress(r + 1, norm["repeat"])
     return assemble(norm, runs, time.perf_counter() - started)

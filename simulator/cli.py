@@ -42,6 +42,9 @@ def _add_run_options(sub):
     sub.add_argument("--repeat", default="1")
     sub.add_argument("--max-events", dest="max_events")
     sub.add_argument("--trace", metavar="FILE")
+    sub.add_argument("--trace-format", choices=["text", "ftrace"], default="text",
+                     help="text: the engine's decisions, one per line; ftrace: the schedule "
+                     "as ftrace text (sched_switch, sched_wakeup, ...) for trace tools")
     sub.add_argument("--machine", metavar="FILE",
                      help="a `schedbench.py calibrate --dry-run` JSON: its calibration, and "
                      "its topology unless --cpus/--topology is given")
@@ -59,7 +62,41 @@ def build_parser():
     _add_run_options(sweep)
     sweep.add_argument("--sweep", action="append", required=True, metavar="NAME=V1,V2,...")
     sweep.add_argument("--format", choices=["json"], default="json")
+    rep = subs.add_parser("replay", help="rebuild a workload from a real trace and run it")
+    rep.add_argument("--trace", required=True, metavar="FILE")
+    rep.add_argument("--kernel", required=True)
+    group = rep.add_mutually_exclusive_group()
+    group.add_argument("--cpus")
+    group.add_argument("--topology")
+    rep.add_argument("--machine", metavar="FILE")
+    rep.add_argument("--set", action="append", metavar="TUNABLE=V", dest="tunables")
+    rep.add_argument("--seed", default="1")
+    rep.add_argument("--no-others", dest="others", action="store_false",
+                     help="leave out the CPU time other programs took during the recording "
+                     "(the harness's \"other\" tasks); kept by default")
+    rep.add_argument("--format", choices=["text", "json"], default="text")
     return parser
+
+
+def _replay(args, out):
+    from .replay import replay
+    topology, machine = args.topology, None
+    if args.machine is not None:
+        calibrate_json = _read_machine_file(args.machine)
+        machine = calibrate_json["calibration"]
+        if args.cpus is None and topology is None:
+            topology = _machine_topology(calibrate_json.get("machine"), args.machine)
+    result = replay(args.trace, args.kernel, cpus=args.cpus, topology=topology,
+                    machine=machine, tunables=_pairs(args.tunables, "--set"), seed=args.seed,
+                    others=args.others)
+    if args.format == "json":
+        out.write(json.dumps(result, indent=2) + "\n")
+        return
+    out.write(f"replay of {args.trace} on {result['kernel']} ({result['topology']}): makespan "
+              f"{result['makespan_ms']:.3f} ms (recorded {result['real']['makespan_ms']:.3f} ms)\n")
+    for row in result["tasks"]:
+        out.write(f"  {row['comm']:>16}-{row['pid']:<7} run {row['runtime_ms']:10.3f} ms  wait "
+                  f"{row['wait_sum_ms']:9.3f} ms  switches {row['switches']}\n")
 
 
 def _spec(args):
@@ -153,7 +190,7 @@ def _sweep(args, out, trace):
         axes.append([(name.strip(), v.strip()) for v in values.split(",") if v.strip()])
     base = _spec(args)
     for point in itertools.product(*axes):
-        result = run(_apply_point(base, point), trace=trace)
+        result = run(_apply_point(base, point), trace=trace, trace_format=args.trace_format)
         out.write(json.dumps(result, sort_keys=False) + "\n")
         out.flush()
 
@@ -164,7 +201,7 @@ def _run(args, out):
         if args.command == "sweep":
             _sweep(args, out, trace)
             return
-        result = run(_spec(args), trace=trace)
+        result = run(_spec(args), trace=trace, trace_format=args.trace_format)
         out.write(json.dumps(result, indent=2) + "\n" if args.format == "json"
                   else render_text(result))
     finally:
@@ -180,6 +217,8 @@ def main(argv=None, out=None, err=None):
         if args.command == "list":
             out.write(json.dumps(catalog(), indent=2) + "\n" if args.format == "json"
                       else _list_text())
+        elif args.command == "replay":
+            _replay(args, out)
         else:
             _run(args, out)
     except SimulatorError as exc:

@@ -91,9 +91,10 @@ class Engine:
                  "warm_ns", "refill_by_distance", "threads", "socket_cpus", "smt_speed",
                  "n_switches", "n_migrations", "n_wakeups", "n_preemptions", "n_yields",
                  "n_decisions", "n_cost_ns", "wakeup_ns", "has_refill", "wake_affine",
-                 "balance_wake", "idle_sibling", "idle_balance_kick")
+                 "balance_wake", "idle_sibling", "idle_balance_kick", "ftrace")
 
-    def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False):
+    def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False,
+                 ftrace=None):
         # reference mode routes every event through the plain functions (step_reference,
         # account(), sleep()) instead of the inlined copies of the fast path; results must be
         # identical (tests/simulator/test_reference_mode.py)
@@ -106,6 +107,8 @@ class Engine:
         self._random: Any = self.rng.random
         self.max_events: int = max_events
         self.trace_file: Any = trace
+        # an FtraceWriter (simulator/ftrace.py) or None; hooks sit where the schedule changes
+        self.ftrace: Any = ftrace
         self.now: int = 0
         self.heap: list[tuple[int, int, int, Any, int]] = []
         self.seq: int = 0
@@ -175,6 +178,8 @@ class Engine:
         self.cpus: list[Cpu] = [Cpu(c, policy.new_rq(c), topo.siblings(c))
                                 for c in range(topo.ncpus)]
         balance.setup(self)
+        if ftrace is not None:
+            ftrace.attach(self)
 
     @property
     def counters(self) -> dict[str, int]:
@@ -459,6 +464,8 @@ class Engine:
         if cpu_id is None:  # created by the benchmark's main process running on CPU 0
             cpu_id = balance.select_fork_cpu(self, task, 0)
         self.enqueue(self.cpus[cpu_id], task, "fork")
+        if self.ftrace is not None:
+            self.ftrace.wakeup(task, None, new=True)
         return task
 
     def enqueue(self, cpu: Cpu, task: Task, how):
@@ -472,6 +479,9 @@ class Engine:
             return
         if task.cpu is not None and task.cpu != cpu.id:
             self.n_migrations += 1
+            if self.ftrace is not None:
+                self.ftrace.migrate(task, task.cpu, cpu.id, cpu.id if how == "migrate" else
+                                    task.cpu)
         task.cpu = cpu.id
         before = rq.nr_running
         self.policy.enqueue(rq, task, how, self.now)
@@ -528,6 +538,8 @@ class Engine:
         if self.global_queue:  # one shared queue: placement happens at pick time
             if self.reference:
                 self.enqueue(self.cpus[task.cpu or 0], task, "wakeup")
+                if self.ftrace is not None:
+                    self.ftrace.wakeup(task, waker_cpu)
                 self.check_preempt(self.cpus[task.cpu], task, direct)
                 return
             if task.cpu is None:
@@ -536,6 +548,8 @@ class Engine:
             rq = self.cpus[task.cpu].rq  # the shared queue; enqueue(), inlined
             policy.enqueue(rq, task, "wakeup", now)
             rq.nr_running += 1
+            if self.ftrace is not None:
+                self.ftrace.wakeup(task, waker_cpu)
             if self.tick_preempts:
                 self._replan_all_running()
             target = policy.preempt_target(self, task)  # check_preempt(), inlined
@@ -559,6 +573,8 @@ class Engine:
             return
         cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
         self.enqueue(cpu, task, "wakeup")
+        if self.ftrace is not None:
+            self.ftrace.wakeup(task, waker_cpu)
         self.check_preempt(cpu, task, direct)
 
     def check_preempt(self, cpu: Cpu, task: Task, direct=False):
@@ -621,6 +637,9 @@ class Engine:
         self.policy.task_fork(rq, parent, child, self.now, target == cpu.id)
         child.cpu = target
         self.enqueue(self.cpus[target], child, "fork")
+        if self.ftrace is not None:
+            self.ftrace.fork(cpu, parent, child)
+            self.ftrace.wakeup(child, cpu.id, new=True)
         if target == cpu.id and self.policy.child_runs_first(parent, child):
             self.resched(cpu, f"child runs first: {child.name} preempts {parent.name}")
         else:
@@ -782,6 +801,8 @@ class Engine:
                 self.trace(cpu.id, "switch", f"{prev.name} -> {nxt.name}")
         # switch in nxt (in this function rather than a helper: it runs at every switch)
         was_idle = prev is None or cpu.curr is None
+        if self.ftrace is not None and nxt is not prev:
+            self.ftrace.switch(cpu, prev, nxt)
         nxt.state = RUNNING
         nxt.wait_sum += now - nxt.wait_start
         last = nxt.last_cpu
@@ -790,6 +811,8 @@ class Engine:
                 cost += self.refill_cost(nxt, cpu.id)
             if self.global_queue:
                 self.n_migrations += 1
+                if self.ftrace is not None:
+                    self.ftrace.migrate(nxt, last, cpu.id, cpu.id)
         nxt.cpu = cpu.id
         nxt.never_ran = False
         cpu.curr = nxt
@@ -833,6 +856,8 @@ class Engine:
         return self.refill_by_distance[3]
 
     def go_idle(self, cpu: Cpu, prev):
+        if self.ftrace is not None and prev is not None:
+            self.ftrace.switch(cpu, prev, None)
         cpu.curr = None
         cpu.preempt_at = None
         cpu.preempt_valid = False
@@ -960,6 +985,8 @@ class Engine:
         self.schedule(cpu)
 
     def exit(self, cpu: Cpu, task: Task):
+        if self.ftrace is not None:
+            self.ftrace.exit(cpu, task)
         task.state = DONE
         self.alive -= 1
         self._leave_cpu(cpu, task)

@@ -1,0 +1,357 @@
+"""``python -m simulator replay``: rebuild a workload from a real trace and run it on any profile.
+
+Per task the trace gives its fork (parent, and where in the parent's own CPU time it happened),
+its CPU bursts, its sleeps and who woke it after each one, and its exit. Each task becomes a
+program: RUN for the CPU time between two points of interest, FORK where it forked, POST where it
+woke a recorded task, WAIT where it slept until a recorded task woke it, SLEEP (the recorded
+duration) where something outside the recorded set woke it (a timer, an interrupt, another
+program), EXIT at its end. Dependencies therefore survive a different schedule: a task woken by X
+waits for X to reach the same point of X's own CPU time, however late that comes.
+
+What a trace cannot tell is in docs/simulator.md ("Replaying a trace").
+"""
+
+import dataclasses
+import io
+import math
+import time
+
+import schedtrace
+
+from . import __version__ as VERSION
+from .api import make_policy, validate
+from .engine import Engine
+from .errors import InvalidValueError
+from .ftrace import FtraceWriter
+from .program import EXIT, FORK, POST, RUN, SLEEP, WAIT, Semaphore, Task
+from .results import VMSTAT_COLUMNS, vmstat_rows
+from .topology import parse_topology
+
+# The harness's placeholder for tasks outside the benchmark (harness/schedbench.py).
+OTHER_PID_BASE = 4194304
+OTHER_TID_BASE = 2 * OTHER_PID_BASE  # the replay's stand-ins for them: never a recorded pid
+REUSED_TID_BASE = 3 * OTHER_PID_BASE  # a second task with a pid seen before
+
+
+@dataclasses.dataclass
+class TaskTrace:
+    pid: int
+    comm: str
+    parent: int | None = None
+    start_ns: int = 0        # fork / first sight, trace time
+    end_ns: int = 0
+    ran_ns: int = 0          # CPU time so far (its program position)
+    on_cpu_since: int | None = None
+    blocked_at: int | None = None   # program position of an open sleep
+    blocked_since: int | None = None
+    ops: list = dataclasses.field(default_factory=list)  # (position, seq, op)
+    exited: bool = False
+
+
+class Rebuild:
+    """One pass over the events: CPU time per task, and the ops placed at their positions."""
+
+    def __init__(self):
+        self.tasks = {}     # pid -> its current task
+        self.all = []       # every task, pid reuse included
+        self.running = {}   # cpu -> pid on it (None idle)
+        self.seq = 0
+        self.first_ns = None
+        self.last_ns = 0
+        self.events = 0
+        self.others = []
+        self.bench_wait_ns = 0  # the recorded tasks' waits, runnable but not running
+
+    def recorded(self, pid):
+        return pid is not None and 0 < pid < OTHER_PID_BASE
+
+    def task(self, pid, comm, ts):
+        found = self.tasks.get(pid)
+        if found is None or (found.exited and found.on_cpu_since is None):
+            found = self.new_task(pid, comm, ts)
+        elif comm and comm != found.comm:
+            found.comm = comm  # exec renamed it (the harness's child becomes the benchmark)
+        return found
+
+    def new_task(self, pid, comm, ts):
+        task = self.tasks[pid] = TaskTrace(pid, comm or "task", start_ns=ts, end_ns=ts)
+        self.all.append(task)
+        return task
+
+    def position(self, task, ts):
+        return task.ran_ns + (ts - task.on_cpu_since if task.on_cpu_since is not None else 0)
+
+    def put(self, task, position, op):
+        self.seq += 1
+        task.ops.append((position, self.seq, op))
+
+    def add(self, e):
+        if e.kind == schedtrace.LOST:
+            return
+        self.events += 1
+        ts = e.ts
+        self.first_ns = ts if self.first_ns is None else self.first_ns
+        self.last_ns = max(self.last_ns, ts)
+        self.prefix(e)
+        handler = getattr(self, "on_" + e.kind, None)
+        if handler is not None:
+            handler(e)
+
+    def prefix(self, e):
+        """The line's prefix names who runs on its CPU: trust it over a missing switch."""
+        pid = e.pid if self.recorded(e.pid) else None
+        if self.running.get(e.cpu) != pid and e.kind != schedtrace.event.SWITCH:
+            self.switch_out(e.cpu, e.ts)
+            if pid is not None:
+                self.switch_in(e.cpu, self.task(pid, e.comm, e.ts), e.ts)
+
+    def switch_out(self, cpu, ts, state="R"):
+        pid = self.running.pop(cpu, None)
+        task = self.tasks.get(pid) if pid is not None else None
+        if task is None or task.on_cpu_since is None:
+            return None
+        task.ran_ns += max(0, ts - task.on_cpu_since)
+        task.on_cpu_since = None
+        task.end_ns = ts
+        if state[:1] in ("S", "D", "I") and not task.exited:
+            task.blocked_at, task.blocked_since = task.ran_ns, ts
+        return task
+
+    def switch_in(self, cpu, task, ts):
+        self.running[cpu] = task.pid
+        task.on_cpu_since = ts
+        if task.blocked_at is not None:  # woken by nobody we saw: it slept that long
+            self.resolve(task, None, ts)
+
+    def on_sched_switch(self, e):
+        if self.running.get(e.cpu) is None or self.running.get(e.cpu) == e.prev_pid:
+            self.switch_out(e.cpu, e.ts, e.prev_state or "R")
+        else:
+            self.switch_out(e.cpu, e.ts)
+        if self.recorded(e.next_pid):
+            self.switch_in(e.cpu, self.task(e.next_pid, e.next_comm, e.ts), e.ts)
+
+    def resolve(self, task, waker, ts):
+        """Close the task's open sleep: a WAIT on the waker's POST, or a SLEEP of that long."""
+        at = task.blocked_at
+        if waker is not None:
+            sem = Semaphore(f"{waker.pid}->{task.pid}")
+            self.put(waker, self.position(waker, ts), (POST, sem, 1))
+            self.put(task, at, (WAIT, sem))
+        else:
+            self.put(task, at, (SLEEP, max(0, ts - task.blocked_since)))
+        task.blocked_at = task.blocked_since = None
+
+    def on_sched_wakeup(self, e):
+        task = self.tasks.get(e.target_pid)
+        if task is None or task.blocked_at is None:
+            return
+        waker = self.tasks.get(e.pid) if self.recorded(e.pid) else None
+        if waker is task or (waker is not None and waker.on_cpu_since is None):
+            waker = None
+        self.resolve(task, waker, e.ts)
+
+    on_sched_waking = on_sched_wakeup
+
+    def on_sched_process_fork(self, e):
+        if not self.recorded(e.child_pid):
+            return
+        child = self.new_task(e.child_pid, e.child_comm, e.ts)
+        parent = self.tasks.get(e.parent_pid) if self.recorded(e.parent_pid) else None
+        if parent is not None and parent.on_cpu_since is not None:
+            child.parent = parent.pid
+            self.put(parent, self.position(parent, e.ts), (FORK, child))
+
+    def on_sched_process_exit(self, e):
+        task = self.tasks.get(e.target_pid)
+        if task is not None:
+            task.exited = True
+
+    def on_sched_wakeup_new(self, e):
+        if self.recorded(e.target_pid) and e.target_pid not in self.tasks:
+            self.task(e.target_pid, e.target_comm, e.ts)
+
+    def finish(self):
+        for cpu in list(self.running):
+            self.switch_out(cpu, self.last_ns)
+        return self
+
+
+def program(task, make_child):
+    """The ops of one task in the order of its CPU time, RUN filling the gaps."""
+    prog, done = [], 0
+    for position, _seq, op in sorted(task.ops, key=lambda item: (item[0], item[1])):
+        if position > done:
+            prog.append((RUN, position - done))
+            done = position
+        prog.append((FORK, make_child(op[1])) if op[0] == FORK else op)
+    if task.ran_ns > done:
+        prog.append((RUN, task.ran_ns - done))
+    prog.append((EXIT,))
+    return prog
+
+
+def read_trace(path):
+    """(Rebuild, real stats) from a trace file; bad input is an InvalidValueError.
+    ``rebuild.others`` lists (cpu, start_ns, end_ns) of the harness's "other" placeholders:
+    the time other programs held a CPU the benchmark could have used."""
+    rebuild = Rebuild()
+
+    def other(cpu, task, start, end, _state):
+        if task.pid >= OTHER_PID_BASE and end > start:
+            rebuild.others.append((cpu, start, end))
+
+    real = schedtrace.TraceStats(on_segment=other)
+    try:
+        for event in schedtrace.open_events(path):
+            rebuild.add(event)
+            real.add(event)
+    except schedtrace.TraceError as exc:
+        raise InvalidValueError("trace", f"{path}: {exc}") from None
+    rebuild.finish()
+    real.finish()
+    rebuild.bench_wait_ns = sum(t.wait_sum_ns for t in real.tasks if rebuild.recorded(t.pid))
+    if not any(rebuild.recorded(pid) for pid in rebuild.tasks):
+        raise InvalidValueError("trace", f"{path}: no scheduler events of any task")
+    return rebuild, real
+
+
+class StatsWriter(FtraceWriter):
+    """The replayed schedule straight into schedtrace's accounting, without text."""
+
+    def __init__(self):
+        super().__init__(io.StringIO(), pid_base=0)
+        self.stats = schedtrace.TraceStats()
+
+    def _line(self, cpu_id, comm, pid, flags, event, body):
+        fields = schedtrace.fields.parse_fields(event, body)
+        self.stats.add(schedtrace.Event(self.eng.now, cpu_id, event, pid, comm, 0, **fields))
+
+
+def replay(path, kernel, *, cpus=None, topology=None, machine=None, tunables=None, seed=1,
+           others=True):
+    """Replay the trace at ``path`` on ``kernel``; the run-shaped result with tasks/makespan."""
+    tunables = dict(tunables or {})
+    # The recorded bursts are CPU time measured on the busy machine: they already hold the
+    # slowdown busy CPUs cause each other, so a calibration's contention would count it twice.
+    tunables.setdefault("busy_contention", 0)
+    spec = {"workload": "threadtest", "kernel": kernel, "tunables": tunables, "seed": seed}
+    for key, value in (("cpus", cpus), ("topology", topology), ("machine", machine)):
+        if value not in (None, ""):
+            spec[key] = value
+    norm = validate(spec)
+    rebuild, real = read_trace(path)
+    started = time.perf_counter()
+    eng, writer = simulate(norm, rebuild, others)
+    return assemble(norm, path, rebuild, real, eng, writer, time.perf_counter() - started,
+                    others)
+
+
+def simulate(norm, rebuild, others=True):
+    topo = parse_topology(norm["topology"])
+    writer = StatsWriter()
+    eng = Engine(topo, make_policy(norm, topo.ncpus), norm["tunables"], norm["seed"],
+                 norm["max_events"], ftrace=writer)
+    used = set()
+
+    def make(task_trace):
+        # a reused pid gets a stand-in number: the old and the new task may overlap now
+        tid = task_trace.pid if task_trace.pid not in used else REUSED_TID_BASE + len(used)
+        used.add(tid)
+        task = Task(tid, task_trace.comm[:15], None)
+        task.prog = program(task_trace, lambda child: lambda _eng, _parent: make(child))
+        return task
+
+    roots = [t for t in rebuild.all if t.parent is None]
+    latest = 0
+    for root in roots:
+        offset = root.start_ns - rebuild.first_ns
+        latest = max(latest, offset)
+        if offset <= 0:
+            eng.spawn(make(root))
+        else:
+            eng.call_at(offset, lambda e, r=root: _start(e, make(r)))
+    if others:
+        latest = max(latest, background(eng, rebuild, topo.ncpus))
+    eng.alive += 1  # late starters are not spawned yet: keep the engine running for them
+    eng.call_at(latest, _release)
+    eng.run()
+    writer.stats.finish()
+    return eng, writer
+
+
+def others_nice(rebuild):
+    """The nice level that makes the stand-ins take from the benchmark what the others took:
+    the benchmark's tasks waited (runnable, not running) `wait` for every `run` they ran; a
+    fair scheduler shares by weight, so that is the weight ratio of the two sides, and weights
+    step by 1.25x per nice level."""
+    bench = sum(t.ran_ns for t in rebuild.all)
+    if not rebuild.others or not rebuild.bench_wait_ns or not bench:
+        return 0
+    ratio = rebuild.bench_wait_ns / bench
+    return max(-20, min(19, -round(math.log(ratio) / math.log(1.25))))
+
+
+def background(eng, rebuild, ncpus):
+    """Other programs' recorded CPU time, as one short task per stretch pinned to its CPU
+    (modulo the replay's CPU count), weighted to take the share it took in the recording:
+    the benchmark meets the same competition. Returns the last start offset."""
+    latest = 0
+    nice = others_nice(rebuild)
+    for index, (cpu, start, end) in enumerate(rebuild.others):
+        offset = max(0, start - rebuild.first_ns)
+        latest = max(latest, offset)
+        task = Task(OTHER_TID_BASE + index, "other", [(RUN, end - start), (EXIT,)],
+                    group="other", nice=nice, affinity=(cpu % ncpus,))
+        eng.call_at(offset, lambda e, t=task: _start(e, t, t.affinity[0]))
+    return latest
+
+
+def _start(eng, task, cpu_id=None):
+    """A task appearing mid-run: queued, and its CPU told (an idle one would not look)."""
+    eng.spawn(task, cpu_id)
+    eng.check_preempt(eng.cpus[task.cpu], task)
+
+
+def _release(eng):
+    eng.alive -= 1
+
+
+def _ms(ns):
+    return round(ns / 1e6, 6)
+
+
+def task_rows(stats, keep):
+    rows = []
+    for t in stats.tasks:
+        if keep(t.pid):
+            d = t.as_dict()
+            rows.append({k: (round(d[k], 6) if isinstance(d[k], float) else d[k])
+                         for k in ("pid", "comm", "runtime_ms", "switches", "wakeups",
+                                   "migrations", "wait_sum_ms", "wait_max_ms", "wait_avg_ms")})
+    return rows
+
+
+def assemble(norm, path, rebuild, real, eng, writer, wall, others):
+    def recorded(pid):
+        return rebuild.recorded(pid) or pid >= REUSED_TID_BASE
+
+    ends = [t.end_ns for t in rebuild.all]
+    real_makespan = (max(ends) if ends else rebuild.last_ns) - rebuild.first_ns
+    # the benchmark's end, not the background's: the last event of a recorded task
+    makespan = max((t.last_ns for t in writer.stats.tasks if recorded(t.pid)), default=0)
+    counters = dict(eng.counters)
+    return {
+        "simulator_version": VERSION, "workload": "replay", "kernel": norm["kernel"],
+        "params": {"trace": str(path), "tasks": len(rebuild.all),
+                   "events": rebuild.events, "others": others},
+        "tunables": norm["tunables"], "topology": norm["topology"], "seed": norm["seed"],
+        "metrics": {"makespan_ms": [_ms(makespan)]},
+        "counters": counters,
+        "groups": {},
+        "vmstat": {"columns": VMSTAT_COLUMNS, "rows": vmstat_rows(eng)},
+        "wall_seconds": round(wall, 6),
+        "makespan_ms": _ms(makespan),
+        "tasks": task_rows(writer.stats, recorded),
+        "real": {"makespan_ms": _ms(real_makespan), "tasks": task_rows(real, recorded)},
+    }
