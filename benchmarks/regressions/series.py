@@ -72,6 +72,7 @@ def series_of_runs(run_ids) -> set[SeriesId]:
 class KernelGroup:
     kernel_id: int
     version: str
+    sort_key: str = ""
     values: list = field(default_factory=list)
     run_ids: list = field(default_factory=list)
 
@@ -95,12 +96,13 @@ def series_groups(series: SeriesId, *, exclude_run: int | None = None) -> list[K
         runs = runs.exclude(pk=exclude_run)
     rows = (Sample.objects.filter(metric_id=series.metric_id, run__in=runs)
             .order_by("run__kernel__sort_key", "run__kernel__version", "run_id", "index")
-            .values_list("run__kernel_id", "run__kernel__version", "run_id", "value"))
+            .values_list("run__kernel_id", "run__kernel__version", "run__kernel__sort_key",
+                         "run_id", "value"))
     groups: dict[int, KernelGroup] = {}
-    for kernel_id, version, run_id, value in rows:
+    for kernel_id, version, sort_key, run_id, value in rows:
         group = groups.get(kernel_id)
         if group is None:
-            group = groups[kernel_id] = KernelGroup(kernel_id, version)
+            group = groups[kernel_id] = KernelGroup(kernel_id, version, sort_key)
         group.values.append(value)
         if not group.run_ids or group.run_ids[-1] != run_id:
             group.run_ids.append(run_id)

@@ -122,9 +122,15 @@ def may_set_status(user, regression: Regression, status: str) -> bool:
             or regression.runs_good.filter(pk__in=runs).exists())
 
 
-def regression_status_set(*, regression: Regression, user, status: str) -> Regression:
-    if status not in Status.values:
+def status_checked(body) -> str:
+    status = body.get("status") if isinstance(body, dict) else None
+    if not isinstance(status, str) or status not in Status.values:
         raise InputError(f"status must be one of {', '.join(Status.values)}", field="status")
+    return status
+
+
+def regression_status_set(*, regression: Regression, user, status: str) -> Regression:
+    status = status_checked({"status": status})
     regression.status = status
     regression.status_changed_by = user
     regression.status_changed_at = timezone.now()
