@@ -106,6 +106,20 @@ class Series:
         at, _ = energy_split(values, bounds)
         return lo + 1 + int(np.searchsorted(bounds, at))
 
+    def local_split(self, lo: int, hi: int) -> int | None:
+        """The boundary in (lo, hi) whose local windows differ most, if significantly so."""
+        threshold = ALPHA / max(1, hi - lo - 1)
+        best, best_p = None, threshold
+        for index in range(lo + 1, hi):
+            good = self.window(range(max(lo, index - WINDOW), index))
+            bad = self.window(range(index, min(hi, index + WINDOW)))
+            if good.size < 2 or bad.size < 2:
+                continue
+            p = _screen_p(bad, good)
+            if p < best_p:
+                best, best_p = index, p
+        return best
+
     def measure(self, index: int, lo: int, hi: int, *, final: bool = False):
         """The change at kernel `index` within segment [lo, hi), if it is confirmed.
 
@@ -139,16 +153,21 @@ class Series:
         )
 
 
-def _screen(sample: np.ndarray, baseline: np.ndarray) -> bool:
-    """Mann-Whitney U by its normal approximation (no tie correction) plus the effect size."""
+def _screen(sample: np.ndarray, baseline: np.ndarray, alpha: float = ALPHA) -> bool:
+    return _screen_p(sample, baseline) < alpha
+
+
+def _screen_p(sample: np.ndarray, baseline: np.ndarray) -> float:
+    """Two-sided Mann-Whitney U p by its normal approximation (no tie correction); 1.0 when
+    the effect size is below MIN_EFFECT."""
     m, n = sample.size, baseline.size
     u = (sample[:, None] > baseline[None, :]).sum() + \
         (sample[:, None] == baseline[None, :]).sum() / 2
     rank_biserial = 2 * u / (m * n) - 1
     if abs(rank_biserial) < MIN_EFFECT:
-        return False
+        return 1.0
     z = abs(u - m * n / 2) / math.sqrt(m * n * (m + n + 1) / 12)
-    return math.erfc(z / math.sqrt(2)) < ALPHA
+    return math.erfc(z / math.sqrt(2))
 
 
 def _confirmed(verdict, good, bad) -> bool:
@@ -170,6 +189,12 @@ def detect(groups: Sequence[Sequence[float]]) -> list[ChangePoint]:
             continue
         index = series.best_split(lo, hi)
         point = series.measure(index, lo, hi)
+        if point is None:
+            # A short plateau (up at one kernel, back down a few later) hides from the split
+            # of the whole segment: scan every boundary with local windows instead, at a
+            # Bonferroni-corrected threshold since every boundary is a try.
+            index = series.local_split(lo, hi)
+            point = series.measure(index, lo, hi) if index is not None else None
         if point is None:
             continue
         found[index] = point
