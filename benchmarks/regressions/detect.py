@@ -27,7 +27,7 @@ import numpy as np
 from benchmarks import stats
 
 WINDOW = 8  # kernels per side at most
-ALPHA = 0.005  # the confirmation test's threshold (the split was chosen on the same data)
+ALPHA = 0.002  # the confirmation test's threshold (the split was chosen on the same data)
 MIN_CHANGE = 0.02  # |bad/good - 1| below this is noise whatever the p-value says
 MIN_EFFECT = 0.3  # |rank-biserial| (or |Cohen's d| for Welch) at least this
 UNREPEATED_MIN_CHANGE = 0.10
