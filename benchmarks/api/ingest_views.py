@@ -26,7 +26,8 @@ from benchmarks.api.uploads import (
     read_upload,
 )
 from benchmarks.errors import TooLarge
-from benchmarks.models import RunSource
+from benchmarks.models import Run, RunSource
+from benchmarks.regressions.verdicts import MAX_RUNS, runs_verdicts
 from benchmarks.services.ingest import upload_ingest
 from benchmarks.services.submissions import SubmissionError, run_submit, runs_bulk_submit
 
@@ -67,6 +68,7 @@ def _replayed_body(request, outcome) -> dict:
                  for run in outcome.runs],
         "warnings": [],
         "replayed": True,
+        "verdicts": runs_verdicts(outcome.runs),
     }
 
 
@@ -115,6 +117,7 @@ def upload_create(request):
         "dry_run": upload.dry_run,
         "runs": [_run_body(request, p, run) for p, run in zip(outcome.previews, runs, strict=True)],
         "warnings": outcome.warnings,
+        "verdicts": runs_verdicts(outcome.runs or []),
     }
     return Response(UploadResultSerializer(body).data,
                     status=status.HTTP_200_OK if upload.dry_run else status.HTTP_201_CREATED)
@@ -137,7 +140,8 @@ def run_create_response(request):
     payload = RunCreateRequestSerializer(data=request.data).validated()
     run, created = run_submit(payload=payload, submitter=request.user)
     body = RunCreatedSerializer({"id": run.pk, "api_url": _api_url(request, run),
-                                 "url": request.build_absolute_uri(run.get_absolute_url())})
+                                 "url": request.build_absolute_uri(run.get_absolute_url()),
+                                 "verdicts": runs_verdicts([run])})
     return Response(body.data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
@@ -190,4 +194,6 @@ def run_bulk_response(request):
         raise TooLarge(f"the request is larger than {max_bytes() // 2**20} MB") from None
     if not ids:
         raise SubmissionError("no runs in the request")
-    return Response(RunsCreatedSerializer({"ids": ids}).data, status=status.HTTP_201_CREATED)
+    verdicts = runs_verdicts([Run(pk=pk) for pk in ids]) if len(ids) <= MAX_RUNS else []
+    return Response(RunsCreatedSerializer({"ids": ids, "verdicts": verdicts}).data,
+                    status=status.HTTP_201_CREATED)
