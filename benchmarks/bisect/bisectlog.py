@@ -74,6 +74,7 @@ class _Reader:
     status_lines: bool = False
     waiting: bool = False  # a `# status:` line came since the last mark
     started: bool = False
+    good_from_start: bool = False  # modern git then marks them again, as commit ids
 
 
 def _start(reader: _Reader, rest: str, number: int) -> None:
@@ -101,6 +102,7 @@ def _start(reader: _Reader, rest: str, number: int) -> None:
     reader.log.paths = paths
     if refs:
         reader.log.bad, reader.log.good = refs[0], refs[1:]
+        reader.good_from_start = bool(refs[1:])
 
 
 def _mark(reader: _Reader, verdict: str, commits: list[str], number: int) -> None:
@@ -114,6 +116,8 @@ def _mark(reader: _Reader, verdict: str, commits: list[str], number: int) -> Non
         if verdict != "skip" and sets_range:
             if verdict == "bad":
                 log.bad = commit
+            elif reader.good_from_start:
+                log.good, reader.good_from_start = [commit], False
             elif commit not in log.good:
                 log.good.append(commit)
         else:
