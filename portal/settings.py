@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "benchmarks",
     "benchmarks.discussions",
     "benchmarks.simulations",
+    "benchmarks.regressions",
     "benchmarks.bisect",
 ]
 

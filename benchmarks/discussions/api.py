@@ -31,7 +31,7 @@ class AttachToField(serializers.JSONField):
 
 extend_schema_field({"oneOf": [
     {"type": "object", "properties": {
-        "type": {"type": "string", "enum": ["run", "comparison", "simulation"]},
+        "type": {"type": "string", "enum": ["run", "comparison", "simulation", "regression"]},
         "id": {"type": "string"}}, "required": ["type", "id"]},
     {"type": "string", "description": '"run:12", or the object as JSON'}]})(AttachToField)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from benchmarks.errors import InputError
 
 Resolver = Callable[[str], object | None]
-TARGET_TYPES = ("run", "comparison", "simulation")
+TARGET_TYPES = ("run", "comparison", "simulation", "regression")
 
 _RESOLVERS: dict[str, Resolver] = {}
 
