@@ -22,6 +22,10 @@ class Bisection(models.Model):
     bad_ref = models.CharField(max_length=100)
     good_subject = models.CharField(max_length=300, blank=True)
     bad_subject = models.CharField(max_length=300, blank=True)
+    # The finding it pins down (benchmarks.regressions): its ends, series and runs; the first
+    # bad commit shows on the finding's page through `regression.bisections`.
+    regression = models.ForeignKey("regressions.Regression", null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="bisections")
     # What is measured: set at creation, or taken from the first run that joins.
     benchmark = models.ForeignKey(Benchmark, null=True, blank=True, on_delete=models.PROTECT,
                                   related_name="+")

@@ -8,6 +8,7 @@ import numpy as np
 from django.db.models import Q
 
 from benchmarks.models import Run, Sample
+from benchmarks.regressions.models import Regression
 
 from .judge import BAD, GOOD, UNKNOWN, Verdict, judge
 from .models import Bisection, BisectRun, BisectStep
@@ -58,6 +59,12 @@ def _kernel_runs(bisection: Bisection) -> list[Run]:
     """Runs of the session's benchmark (machine and params when set) on the good or bad
     kernel: the sides' distributions before anyone joined a run to the session."""
     kernels = [k for k in (bisection.good_kernel_id, bisection.bad_kernel_id) if k]
+    if bisection.regression_id:  # the finding's own runs, exactly its series
+        through = Regression.runs_good.through, Regression.runs_bad.through
+        ids = [run_id for model in through for run_id in model.objects.filter(
+            regression_id=bisection.regression_id).values_list("run_id", flat=True)]
+        return list(Run.objects.filter(pk__in=ids, kernel_id__in=kernels)
+                    .select_related("kernel", "machine").order_by("id"))
     if bisection.benchmark_id is None or not kernels:
         return []
     query = Q(benchmark_id=bisection.benchmark_id, kernel_id__in=kernels)

@@ -10,6 +10,7 @@ from benchmarks import versions
 from benchmarks.errors import InputError
 from benchmarks.models import Kernel, Machine, Run
 from benchmarks.parsers.units import metric_info
+from benchmarks.regressions.models import Regression
 from benchmarks.services.catalog import (
     CatalogError,
     benchmark_get_or_create,
@@ -151,8 +152,12 @@ def bisection_create(*, owner, good=None, bad=None, log=None, benchmark=None, ma
                      regression=None) -> Bisection:
     """A session between `good` and `bad` (kernel versions or commits), optionally continuing
     a pasted `git bisect log`, whose steps and end (first bad commit) it takes over."""
-    if regression is not None:
-        raise InputError(f"no finding {regression}", field="regression")
+    if regression not in (None, ""):
+        if any(v not in (None, "", {}) for v in (good, bad, benchmark, machine, metric, params)):
+            raise InputError("a finding gives the kernels, benchmark, machine, metric and "
+                             "params: send \"regression\" without them", field="regression")
+        return _from_finding(owner=owner, regression=regression, log=log,
+                             steps_left=steps_left, revisions_left=revisions_left)
     good = _text(good, field="good")
     bad = _text(bad, field="bad")
     if log not in (None, "") and not isinstance(log, str):
@@ -179,6 +184,30 @@ def bisection_create(*, owner, good=None, bad=None, log=None, benchmark=None, ma
         bisection.save()
         if parsed:
             _steps_from_log(bisection, parsed)
+    return bisection
+
+
+def _from_finding(*, owner, regression, log, steps_left, revisions_left) -> Bisection:
+    """A session on a finding's series between its good and bad kernels; the finding's runs
+    are the two sides (selectors.bisection_state)."""
+    if isinstance(regression, bool) or not str(regression).strip().isdigit():
+        raise InputError(f"regression must be a finding's id, not {regression!r}",
+                         field="regression")
+    pk = int(str(regression).strip())
+    finding = Regression.objects.select_related("good", "bad", "benchmark", "machine",
+                                                "metric").filter(pk=pk).first() \
+        if pk < 2**63 else None
+    if finding is None:
+        raise InputError(f"no finding {pk}", field="regression")
+    with transaction.atomic():
+        bisection = bisection_create(
+            owner=owner, good=finding.good.version, bad=finding.bad.version, log=log,
+            steps_left=steps_left, revisions_left=revisions_left)
+        bisection.regression, bisection.benchmark = finding, finding.benchmark
+        bisection.machine, bisection.metric = finding.machine, finding.metric
+        bisection.params = finding.params
+        bisection.save(update_fields=["regression", "benchmark", "machine", "metric",
+                                      "params"])
     return bisection
 
 

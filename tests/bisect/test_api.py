@@ -216,3 +216,35 @@ def test_marking_by_hand_and_ending_with_gits_own_line(api_client):
     assert ended["first_bad"] == "abcdef123456" and ended["next"] is None
     again = post(api_client, url + "steps/", {"commit": "1234567aaa", "verdict": "good"})
     assert again.status_code == 400 and "has ended" in again.json()["error"]
+
+
+def make_finding(good_runs, bad_runs):
+    from benchmarks.regressions.models import Regression
+
+    first = good_runs[0]
+    finding = Regression.objects.create(
+        benchmark=first.benchmark, machine=first.machine, metric=first.benchmark.metrics.get(),
+        params=first.params, series_key="k" * 64, good=first.kernel, bad=bad_runs[0].kernel,
+        change=1.3, p_value=0.001)
+    finding.runs_good.set(good_runs)
+    finding.runs_bad.set(bad_runs)
+    return finding
+
+
+def test_a_finding_gives_the_ends_and_its_runs_are_the_sides(api_client):
+    good = [make_run("6.7.0", [v + s for v in GOOD]) for s in (0, 0.2)]
+    bad = [make_run("6.8.0", [v + s for v in BAD]) for s in (0, 0.2)]
+    make_run("6.7.0", [500.0, 501.0], params={"loops": 1})  # another series: not a side
+    finding = make_finding(good, bad)
+    created = post(api_client, "/api/v1/bisections/", {"regression": finding.pk}).json()
+    assert (created["good"]["kernel"], created["bad"]["kernel"]) == ("6.7.0", "6.8.0")
+    assert created["regression"] == finding.pk and created["metric"] == "time_ms"
+    assert sorted(created["good"]["runs"]) == sorted(r.pk for r in good)
+    answer = submit(api_client, created["id"], "6.7.0-00007-g7777777abcde", BAD).json()
+    assert answer["bisect"]["verdict"] == "bad"
+    ended = post(api_client, f"/api/v1/bisections/{created['id']}/",
+                 {"first_bad": "7777777abcde"}, method="patch").json()
+    assert ended["first_bad"] == "7777777abcde"
+    assert finding.bisections.get().first_bad == "7777777abcde"  # attached to the finding
+    mixed = post(api_client, "/api/v1/bisections/", {"regression": finding.pk, "good": "6.1"})
+    assert mixed.status_code == 400 and mixed.json()["field"] == "regression"
