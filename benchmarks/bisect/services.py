@@ -371,7 +371,7 @@ def _end(bisection: Bisection, *, commit: str, subject: str, user) -> None:
 
 # --- the user's own marks and corrections ------------------------------------------------------
 
-def bisect_step_mark(*, bisection: Bisection, user, commit, verdict=None, kernel=None,
+def bisect_step_mark(*, bisection: Bisection, user, commit=None, verdict=None, kernel=None,
                      subject=None) -> BisectStep:
     """Add a step (the commit git checked out) or mark one good, bad or skip by hand;
     `verdict` "" or null returns it to the verdict judged from its runs."""

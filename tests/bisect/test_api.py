@@ -248,3 +248,12 @@ def test_a_finding_gives_the_ends_and_its_runs_are_the_sides(api_client):
     assert finding.bisections.get().first_bad == "7777777abcde"  # attached to the finding
     mixed = post(api_client, "/api/v1/bisections/", {"regression": finding.pk, "good": "6.1"})
     assert mixed.status_code == 400 and mixed.json()["field"] == "regression"
+
+
+def test_empty_bodies_are_400s(api_client):
+    bisect_id = start(api_client)["id"]
+    for path in (f"/api/v1/bisections/{bisect_id}/steps/", "/api/v1/bisections/"):
+        response = api_client.post(path)
+        assert response.status_code == 400, (path, response.content)
+        assert response.json()["field"] in ("commit", "good")
+    assert api_client.patch(f"/api/v1/bisections/{bisect_id}/").status_code == 200
