@@ -26,12 +26,18 @@ from dataclasses import dataclass, field
 from benchmarks.errors import InputError
 
 from .commits import is_ref
+from .estimate import read_estimate
 
 MAX_LOG_CHARS = 200_000
 _COMMENT = re.compile(r"^#\s*(good|bad|skip|old|new|first bad commit|possible first bad commit|"
                       r"[a-z][\w-]*)\s*:\s*\[([^\]\s]{1,100})\]\s?(.*)$")
 _STATUS = re.compile(r"^#\s*status\s*:")
 _COMMAND = re.compile(r"^git\s+bisect\s+(\S+)(.*)$")
+# What git prints around the log when a terminal session is pasted instead of the log.
+_BISECTING = re.compile(r"^Bisecting:\s+\d+\s+revisions?\s+left", re.IGNORECASE)
+_CHECKED_OUT = re.compile(r"^\[[0-9a-f]{7,40}\]\s")
+_FIRST_BAD = re.compile(r"^([0-9a-f]{7,40}) is the first bad commit$")
+
 
 
 class BisectLogError(InputError):
@@ -60,6 +66,9 @@ class BisectLog:
     first_bad_subject: str = ""
     subjects: dict[str, str] = field(default_factory=dict)
     paths: list[str] = field(default_factory=list)
+    # From a pasted terminal session: git's last "Bisecting: N revisions left to test after
+    # this (roughly K steps)" as (revisions, steps, good/bad steps marked before it).
+    estimate: tuple[int | None, int, int] | None = None
 
     @property
     def range_known(self) -> bool:
@@ -138,6 +147,22 @@ def _comment(reader: _Reader, text: str) -> None:
         reader.log.first_bad, reader.log.first_bad_subject = commit, subject[:300]
 
 
+def _terminal_line(reader: _Reader, line: str) -> bool:
+    """git's own output, when a terminal session was pasted: the estimate and the end count,
+    the `[sha] subject` of the commit checked out is skipped."""
+    if _BISECTING.match(line):
+        revisions, steps = read_estimate(line, field="log")
+        decided = sum(1 for m in reader.log.steps if m.verdict != "skip")
+        reader.log.estimate = (revisions, steps, decided)
+        return True
+    match = _FIRST_BAD.match(line)
+    if match:
+        reader.log.first_bad = match.group(1)
+        reader.log.first_bad_subject = reader.log.subjects.get(match.group(1), "")
+        return True
+    return bool(_CHECKED_OUT.match(line))
+
+
 def parse_bisect_log(text: str) -> BisectLog:
     """The range, steps and end of a `git bisect log`; BisectLogError names the bad line."""
     if not isinstance(text, str):
@@ -145,6 +170,11 @@ def parse_bisect_log(text: str) -> BisectLog:
     if len(text) > MAX_LOG_CHARS:
         raise InputError(f"the bisect log is longer than {MAX_LOG_CHARS} characters",
                          field="log")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError("the bisect log is not valid Unicode text (a lone surrogate)",
+                         field="log") from None
     reader, seen_command = _Reader(), False
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -154,6 +184,8 @@ def parse_bisect_log(text: str) -> BisectLog:
             raise BisectLogError("contains a NUL character", line=number)
         if line.startswith("#"):
             _comment(reader, line)
+            continue
+        if _terminal_line(reader, line):
             continue
         match = _COMMAND.match(line)
         if not match:

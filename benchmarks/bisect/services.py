@@ -179,6 +179,9 @@ def bisection_create(*, owner, good=None, bad=None, log=None, benchmark=None, ma
         bisection.paths = parsed.paths
         bisection.good_subject = parsed.subjects.get(bisection.good_ref, "")
         bisection.bad_subject = parsed.subjects.get(bisection.bad_ref, "")
+    if parsed and parsed.estimate:
+        bisection.revisions_left, bisection.steps_estimate, bisection.estimate_after = \
+            parsed.estimate
     _estimate(bisection, steps_left=steps_left, revisions_left=revisions_left, decided=0)
     with transaction.atomic():
         bisection.save()

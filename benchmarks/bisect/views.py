@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_POST
 
 from benchmarks.errors import InputError
@@ -28,9 +29,18 @@ def bisection_detail(request, pk: int):
     user = request.user
     return render(request, "bisect/detail.html", {
         "bisection": bisection, "state": state, "figure": bisection_figure(state),
-        "sides": [state.good, state.bad],
+        "sides": [state.good, state.bad], "regression_link": _finding_url(bisection),
         "can_change": user.is_authenticated and (user.pk == bisection.owner_id
                                                  or user.is_staff)})
+
+
+def _finding_url(bisection: Bisection) -> str | None:
+    if not bisection.regression_id:
+        return None
+    try:
+        return reverse("regression-detail", args=[bisection.regression_id])
+    except NoReverseMatch:  # the findings' pages are another app's, maybe not served here
+        return None
 
 
 def bisection_log(request, pk: int):

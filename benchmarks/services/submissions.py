@@ -178,9 +178,10 @@ def _bisect_claim(payload, submitter, where: str | None = None) -> BisectClaim |
     except InputError as exc:
         if not where:
             raise
-        raise SubmissionError(exc.message, where=where, field=exc.field,
-                              line=int(where.split()[-1]) if where.startswith("line") else None
-                              ) from None
+        error = SubmissionError(exc.message, where=where, field=exc.field,
+                                line=int(where.split()[-1]) if where.startswith("line") else None)
+        error.status = exc.status  # 403 for someone else's bisection, as for a single run
+        raise error from None
 
 
 def run_submit(*, payload, submitter, source: str = RunSource.API) -> tuple[Run, bool]:

@@ -257,3 +257,15 @@ def test_empty_bodies_are_400s(api_client):
         assert response.status_code == 400, (path, response.content)
         assert response.json()["field"] in ("commit", "good")
     assert api_client.patch(f"/api/v1/bisections/{bisect_id}/").status_code == 200
+
+
+def test_a_pasted_terminal_session_sets_steps_left(api_client):
+    log = ("git bisect start 'v6.8' 'v6.7'\n"
+           "Bisecting: 12 revisions left to test after this (roughly 4 steps)\n"
+           "[1111111111111111111111111111111111111111] one\n"
+           "git bisect good 1111111111111111111111111111111111111111\n"
+           "Bisecting: 6 revisions left to test after this (roughly 3 steps)\n"
+           "[2222222222222222222222222222222222222222] two\n")
+    created = start(api_client, log=log)
+    assert created["revisions_left"] == 6 and created["steps_left"] == 4
+    assert created["steps"][0]["verdict"] == "good" and created["next"] is None

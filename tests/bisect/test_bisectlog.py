@@ -90,6 +90,8 @@ def test_not_text_and_too_long_are_refused():
         parse_bisect_log(["git bisect start"])
     with pytest.raises(InputError, match="longer"):
         parse_bisect_log("#" * 300_000)
+    with pytest.raises(InputError, match="Unicode"):
+        parse_bisect_log("git bisect start\n# good: [abc1234] \ud800\n")
 
 
 def test_export_reads_back_to_the_same_session():
@@ -103,3 +105,21 @@ def test_export_reads_back_to_the_same_session():
     assert [(m.verdict, m.commit, m.subject) for m in log.steps] == [
         ("good", "abc1234", "one"), ("bad", "def5678", "two"), ("skip", "0123456", "")]
     assert (log.first_bad, log.first_bad_subject) == ("def5678", "two")
+
+
+def test_a_pasted_terminal_session_gives_the_estimate():
+    text = """\
+$ git bisect start v6.8 v6.7
+Bisecting: 675 revisions left to test after this (roughly 10 steps)
+[1111111111111111111111111111111111111111] sched/fair: tidy up
+git bisect start 'v6.8' 'v6.7'
+git bisect good 1111111111111111111111111111111111111111
+Bisecting: 337 revisions left to test after this (roughly 9 steps)
+[2222222222222222222222222222222222222222] sched: two
+"""
+    with pytest.raises(BisectLogError) as caught:  # the shell prompt line is not git's
+        parse_bisect_log(text)
+    assert caught.value.line == 1
+    log = parse_bisect_log(text.split("\n", 1)[1] + "2222222 is the first bad commit\n")
+    assert log.estimate == (337, 10, 1)
+    assert [m.commit[:4] for m in log.steps] == ["1111"] and log.first_bad == "2222222"

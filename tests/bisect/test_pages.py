@@ -109,6 +109,9 @@ def test_mark_buttons_only_for_the_owner(owner, owner_client, django_user_model)
     owner_client.post(f"/bisect/{bisection.pk}/mark/", {"commit": "0000000abcde",
                                                         "verdict": "bad"})
     assert selectors.bisection_state(bisection).next == "git bisect bad 0000000abcde"
+    assert 'id="add-step-form"' in owner_client.get(f"/bisect/{bisection.pk}/").content.decode()
+    owner_client.post(f"/bisect/{bisection.pk}/mark/", {"commit": "feed1234", "verdict": ""})
+    assert selectors.bisection_state(bisection).steps[-1].step.commit == "feed1234"
     owner_client.post(f"/bisect/{bisection.pk}/mark/", {"first_bad": "0000000abcde"})
     bisection.refresh_from_db()
     assert bisection.first_bad == "0000000abcde"
