@@ -1,5 +1,5 @@
 from django.db.models.signals import post_delete
-from django.dispatch import receiver
+from django.dispatch import Signal, receiver
 
 from benchmarks.models import Run, RunTombstone
 
@@ -10,3 +10,8 @@ def remember_deleted_run(sender, instance, **kwargs):
 
     RunTombstone.objects.create(run_id=instance.pk)
     frozen_pages.forget_version()
+
+
+# Sent after runs and their samples are written (new runs, and runs a reparse rewrote), with
+# `run_ids`. Receivers (regression detection) queue their work with transaction.on_commit.
+runs_stored = Signal()

@@ -920,6 +920,28 @@ def absolute(base_url, url):
     return urllib.parse.urljoin(base_url.rstrip("/") + "/", url)
 
 
+def verdict_line(verdict):
+    """`time_ms +168% vs 2.6.22 (p=0.008): regression`, from one entry of the portal's
+    `verdicts` (change is a ratio: median of the run over median of the other kernel)."""
+    try:
+        percent = (float(verdict["change"]) - 1) * 100
+    except (KeyError, TypeError, ValueError):
+        return None
+    p_value = verdict.get("p_value")
+    p_text = "p=n/a, needs repeats" if p_value is None else f"p={float(p_value):.3g}"
+    outcome = "regression" if verdict.get("regression") else "no regression"
+    return f"  {verdict.get('metric')} {percent:+.0f}% vs {verdict.get('against')} " \
+           f"({p_text}): {outcome}"
+
+
+def report_verdicts(body, run_id):
+    for verdict in body.get("verdicts") or []:
+        if isinstance(verdict, dict) and verdict.get("run") == run_id:
+            line = verdict_line(verdict)
+            if line:
+                print(line)
+
+
 def report_accepted(base_url, reply):
     runs = reply.body.get("runs") or []
     for run in runs:
@@ -927,6 +949,8 @@ def report_accepted(base_url, reply):
             print(absolute(base_url, str(run["url"])))
         elif isinstance(run, dict):
             print(f"run {run.get('id')}")
+        if isinstance(run, dict):
+            report_verdicts(reply.body, run.get("id"))
     report_bisect(reply.body.get("bisect"))
     sys.stdout.flush()
     for warning in reply.body.get("warnings") or []:

@@ -241,6 +241,10 @@ EMAIL_BACKEND = env_str("EMAIL_BACKEND") or (
     else "django.core.mail.backends.smtp.EmailBackend"
 )
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or "schedbench@localhost"
+# For EMAIL_BACKEND=django.core.mail.backends.filebased.EmailBackend.
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH") or str(DATA_DIR / "mail")
+# Absolute links in mail sent by workers (which have no request to read a host from).
+SCHEDBENCH_SITE_URL = (env_str("SCHEDBENCH_SITE_URL") or "").rstrip("/")
 # Discussions: posts (threads and replies) one user may write per hour, on the site or the API;
 # posts per page of a thread; the domain of the Message-IDs the site makes.
 DISCUSSIONS_POSTS_PER_HOUR = env_int("SCHEDBENCH_POSTS_PER_HOUR", 30, minimum=1)

@@ -36,6 +36,7 @@ urlpatterns = [
     path("api/v1/", include("benchmarks.api.urls")),
     path("", include("benchmarks.discussions.urls")),
     path("", include("benchmarks.simulations.urls")),
+    path("", include("benchmarks.regressions.urls")),
     path("", include("benchmarks.bisect.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves its start-up script as a file, so the docs page keeps the CSP.

@@ -28,7 +28,8 @@ from benchmarks.api.uploads import (
 from benchmarks.bisect.selectors import joined_answer
 from benchmarks.bisect.services import bisect_claim, bisect_join
 from benchmarks.errors import TooLarge
-from benchmarks.models import RunSource
+from benchmarks.models import Run, RunSource
+from benchmarks.regressions.verdicts import MAX_RUNS, runs_verdicts
 from benchmarks.services.ingest import upload_ingest
 from benchmarks.services.submissions import SubmissionError, run_submit, runs_bulk_submit
 
@@ -69,6 +70,7 @@ def _replayed_body(request, outcome) -> dict:
                  for run in outcome.runs],
         "warnings": [],
         "replayed": True,
+        "verdicts": runs_verdicts(outcome.runs),
     }
 
 
@@ -120,6 +122,7 @@ def upload_create(request):
         "dry_run": upload.dry_run,
         "runs": [_run_body(request, p, run) for p, run in zip(outcome.previews, runs, strict=True)],
         "warnings": outcome.warnings,
+        "verdicts": runs_verdicts(outcome.runs or []),
     }
     body = _with_bisect(request, body, claim, outcome.runs)
     return Response(UploadResultSerializer(body).data,
@@ -154,6 +157,7 @@ def run_create_response(request):
     answer = joined_answer(int(str(payload["bisect"]).strip()), run) if joined else None
     body = RunCreatedSerializer({"id": run.pk, "api_url": _api_url(request, run),
                                  "url": request.build_absolute_uri(run.get_absolute_url()),
+                                 "verdicts": runs_verdicts([run]),
                                  **({"bisect": {**answer, "page": request.build_absolute_uri(
                                      answer["page"])}} if answer else {})})
     return Response(body.data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
@@ -208,4 +212,6 @@ def run_bulk_response(request):
         raise TooLarge(f"the request is larger than {max_bytes() // 2**20} MB") from None
     if not ids:
         raise SubmissionError("no runs in the request")
-    return Response(RunsCreatedSerializer({"ids": ids}).data, status=status.HTTP_201_CREATED)
+    verdicts = runs_verdicts([Run(pk=pk) for pk in ids]) if len(ids) <= MAX_RUNS else []
+    return Response(RunsCreatedSerializer({"ids": ids, "verdicts": verdicts}).data,
+                    status=status.HTTP_201_CREATED)

@@ -269,11 +269,30 @@ class BisectJoinedSerializer(ResponseSerializer):
     first_bad = serializers.CharField(allow_null=True)
 
 
+class VerdictSerializer(ResponseSerializer):
+    """A submitted run's metric against an older kernel of its series."""
+
+    run = serializers.IntegerField()
+    metric = serializers.CharField()
+    against = serializers.CharField(help_text="the kernel compared against")
+    role = serializers.ChoiceField(choices=["baseline", "previous"], help_text=(
+        "baseline: the series' oldest kernel; previous: the kernel just before the run's"))
+    change = serializers.FloatField(help_text="median(run) / median(against)")
+    p_value = serializers.FloatField(allow_null=True, help_text=(
+        "Mann-Whitney U (Welch's t below 5 samples a side); null when a side has one value"))
+    regression = serializers.BooleanField(help_text="worse in the metric's direction, and "
+                                          "significant (or >= 10% when no test is possible)")
+    needs_repeats = serializers.BooleanField()
+    n = serializers.IntegerField()
+    n_against = serializers.IntegerField()
+
+
 class RunCreatedSerializer(ResponseSerializer):
     id = serializers.IntegerField()
     url = serializers.URLField(help_text="the run's page")
     api_url = serializers.URLField()
     bisect = BisectJoinedSerializer(required=False)
+    verdicts = VerdictSerializer(many=True, required=False)
 
 
 class RunMovedSerializer(ResponseSerializer):
@@ -286,6 +305,8 @@ class RunMovedSerializer(ResponseSerializer):
 
 class RunsCreatedSerializer(ResponseSerializer):
     ids = serializers.ListField(child=serializers.IntegerField())
+    verdicts = VerdictSerializer(many=True, required=False,
+                                 help_text="for submissions of at most 100 runs")
 
 
 class UploadedRunSerializer(ResponseSerializer):
@@ -328,6 +349,7 @@ class UploadResultSerializer(ResponseSerializer):
     replayed = serializers.BooleanField(required=False,
                                         help_text="true: the idempotency_key was seen before")
     bisect = BisectJoinedSerializer(required=False)
+    verdicts = VerdictSerializer(many=True, required=False)
 
 
 class ComparisonCreatedSerializer(ResponseSerializer):

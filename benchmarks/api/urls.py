@@ -2,6 +2,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from benchmarks.api import calibration, comparison_views, ingest_views, views
+from benchmarks.regressions.api import RegressionViewSet
 
 router = DefaultRouter()
 router.register("runs", views.RunViewSet, basename="api-run")
@@ -9,6 +10,7 @@ router.register("benchmarks", views.BenchmarkViewSet, basename="api-benchmark")
 router.register("machines", views.MachineViewSet, basename="api-machine")
 router.register("kernels", views.KernelViewSet, basename="api-kernel")
 router.register("comparisons", comparison_views.ComparisonViewSet, basename="api-comparison")
+router.register("regressions", RegressionViewSet, basename="api-regression")
 
 urlpatterns = [
     path("me/", views.me, name="api-me"),

@@ -9,7 +9,11 @@ class RegressionsConfig(AppConfig):
 
     def ready(self):
         from benchmarks.discussions.targets import register_target
+        from benchmarks.signals import runs_stored
 
+        from . import tasks  # noqa: F401  (registers the tasks by name)
         from .models import regression_by_pk_text
+        from .services import detect_on_commit
 
         register_target("regression", regression_by_pk_text)
+        runs_stored.connect(detect_on_commit, dispatch_uid="regressions-detect")

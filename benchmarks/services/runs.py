@@ -27,6 +27,7 @@ from benchmarks.models import (
 from benchmarks.services.catalog import CatalogError, metric_get_or_create
 from benchmarks.services.jsonvalues import MAX_SAMPLE_MAGNITUDE, json_value_check, sample_problem
 from benchmarks.services.samples import SampleWriter
+from benchmarks.signals import runs_stored
 
 
 class RunError(InputError):
@@ -210,6 +211,7 @@ def _store_rows(prepared: list[PreparedRun], *, samples: SampleWriter | None = N
                 writer.add(run_id=item.run.pk, metric_id=metric.pk, values=values)
         if samples is None:
             writer.flush()
+        runs_stored.send(sender=Run, run_ids=[run.pk for run in runs])
 
 
 def run_create(**description) -> Run:

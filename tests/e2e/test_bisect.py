@@ -25,7 +25,9 @@ def test_from_a_finding_to_its_bisection_page_and_to_the_first_bad_commit(signed
     good = [make_run("6.7.0", [v + s for v in GOOD]) for s in (0, 0.2)]
     bad = [make_run("6.8.0", [v + s for v in BAD]) for s in (0, 0.2)]
     finding = make_finding(good, bad)
-    page.goto(f"/bisect/new/?regression={finding.pk}")
+    page.goto(f"/regressions/{finding.pk}/")
+    assert page.text_content("#finding-bisections").count("Not bisected yet") == 1
+    page.click("#bisect-this")
     page.click("#bisect-start")
     page.wait_for_url(re.compile(r".*/bisect/\d+/$"))
     bisection = Bisection.objects.get()
@@ -56,6 +58,12 @@ def test_from_a_finding_to_its_bisection_page_and_to_the_first_bad_commit(signed
     body = page.text_content("body")
     assert "git bisect good 1010101abcde" in body
     assert "# first bad commit: [2020202abcde]" in body
+    # Back on the finding: its first bad commit, linked to the session.
+    page.goto(f"/regressions/{finding.pk}/")
+    assert page.text_content("#finding-bisections .first-bad") == "2020202abcde"
+    page.click("#finding-bisections a[href^='/bisect/']")
+    page.wait_for_url(re.compile(rf".*/bisect/{bisection.pk}/$"))
+    assert page.get_attribute("#finding-link", "href") == f"/regressions/{finding.pk}/"
     assert page.js_errors == []
 
 

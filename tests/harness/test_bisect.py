@@ -96,5 +96,6 @@ def test_run_bisect_against_a_live_portal_prints_the_line_to_type(live_server, o
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith(live_server.url + "/runs/")
-    assert lines[1:] == ["git bisect bad abcdef123456"], result.stderr
+    # After the run (and the regression verdicts' lines), the line to type comes last.
+    assert lines[-1] == "git bisect bad abcdef123456", result.stdout + result.stderr
     assert "commit abcdef123456 is bad" in result.stderr
