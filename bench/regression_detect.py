@@ -1,6 +1,7 @@
 """Regression detection: speed at scale, the incremental task, precision and recall.
 
-    .venv/bin/python bench/regression_detect.py [--series 10000] [--part all|speed|accuracy|incremental]
+    .venv/bin/python bench/regression_detect.py [--series 10000] [--per-cell 200]
+        [--part all|speed|accuracy|incremental]
 
 speed       detection over N series of 20 kernels x 5 repeats (in memory), total and per series,
             against a plain numpy mean per kernel over the same arrays, measured in the same run.

@@ -194,6 +194,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # Request and response components differ (read-only fields, files): keep them apart.
     "COMPONENT_SPLIT_REQUEST": True,
+    # Two `status` choice sets (simulation jobs, regression findings) need distinct names.
+    "ENUM_NAME_OVERRIDES": {
+        "RegressionStatusEnum": "benchmarks.regressions.models.Status",
+    },
 }
 
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "filesystem://"

@@ -70,6 +70,7 @@ class RegressionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     permission_classes = [IsAuthenticatedOrReadOnly]
     parser_classes = [JSONParser]
     http_method_names = ["get", "patch", "head", "options"]
+    lookup_value_regex = "[0-9]{1,18}"  # anything else is a 404, never a database error
 
     def get_queryset(self):
         if self.action == "list":

@@ -23,7 +23,10 @@ class RegressionFilters:
     @classmethod
     def from_query(cls, query, *, default_status: str = "") -> "RegressionFilters":
         def text(name):
-            return str(query.get(name, "") or "").strip()[:200]
+            value = str(query.get(name, "") or "").strip()[:200]
+            if not value.isprintable():  # NUL and friends: PostgreSQL refuses them outright
+                raise InputError(f"{name} has control characters", field=name)
+            return value
         status = text("status") or default_status
         if status and status not in Status.values and status != "all":
             raise InputError(f"status must be one of {', '.join(Status.values)} or all",
@@ -43,7 +46,8 @@ def regressions_list(filters: RegressionFilters) -> QuerySet:
         found = found.filter(Q(benchmark__slug=filters.benchmark)
                              | Q(benchmark__name=filters.benchmark))
     if filters.machine:
-        by_id = filters.machine.isascii() and filters.machine.isdigit()
+        machine = filters.machine
+        by_id = machine.isascii() and machine.isdigit() and len(machine) < 19
         found = found.filter(machine_id=int(filters.machine)) if by_id else \
             found.filter(machine__name=filters.machine)
     if filters.metric:

@@ -10,6 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.db import connection
 from django.db.models import QuerySet
 
 from benchmarks.models import MetricSummary, Run, Sample
@@ -81,11 +82,18 @@ class KernelGroup:
 
 
 def series_runs(series: SeriesId) -> QuerySet:
-    """The series' live runs. Params and tunables are compared as JSON values in the database
-    (jsonb equality on PostgreSQL), narrowed first by the (machine, benchmark) index."""
+    """The series' live runs, narrowed first by the (machine, benchmark) index. PostgreSQL
+    compares params and tunables as jsonb values; SQLite compares JSON text, where key order
+    matters, so there they are compared here in canonical form."""
     runs = Run.objects.filter(benchmark_id=series.benchmark_id, machine_id=series.machine_id,
-                              policy=series.policy, params=series.params,
-                              tunables=series.tunables)
+                              policy=series.policy)
+    if connection.vendor == "postgresql":
+        runs = runs.filter(params=series.params, tunables=series.tunables)
+    else:
+        wanted = (series.params_json, series.tunables_json)
+        ids = [pk for pk, params, tunables in runs.values_list("pk", "params", "tunables")
+               if (_canonical(params), _canonical(tunables)) == wanted]
+        runs = Run.objects.filter(pk__in=ids)
     return live_runs(runs)
 
 

@@ -17,6 +17,7 @@ log = logging.getLogger(__name__)
 DETECT_TASK = "regressions.detect_runs"
 MAIL_TASK = "regressions.mail_new"
 DETECTOR = "e-divisive+windowed-mwu/1"
+TASK_CHUNK = 2000
 
 
 def _kind(change: float, higher_is_better: bool) -> str:
@@ -104,8 +105,10 @@ def _send(task_name: str, *args) -> None:
 def detect_on_commit(sender=None, *, run_ids, **kwargs) -> None:
     """Receiver of benchmarks.signals.runs_stored: queue detection once the runs are visible."""
     ids = [int(pk) for pk in run_ids if pk is not None]
-    if ids:
-        transaction.on_commit(lambda: _send(DETECT_TASK, ids))
+    # A bulk submission of 100,000 runs becomes tasks of a bounded size that workers share.
+    for start in range(0, len(ids), TASK_CHUNK):
+        chunk = ids[start:start + TASK_CHUNK]
+        transaction.on_commit(lambda chunk=chunk: _send(DETECT_TASK, chunk))
 
 
 # --- people ---------------------------------------------------------------------------------

@@ -158,3 +158,22 @@ def test_list_runs_in_few_queries_through_the_api(stepped, client):
     with CaptureQueriesContext(connection) as queries:
         assert client.get("/api/v1/regressions/").status_code == 200
     assert len(queries) <= 5
+
+
+@pytest.mark.parametrize("query", [{"machine": "box\x00"}, {"benchmark": "a\x07b"},
+                                   {"from": "2.6\x00"}])
+def test_control_characters_in_filters_are_400(client, query):
+    reply = client.get("/api/v1/regressions/", query)
+    assert reply.status_code == 400 and reply.json()["field"] == next(iter(query))
+
+
+@pytest.mark.parametrize("pk", ["null,null", "99999999999999999999", "-1"])
+def test_odd_ids_are_404(api_client, pk):
+    assert api_client.patch(f"/api/v1/regressions/{pk}/", {"status": "fixed"},
+                            content_type="application/json").status_code == 404
+    assert api_client.get(f"/api/v1/regressions/{pk}/").status_code == 404
+
+
+def test_a_huge_machine_number_is_a_name_that_matches_nothing(client):
+    reply = client.get("/api/v1/regressions/", {"machine": "9" * 30})
+    assert reply.status_code == 200 and reply.json()["count"] == 0

@@ -108,3 +108,27 @@ def test_series_detect_tolerates_a_deleted_metric_series(stepped):
     Run.objects.all().delete()
     assert series_detect(series=series) == []
     assert not Regression.objects.filter(status=Status.OPEN).exists()
+
+
+def test_stored_runs_queue_detection_on_commit_in_chunks(db, django_capture_on_commit_callbacks,
+                                                          monkeypatch):
+    from benchmarks.regressions import services
+
+    monkeypatch.setattr(services, "TASK_CHUNK", 2)
+    with django_capture_on_commit_callbacks() as stored:
+        make_run("2.6.20", [1.0, 2.0])
+    assert len(stored) == 1  # run_create's runs_stored signal queued one detection
+    with django_capture_on_commit_callbacks() as queued:
+        services.detect_on_commit(run_ids=[1, 2, 3, None])
+    assert len(queued) == 2  # three ids in chunks of two
+
+
+def test_a_thread_can_be_attached_to_a_finding(stepped, api_client):
+    finding = Regression.objects.get()
+    reply = api_client.post("/api/v1/threads/", {
+        "subject": "bisecting this", "body": "on it",
+        "attach_to": {"type": "regression", "id": str(finding.pk)}},
+        content_type="application/json")
+    assert reply.status_code == 201, reply.content
+    from benchmarks.discussions.models import Thread
+    assert Thread.objects.attached_to("regression", finding.pk).count() == 1
