@@ -139,3 +139,12 @@ def test_finding_snippet_lists_its_bisections_and_links_the_start_form(owner):
         Context({"finding": finding}))
     assert f'href="/bisect/{bisection.pk}/"' in html and "abc1234" in html
     assert f'href="/bisect/new/?regression={finding.pk}"' in html
+
+
+def test_upload_page_carries_the_bisection_from_its_link(owner, owner_client):
+    bisection = session_with_steps(owner, 0)
+    page = owner_client.get(f"/bisect/{bisection.pk}/").content.decode()
+    assert f'href="/upload/?bisect={bisection.pk}"' in page
+    upload = owner_client.get(f"/upload/?bisect={bisection.pk}").content.decode()
+    assert re.search(rf'name="bisect"[^>]*value="{bisection.pk}"', upload)
+    assert 'name="commit"' in upload
