@@ -4,7 +4,12 @@ import statistics
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
@@ -122,6 +127,7 @@ class BisectionListItemSerializer(ResponseSerializer):
     bad = serializers.CharField()
     benchmark = serializers.CharField(allow_null=True)
     first_bad = serializers.CharField(allow_null=True)
+    regression = serializers.IntegerField(allow_null=True)
     owner = serializers.CharField()
     created = serializers.DateTimeField()
 
@@ -197,15 +203,19 @@ def _respond(request, bisection: Bisection, code=status.HTTP_200_OK) -> Response
                        "good": "2.6.22", "bad": "2.6.24", "benchmark": "threadtest",
                        "machine": "core2-laptop", "params": {"loops": 1000000}})])
 @extend_schema(methods=["GET"], operation_id="v1_bisections_list",
-               responses=BisectionListSerializer)
+               responses=BisectionListSerializer, parameters=[
+                   OpenApiParameter("regression", int, description="sessions of this finding"),
+                   OpenApiParameter("ended", bool, description="true: ended; false: running")])
 @api_view(["GET", "POST"])
 def bisections(request):
     """POST starts a session (201 with its state); GET lists the newest sessions."""
     if request.method == "GET":
-        rows = selectors.bisections_listed()[:50]
+        rows = selectors.bisections_listed(regression=request.query_params.get("regression"),
+                                           ended=request.query_params.get("ended"))[:50]
         return Response(BisectionListSerializer({"results": [{
             "id": b.pk, "url": request.build_absolute_uri(b.get_absolute_url()),
             "good": b.good, "bad": b.bad, "first_bad": b.first_bad or None,
+            "regression": b.regression_id,
             "benchmark": b.benchmark.slug if b.benchmark else None,
             "owner": b.owner.get_username(), "created": b.created} for b in rows]}).data)
     body = _known(BisectionCreateSerializer(data=request.data).validated(), CREATE_FIELDS)

@@ -51,8 +51,19 @@ def bisection_get(pk: int) -> Bisection:
         "owner", "good_kernel", "bad_kernel", "benchmark", "machine", "metric").get(pk=pk)
 
 
-def bisections_listed():
-    return Bisection.objects.select_related("owner", "benchmark", "machine")
+def bisections_listed(*, regression=None, ended=None):
+    """Newest first; `regression` (a finding id) and `ended` ("true"/"false") narrow it, and a
+    value that means nothing gives no sessions rather than an error."""
+    rows = Bisection.objects.select_related("owner", "benchmark", "machine")
+    if regression not in (None, ""):
+        text = str(regression).strip()
+        rows = rows.filter(regression_id=int(text)) if text.isdigit() and len(text) < 19 \
+            else rows.none()
+    if ended in ("true", "1"):
+        rows = rows.filter(ended__isnull=False)
+    elif ended in ("false", "0"):
+        rows = rows.filter(ended__isnull=True)
+    return rows
 
 
 def _kernel_runs(bisection: Bisection) -> list[Run]:

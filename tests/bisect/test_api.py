@@ -269,3 +269,20 @@ def test_a_pasted_terminal_session_sets_steps_left(api_client):
     created = start(api_client, log=log)
     assert created["revisions_left"] == 6 and created["steps_left"] == 4
     assert created["steps"][0]["verdict"] == "good" and created["next"] is None
+
+
+def test_list_filters_by_finding_and_end(api_client):
+    good = [make_run("6.7.0", GOOD)]
+    bad = [make_run("6.8.0", BAD)]
+    finding = make_finding(good, bad)
+    of_finding = post(api_client, "/api/v1/bisections/", {"regression": finding.pk}).json()["id"]
+    other = start(api_client)["id"]
+    post(api_client, f"/api/v1/bisections/{other}/", {"first_bad": "abc1234"}, method="patch")
+
+    def ids(query):
+        return [b["id"] for b in api_client.get(f"/api/v1/bisections/{query}").json()["results"]]
+
+    assert ids("") == [other, of_finding]
+    assert ids(f"?regression={finding.pk}") == [of_finding]
+    assert ids("?ended=true") == [other] and ids("?ended=false") == [of_finding]
+    assert ids("?regression=x") == [] and ids("?regression=99999999999999999999999") == []
