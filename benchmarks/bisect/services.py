@@ -285,14 +285,23 @@ def run_commit(run: Run, given: str = "") -> tuple[str, bool]:
 def bisect_join(*, claim: BisectClaim | None, runs: list[Run], where: str = "") -> None:
     """Join `runs` to the claimed session: at the step of their commit (made if new), or to an
     end when the commit is the good or bad one. Call inside the transaction storing them."""
-    if claim is None:
-        return
+    if claim is not None:
+        bisect_join_all(joins=[(claim, run, where) for run in runs])
+
+
+def bisect_join_all(*, joins: list[tuple[BisectClaim, Run, str]]) -> None:
+    """Many (claim, run, where) at once, as a bulk submission has them: each session is locked
+    and judged once, however many of its runs come in."""
+    by_session: dict[int, list[tuple[BisectClaim, Run, str]]] = {}
+    for join in joins:
+        by_session.setdefault(join[0].bisection.pk, []).append(join)
     with transaction.atomic():
-        bisection = Bisection.objects.select_for_update().get(pk=claim.bisection.pk)
-        _open(bisection)
-        for run in runs:
-            _join_one(bisection, run, claim.commit, where)
-        _conclude(bisection)
+        for pk in sorted(by_session):  # one lock order: two bulk requests cannot deadlock
+            bisection = Bisection.objects.select_for_update().get(pk=pk)
+            _open(bisection)
+            for claim, run, where in by_session[pk]:
+                _join_one(bisection, run, claim.commit, where)
+            _conclude(bisection)
 
 
 def _join_one(bisection: Bisection, run: Run, given: str, where: str) -> None:

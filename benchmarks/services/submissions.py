@@ -6,7 +6,12 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
-from benchmarks.bisect.services import BisectClaim, bisect_claim, bisect_join
+from benchmarks.bisect.services import (
+    BisectClaim,
+    bisect_claim,
+    bisect_join,
+    bisect_join_all,
+)
 from benchmarks.errors import InputError
 from benchmarks.models import Run, RunSource
 from benchmarks.parsers.units import metric_info
@@ -249,8 +254,7 @@ def runs_bulk_submit(
         samples.flush()
         runs = [stored[id(entry)] if isinstance(entry, PreparedRun) else entry
                 for entry in order]
-        for place, where, claim in claims:
-            bisect_join(claim=claim, runs=[runs[place]], where=where)
+        bisect_join_all(joins=[(claim, runs[place], where) for place, where, claim in claims])
     return [run.pk for run in runs]
 
 
