@@ -90,13 +90,16 @@ class Regression(models.Model):
         ]
 
     def __str__(self):
-        sign = "+" if self.change >= 1 else ""
-        pct = (self.change - 1) * 100
-        return (f"{self.benchmark.slug} {self.metric.name} {sign}{pct:.0f}% "
+        return (f"{self.benchmark.slug} {self.metric.name} {self.change_percent} "
                 f"{self.good.version} -> {self.bad.version} on {self.machine.name}")
 
     def get_absolute_url(self):
         return reverse("regression-detail", args=[self.pk])
+
+    @property
+    def change_percent(self) -> str:
+        """`+122%` for a ratio of 2.22."""
+        return f"{(self.change - 1) * 100:+.0f}%"
 
 
 def regression_by_pk_text(target_id: str):

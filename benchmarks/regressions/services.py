@@ -3,7 +3,7 @@
 import logging
 
 from celery import current_app
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchmarks.errors import InputError
@@ -25,16 +25,39 @@ def _kind(change: float, higher_is_better: bool) -> str:
     return Kind.IMPROVEMENT if better else Kind.REGRESSION
 
 
-def _numbers(point: detect.ChangePoint, higher_is_better: bool) -> dict:
+def _numbers(point: detect.ChangePoint, groups: list[KernelGroup],
+             higher_is_better: bool) -> dict:
     low, high = point.ci95 or (None, None)
     return {"kind": _kind(point.change, higher_is_better), "change": point.change,
             "ci95_low": low, "ci95_high": high, "p_value": point.p_value,
             "effect_size": point.effect, "needs_repeats": point.needs_repeats,
-            "detector": DETECTOR, "statistic": "median"}
+            "detector": DETECTOR, "statistic": "median",
+            "n_good": sum(len(groups[i].values) for i in point.good_kernels),
+            "n_bad": sum(len(groups[i].values) for i in point.bad_kernels)}
 
 
 def _runs(groups: list[KernelGroup], indices) -> list[int]:
     return [run_id for i in indices for run_id in groups[i].run_ids]
+
+
+def _upsert(series: SeriesId, good: int, bad: int, numbers: dict,
+            existing: dict) -> tuple[Regression, bool]:
+    """The finding at (good, bad) kernels with fresh numbers; True when it is new."""
+    finding = existing.get((good, bad))
+    if finding is not None:
+        Regression.objects.filter(pk=finding.pk).update(updated=timezone.now(), **numbers)
+        return finding, False
+    try:
+        with transaction.atomic():  # a savepoint: another worker may store it first
+            return Regression.objects.create(
+                benchmark_id=series.benchmark_id, machine_id=series.machine_id,
+                metric_id=series.metric_id, policy=series.policy, params=series.params,
+                tunables=series.tunables, series_key=series.key, good_id=good, bad_id=bad,
+                **numbers), True
+    except IntegrityError:
+        finding = Regression.objects.get(series_key=series.key, good_id=good, bad_id=bad)
+        Regression.objects.filter(pk=finding.pk).update(updated=timezone.now(), **numbers)
+        return finding, False
 
 
 def series_findings_store(*, series: SeriesId, groups: list[KernelGroup],
@@ -48,24 +71,14 @@ def series_findings_store(*, series: SeriesId, groups: list[KernelGroup],
                     Regression.objects.for_series(series.key).select_for_update()}
         kept = set()
         for point in points:
-            good, bad = groups[point.index - 1], groups[point.index]
-            numbers = _numbers(point, higher_is_better)
-            finding = existing.get((good.kernel_id, bad.kernel_id))
-            if finding is None:
-                finding = Regression.objects.create(
-                    benchmark_id=series.benchmark_id, machine_id=series.machine_id,
-                    metric_id=series.metric_id, policy=series.policy, params=series.params,
-                    tunables=series.tunables, series_key=series.key, good_id=good.kernel_id,
-                    bad_id=bad.kernel_id, n_good=sum(groups[i].array().size
-                                                     for i in point.good_kernels),
-                    n_bad=sum(groups[i].array().size for i in point.bad_kernels), **numbers)
-                created.append(finding.pk)
-            else:
-                Regression.objects.filter(pk=finding.pk).update(updated=timezone.now(),
-                                                                **numbers)
+            good, bad = groups[point.index - 1].kernel_id, groups[point.index].kernel_id
+            finding, new = _upsert(series, good, bad,
+                                   _numbers(point, groups, higher_is_better), existing)
             finding.runs_good.set(_runs(groups, point.good_kernels))
             finding.runs_bad.set(_runs(groups, point.bad_kernels))
             kept.add(finding.pk)
+            if new:
+                created.append(finding.pk)
         stale = Regression.objects.for_series(series.key).filter(status=Status.OPEN)
         stale.exclude(pk__in=kept).delete()
         if created:

@@ -21,6 +21,7 @@ def test_finding_to_its_comparison(page, live_server):
     page.click(f"#finding-{finding.pk} a.finding-link")
     page.wait_for_url(f"**/regressions/{finding.pk}/")
     assert "2.6.23" in page.inner_text(".finding-numbers")
+    page.wait_for_selector(f"{chart}[data-rendered='1']")  # the detail page draws it too
     page.click("button.open-comparison")
     page.wait_for_url("**/c/*/")
     page.wait_for_selector("#comparison-chart[data-rendered='1']")
