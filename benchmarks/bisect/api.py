@@ -116,6 +116,10 @@ class BisectionSerializer(ResponseSerializer):
     revisions_left = serializers.IntegerField(allow_null=True)
     first_bad = serializers.CharField(allow_null=True)
     first_bad_subject = serializers.CharField(allow_blank=True)
+    suggested_first_bad = serializers.CharField(
+        allow_null=True, help_text="no steps left by git's rough estimate: the first bad commit "
+        "the decided steps imply; PATCH it as first_bad to end (the session ends by itself "
+        "when git said 0 revisions were left)")
     ended = serializers.DateTimeField(allow_null=True)
     created = serializers.DateTimeField()
 
@@ -160,6 +164,7 @@ def bisection_json(request, state: selectors.BisectionState) -> dict:
         "steps_left": state.steps_left, "revisions_left": bisection.revisions_left,
         "first_bad": bisection.first_bad or None,
         "first_bad_subject": bisection.first_bad_subject,
+        "suggested_first_bad": state.conclusion or None,
         "ended": bisection.ended, "created": bisection.created,
     }
 

@@ -44,6 +44,9 @@ class BisectionState:
     next_hint: str = ""
     steps_left: int | None = None
     conclusion: str = ""  # the first bad commit the decided steps imply, when none are left
+    # True when git said "0 revisions left" and that commit is decided: the conclusion is then
+    # what git itself would print, not a guess from its rough step count.
+    exact: bool = False
 
 
 def bisection_get(pk: int) -> Bisection:
@@ -151,8 +154,10 @@ def _progress(state: BisectionState) -> None:
         done = len(_decided(state)) - bisection.estimate_after
         state.steps_left = max(0, bisection.steps_estimate - done)
     if state.steps_left == 0 and not bisection.is_ended:
-        bad_steps = [s for s in _decided(state) if s.verdict.verdict == BAD]
+        decided = _decided(state)
+        bad_steps = [s for s in decided if s.verdict.verdict == BAD]
         state.conclusion = bad_steps[-1].step.commit if bad_steps else bisection.bad_ref
+        state.exact = bisection.revisions_left == 0 and len(decided) > bisection.estimate_after
     if bisection.is_ended:
         state.next_hint = f"{bisection.first_bad} is the first bad commit"
         return

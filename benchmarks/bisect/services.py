@@ -364,12 +364,13 @@ def _step_for(bisection: Bisection, commit: str, kernel: str, dirty: bool) -> Bi
 
 
 def _conclude(bisection: Bisection) -> None:
-    """End the session when no steps are left and the last one is decided: the first bad
-    commit is then the last bad step (or the bad end), as git would say."""
+    """End the session when git said no revisions are left after the commit under test and
+    that commit is decided: the first bad commit is then the last bad step (or the bad end),
+    as git would say. git's "roughly K steps" only suggests it (the user confirms)."""
     if bisection.is_ended:
         return
     state = selectors.bisection_state(bisection)
-    if state.conclusion:
+    if state.conclusion and state.exact:
         subject = next((s.step.subject for s in state.steps
                         if s.step.commit == state.conclusion), "")
         _end(bisection, commit=state.conclusion, subject=subject, user=bisection.owner)

@@ -71,11 +71,17 @@ def test_runs_alternating_good_and_bad_drive_the_bisection_to_its_first_bad_comm
         step = state["steps"][-1]
         assert (step["commit"], step["kernel"], step["verdict"]) == (sha, kernel, verdict)
         assert len(step["runs"]) == 2 and step["n"] == 6
-        assert state["steps_left"] == 4 - number
+        assert state["steps_left"] == (4 - number if number < 4 else 0)
         if number < 4:
             assert state["next"] == f"git bisect {verdict} {sha}"
             assert state["first_bad"] is None
-    # No steps left and the last one bad: it is the first bad commit, and the session ended.
+        if number == 3:  # typing the line, git answers that the next commit is the last
+            state = post(api_client, f"/api/v1/bisections/{bisect_id}/", {
+                "revisions_left": "Bisecting: 0 revisions left to test after this (roughly 0 "
+                "steps)"}, method="patch").json()
+            assert state["steps_left"] == 1 and state["revisions_left"] == 0
+    # git said no revisions were left after the last one, and it is bad: it is the first bad
+    # commit, and the session ended.
     assert state["first_bad"] == SHAS[3] and state["ended"] is not None
     assert [s["verdict"] for s in state["steps"]] == wanted
     log = api_client.get(f"/bisect/{bisect_id}/log").content.decode()
@@ -286,3 +292,12 @@ def test_list_filters_by_finding_and_end(api_client):
     assert ids(f"?regression={finding.pk}") == [of_finding]
     assert ids("?ended=true") == [other] and ids("?ended=false") == [of_finding]
     assert ids("?regression=x") == [] and ids("?regression=99999999999999999999999") == []
+
+
+def test_a_rough_estimate_reaching_zero_only_suggests_the_first_bad_commit(api_client, ends):
+    bisect_id = start(api_client, steps_left=1)["id"]
+    submit(api_client, bisect_id, "6.7.0-00001-g1234567abcde", BAD)
+    state = api_client.get(f"/api/v1/bisections/{bisect_id}/").json()
+    assert state["steps_left"] == 0 and state["suggested_first_bad"] == "1234567abcde"
+    assert state["first_bad"] is None and state["ended"] is None
+    assert state["next"] == "git bisect bad 1234567abcde"

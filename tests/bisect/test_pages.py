@@ -148,3 +148,13 @@ def test_upload_page_carries_the_bisection_from_its_link(owner, owner_client):
     upload = owner_client.get(f"/upload/?bisect={bisection.pk}").content.decode()
     assert re.search(rf'name="bisect"[^>]*value="{bisection.pk}"', upload)
     assert 'name="commit"' in upload
+
+
+def test_page_suggests_the_first_bad_commit_when_no_steps_are_left(owner, owner_client):
+    bisection = session_with_steps(owner, 2)
+    services.bisection_update(bisection=bisection, user=owner, steps_left=0)
+    html = owner_client.get(f"/bisect/{bisection.pk}/").content.decode()
+    assert 'id="conclusion"' in html and "<code>0000001abcde</code>" in html
+    owner_client.post(f"/bisect/{bisection.pk}/mark/", {"first_bad": "0000001abcde"})
+    bisection.refresh_from_db()
+    assert bisection.first_bad == "0000001abcde"
