@@ -27,7 +27,7 @@ import numpy as np
 from benchmarks import stats
 
 WINDOW = 8  # kernels per side at most
-ALPHA = 0.005  # the confirmation test's threshold (the split was chosen on the same data)
+ALPHA = 0.002  # the confirmation test's threshold (the split was chosen on the same data)
 MIN_CHANGE = 0.02  # |bad/good - 1| below this is noise whatever the p-value says
 MIN_EFFECT = 0.3  # |rank-biserial| (or |Cohen's d| for Welch) at least this
 UNREPEATED_MIN_CHANGE = 0.10
@@ -150,10 +150,10 @@ class Series:
         good, bad = self.window(good_k), self.window(bad_k)
         if good.size < 2 or bad.size < 2:
             return None
-        base = float(_median(good))
-        if base == 0:
+        base, level = float(_median(good)), float(_median(bad))
+        if base <= 0 or level < 0:  # a ratio of signed levels means nothing
             return None
-        change = float(_median(bad)) / base
+        change = level / base
         needs_repeats = bool(self.sizes[index - 1] < 2 or self.sizes[index] < 2)
         if abs(change - 1) < (UNREPEATED_MIN_CHANGE if needs_repeats else MIN_CHANGE):
             return None
@@ -248,9 +248,10 @@ def verdict(sample: np.ndarray, reference: np.ndarray, *, higher_is_better: bool
     sample = np.asarray(sample, dtype=np.float64)
     reference = np.asarray(reference, dtype=np.float64)
     base = float(np.median(reference)) if reference.size else 0.0
-    if sample.size == 0 or base == 0:
+    level = float(np.median(sample)) if sample.size else -1.0
+    if base <= 0 or level < 0:  # a ratio of signed levels means nothing
         return None
-    change = float(np.median(sample)) / base
+    change = level / base
     worse_direction = change < 1 if higher_is_better else change > 1
     result = stats.compare_samples(sample, reference)
     needs_repeats = sample.size < 2 or reference.size < 2

@@ -36,7 +36,7 @@ def _body(regression: Regression, link: str) -> str:
 
 def new_findings_mail(*, regression_ids: list[int]) -> int:
     """One mail per follower per new finding still there; returns how many were sent."""
-    site = getattr(settings, "SCHEDBENCH_SITE_URL", "")
+    site = settings.SCHEDBENCH_SITE_URL
     findings = Regression.objects.with_list_relations().filter(pk__in=regression_ids)
     messages = []
     for regression in findings:

@@ -8,7 +8,7 @@ from benchmarks.regressions.detect import detect, energy_split, verdict
 
 def series(levels, *, repeats=5, cv=0.03, seed=0):
     rng = np.random.default_rng(seed)
-    return [rng.normal(level, cv * level, repeats) for level in levels]
+    return [rng.normal(level, cv * abs(level), repeats) for level in levels]
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -60,3 +60,13 @@ def test_verdict_direction_follows_the_metric():
     assert not verdict(after, before, higher_is_better=True).worse
     single = verdict(np.array([12.0]), before, higher_is_better=False)
     assert single.needs_repeats and single.worse and single.p_value is None
+
+
+def test_signed_levels_give_no_ratio():
+    assert detect(series([-100.0] * 5 + [-150.0] * 5, seed=1)) == []
+    assert verdict(np.array([-1.0, -2.0]), np.array([1.0, 2.0]), higher_is_better=False) is None
+
+
+def test_constant_levels_that_differ_are_a_change():
+    points = detect([[10.0] * 5] * 4 + [[12.0] * 5] * 4)
+    assert [p.index for p in points] == [4] and points[0].p_value is None

@@ -100,3 +100,13 @@ def test_feed_escapes_user_text(db, client):
     assert "<script>alert" not in body
     html = client.get("/regressions/").content.decode()
     assert "<script>alert" not in html
+
+
+def test_machine_page_has_a_follow_toggle_for_signed_in_users(stepped, client):
+    owner, runs = stepped
+    url = runs[0].machine.get_absolute_url()
+    assert "Follow regressions" not in client.get(url).content.decode()
+    client.force_login(owner)
+    assert "Follow regressions" in client.get(url).content.decode()
+    client.post("/regressions/follow/", {"machine": runs[0].machine_id, "next": url})
+    assert "Unfollow regressions" in client.get(url).content.decode()

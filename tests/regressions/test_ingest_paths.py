@@ -1,0 +1,64 @@
+"""Every way runs arrive queues detection for them once the transaction commits."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.discussions.importer import mbox_import
+from benchmarks.models import Run
+from tests.factories import CORE2
+
+pytestmark = pytest.mark.django_db
+MBOX = Path(__file__).resolve().parent.parent / "fixtures" / "mbox" / "threadtest.mbox"
+
+
+def detections(callbacks) -> int:
+    return sum("detect_on_commit" in getattr(cb, "__qualname__", "") for cb in callbacks)
+
+
+def test_api_run(api_client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as callbacks:
+        api_client.post("/api/v1/runs/", json.dumps({
+            "benchmark": "threadtest", "kernel": "2.6.24", "machine": CORE2,
+            "metrics": {"time_ms": [1.0, 2.0]}}), content_type="application/json")
+    assert detections(callbacks) == 1
+
+
+def test_bulk(api_client, django_capture_on_commit_callbacks):
+    runs = [{"benchmark": "threadtest", "kernel": k, "machine": CORE2,
+             "metrics": {"time_ms": [1.0, 2.0]}} for k in ("2.6.22", "2.6.24")]
+    with django_capture_on_commit_callbacks() as callbacks:
+        reply = api_client.post("/api/v1/runs/bulk/", json.dumps(runs),
+                                content_type="application/json")
+    assert reply.status_code == 201 and detections(callbacks) >= 1
+
+
+def test_upload(api_client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as callbacks:
+        reply = api_client.post("/api/v1/uploads/", {
+            "text": "time 150 ms\ntime 151 ms\n", "benchmark": "threadtest",
+            "kernel": "2.6.24", "machine": "box"})
+    assert reply.status_code == 201 and detections(callbacks) == 1
+
+
+def test_mail_import(django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as callbacks:
+        report = mbox_import(data=MBOX.read_bytes(), user=None)
+    assert report.runs_extracted and Run.objects.filter(source="mail").exists()
+    assert detections(callbacks) >= 1
+
+
+def test_simulation_point(django_capture_on_commit_callbacks, django_user_model):
+    import simulator
+    from benchmarks.simulations.models import SimulationPoint
+    from benchmarks.simulations.runs import point_run_create
+    from benchmarks.simulations.services import simulation_create
+    from tests.simulations.conftest import tiny_spec
+
+    job = simulation_create(spec=tiny_spec(), owner=django_user_model.objects.create_user("o"))
+    point = SimulationPoint.objects.filter(job=job).first()
+    result = simulator.run(point.spec)
+    with django_capture_on_commit_callbacks() as callbacks:
+        run = point_run_create(point=point, result=result)
+    assert run.source == "simulator" and detections(callbacks) == 1
