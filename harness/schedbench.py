@@ -152,6 +152,26 @@ def read_uname(root):
     return info
 
 
+# A kernel built from git with CONFIG_LOCALVERSION_AUTO names its commit: 6.8.0-rc3-00042-
+# gabcdef123456 (-dirty when the tree had local changes). Same rule as the portal's
+# benchmarks/bisect/commits.py; tests/harness checks they agree.
+KERNEL_COMMIT = re.compile(r"(?:^|[-+.~_])g([0-9a-f]{7,40})(?=$|[-+.~_])")
+KERNEL_DIRTY = re.compile(r"-dirty(?:$|[-+.~_])")
+
+
+def kernel_commit(release, proc_version=""):
+    """(commit id or None, dirty) from `uname -r`, else from /proc/version's release."""
+    candidates = [release or ""]
+    words = (proc_version or "").split()
+    if len(words) >= 3 and words[:2] == ["Linux", "version"]:
+        candidates.append(words[2])
+    for text in candidates:
+        found = KERNEL_COMMIT.findall(text)
+        if found:
+            return found[-1], bool(KERNEL_DIRTY.search(text))
+    return None, False
+
+
 def read_cpuinfo(root):
     """/proc/cpuinfo as a list of dicts, one per blank-line separated block, keys lowercased."""
     text = read_text(root, "/proc/cpuinfo", limit=8 << 20) or ""
@@ -509,7 +529,8 @@ def collect_environment(root="/"):
     cpuinfo = read_cpuinfo(root)
     machine, cpus = collect_machine(root, uname, cpuinfo)
     kconfig = read_kernel_config(root, uname["release"])
-    return {
+    commit, dirty = kernel_commit(uname["release"], read_value(root, "/proc/version"))
+    found = {
         "kernel": uname["release"],
         "machine": machine,
         "tunables": read_tunables(root, kconfig),
@@ -524,6 +545,9 @@ def collect_environment(root="/"):
             "uname": uname,
         },
     }
+    if commit:
+        found["environment"].update({"kernel_commit": commit, "kernel_dirty": dirty})
+    return found
 
 
 # --------------------------------------------------------------------------------------
@@ -1414,12 +1438,31 @@ def report_accepted(base_url, reply):
             print(f"run {run.get('id')}")
         if isinstance(run, dict):
             report_verdicts(reply.body, run.get("id"))
+    report_bisect(reply.body.get("bisect"))
     sys.stdout.flush()
     for warning in reply.body.get("warnings") or []:
         warn(f"warning: {warning}")
     if not runs:
         artifact = reply.body.get("artifact")
         warn(f"the portal stored the upload (artifact {artifact}) but found no runs in it")
+
+
+def report_bisect(answer):
+    """The bisection step the runs joined: its verdict on stderr, the line to type on stdout."""
+    if not isinstance(answer, dict):
+        return
+    what = (f"the {answer.get('side')} end" if answer.get("side")
+            else f"commit {answer.get('commit')}")
+    warn(f"bisection {answer.get('id')}: {what} is {answer.get('verdict')} "
+         f"({answer.get('reason')})")
+    if answer.get("first_bad"):
+        warn(f"bisection {answer.get('id')}: first bad commit {answer['first_bad']}")
+    elif answer.get("next"):
+        print(answer["next"])
+    elif answer.get("next_hint"):
+        warn(f"bisection {answer.get('id')}: {answer['next_hint']}")
+    if answer.get("steps_left") is not None:
+        warn(f"bisection {answer.get('id')}: about {answer['steps_left']} steps left")
 
 
 def report_refusal(reply):
@@ -1690,6 +1733,11 @@ def cmd_run(args, command):
     payload = build_payload(env, args.benchmark, command, outputs, durations, params=params,
                             policy=args.label, series=series_from(vmstat) if sampler else {},
                             started=started, recipe=recipe)
+    if args.bisect is not None:
+        payload["bisect"] = args.bisect
+        commit = args.commit or env["environment"].get("kernel_commit")
+        if commit:
+            payload["commit"] = commit
     if args.dry_run:
         print(json.dumps(dict(payload, trace=trace) if trace else payload, indent=2))
         return 0
@@ -2081,6 +2129,12 @@ def add_run_parser(sub):
                      help="sample vmstat every SECONDS while the benchmark runs")
     run.add_argument("--label", "--policy", dest="label", metavar="TEXT",
                      help="policy label, e.g. 'sched_yield in spin' or 'SCHED_BATCH'")
+    run.add_argument("--bisect", type=int, metavar="ID",
+                     help="join these runs to bisection ID at the commit under test (read "
+                     "from uname -r, e.g. 6.8.0-rc3-00042-gabcdef123456, or --commit); "
+                     "prints the `git bisect good|bad` line to type")
+    run.add_argument("--commit", metavar="SHA",
+                     help="the commit under test, when the kernel's name does not carry it")
     run.add_argument("--dry-run", action="store_true",
                      help="print the JSON that would be sent, send nothing")
     run.add_argument("--root", default="/", metavar="DIR",

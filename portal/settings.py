@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "benchmarks.simulations",
     "benchmarks.traces",
     "benchmarks.regressions",
+    "benchmarks.bisect",
 ]
 
 MIDDLEWARE = [

@@ -38,6 +38,7 @@ urlpatterns = [
     path("", include("benchmarks.simulations.urls")),
     path("", include("benchmarks.traces.urls")),
     path("", include("benchmarks.regressions.urls")),
+    path("", include("benchmarks.bisect.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves its start-up script as a file, so the docs page keeps the CSP.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"),

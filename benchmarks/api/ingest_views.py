@@ -25,6 +25,8 @@ from benchmarks.api.uploads import (
     max_bytes,
     read_upload,
 )
+from benchmarks.bisect.selectors import joined_answer
+from benchmarks.bisect.services import bisect_claim, bisect_join
 from benchmarks.errors import TooLarge
 from benchmarks.models import Run, RunSource
 from benchmarks.regressions.verdicts import MAX_RUNS, runs_verdicts
@@ -97,17 +99,20 @@ def _read_form(request):
 def upload_create(request):
     data, files = _read_form(request)
     upload = read_upload(data, files)
+    claim = bisect_claim(value=data.get("bisect"), commit=data.get("commit"), user=request.user)
     try:
         outcome = upload_ingest(
             stream=upload.stream, filename=upload.filename, metadata=upload.metadata,
             source=RunSource.UPLOAD if request.auth is None else RunSource.API,
             submitter=request.user, format=upload.format, dry_run=upload.dry_run,
             idempotency_key=upload.idempotency_key,
+            after_store=lambda runs: bisect_join(claim=claim, runs=runs),
         )
     finally:
         close_quietly(upload.stream)
     if outcome.replayed:
-        body = UploadResultSerializer(_replayed_body(request, outcome)).data
+        body = UploadResultSerializer(_with_bisect(
+            request, _replayed_body(request, outcome), claim, outcome.runs)).data
         return Response(body, status=status.HTTP_200_OK)
     runs = outcome.runs or [None] * len(outcome.previews)
     body = {
@@ -119,6 +124,7 @@ def upload_create(request):
         "warnings": outcome.warnings,
         "verdicts": runs_verdicts(outcome.runs or []),
     }
+    body = _with_bisect(request, body, claim, outcome.runs)
     return Response(UploadResultSerializer(body).data,
                     status=status.HTTP_200_OK if upload.dry_run else status.HTTP_201_CREATED)
 
@@ -136,12 +142,24 @@ RUN_CREATE_SCHEMA = extend_schema(
 )
 
 
+def _with_bisect(request, body: dict, claim, runs) -> dict:
+    """The bisection step the runs joined: its verdict so far and the line to type."""
+    answer = joined_answer(claim.bisection.pk, runs[0]) if claim and runs else None
+    if answer:
+        body["bisect"] = {**answer, "page": request.build_absolute_uri(answer["page"])}
+    return body
+
+
 def run_create_response(request):
     payload = RunCreateRequestSerializer(data=request.data).validated()
     run, created = run_submit(payload=payload, submitter=request.user)
+    joined = payload.get("bisect") not in (None, "")
+    answer = joined_answer(int(str(payload["bisect"]).strip()), run) if joined else None
     body = RunCreatedSerializer({"id": run.pk, "api_url": _api_url(request, run),
                                  "url": request.build_absolute_uri(run.get_absolute_url()),
-                                 "verdicts": runs_verdicts([run])})
+                                 "verdicts": runs_verdicts([run]),
+                                 **({"bisect": {**answer, "page": request.build_absolute_uri(
+                                     answer["page"])}} if answer else {})})
     return Response(body.data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 

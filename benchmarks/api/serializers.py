@@ -175,6 +175,10 @@ class RunCreateRequestSerializer(ServiceValidatedSerializer):
     series = JSONObjectField(required=False, help_text='{"vmstat": {"columns": [..], '
                              '"rows": [[..]]}}')
     idempotency_key = serializers.CharField(max_length=100, required=False)
+    bisect = serializers.IntegerField(required=False, help_text="a bisection id: the run joins "
+                                      "the step of its commit")
+    commit = serializers.CharField(required=False, max_length=100, help_text="the commit "
+                                   "under test, when the kernel string carries none")
 
 
 class UploadRequestSerializer(serializers.Serializer):
@@ -199,6 +203,10 @@ class UploadRequestSerializer(serializers.Serializer):
     filename = serializers.CharField(required=False, max_length=255)
     dry_run = serializers.BooleanField(required=False)
     idempotency_key = serializers.CharField(required=False, max_length=100)
+    bisect = serializers.IntegerField(required=False, help_text="a bisection id: the runs join "
+                                      "the step of their commit")
+    commit = serializers.CharField(required=False, max_length=100, help_text="the commit "
+                                   "under test, when the kernel string carries none")
 
 
 class ComparisonSpecSerializer(ServiceValidatedSerializer):
@@ -245,6 +253,22 @@ class OutageSerializer(ResponseSerializer):
     retry_after = serializers.IntegerField(help_text="seconds")
 
 
+class BisectJoinedSerializer(ResponseSerializer):
+    """The bisection step a submitted run joined (with `bisect`)."""
+
+    id = serializers.IntegerField()
+    page = serializers.URLField()
+    commit = serializers.CharField()
+    side = serializers.CharField(allow_null=True, help_text="good or bad: the run measures an "
+                                 "end of the range, not a step")
+    verdict = serializers.CharField(help_text="good, bad or unknown")
+    reason = serializers.CharField()
+    next = serializers.CharField(allow_null=True, help_text="the `git bisect` line to type")
+    next_hint = serializers.CharField(allow_blank=True)
+    steps_left = serializers.IntegerField(allow_null=True)
+    first_bad = serializers.CharField(allow_null=True)
+
+
 class VerdictSerializer(ResponseSerializer):
     """A submitted run's metric against an older kernel of its series."""
 
@@ -267,6 +291,7 @@ class RunCreatedSerializer(ResponseSerializer):
     id = serializers.IntegerField()
     url = serializers.URLField(help_text="the run's page")
     api_url = serializers.URLField()
+    bisect = BisectJoinedSerializer(required=False)
     verdicts = VerdictSerializer(many=True, required=False)
 
 
@@ -323,6 +348,7 @@ class UploadResultSerializer(ResponseSerializer):
     warnings = serializers.ListField(child=serializers.CharField())
     replayed = serializers.BooleanField(required=False,
                                         help_text="true: the idempotency_key was seen before")
+    bisect = BisectJoinedSerializer(required=False)
     verdicts = VerdictSerializer(many=True, required=False)
 
 

@@ -336,8 +336,10 @@ def upload_ingest(
     format: str | None = None,
     dry_run: bool = False,
     idempotency_key: str | None = None,
+    after_store=None,
 ) -> IngestOutcome:
-    """Parse `stream` and, unless `dry_run`, keep it verbatim and create its runs atomically."""
+    """Parse `stream` and, unless `dry_run`, keep it verbatim and create its runs atomically.
+    `after_store(runs)` runs in the same transaction (a bisection joins the runs there)."""
     replay = _replay(submitter, idempotency_key)
     if replay:
         return replay
@@ -359,6 +361,8 @@ def upload_ingest(
             outcome.runs = _derive_runs(artifact, parsed, previews)
             artifact.answered_run_ids = [run.pk for run in outcome.runs]
             artifact.save(update_fields=["answered_run_ids"])
+            if after_store is not None:
+                after_store(outcome.runs)
             outcome.artifact = artifact
             outcome.warnings = [*outcome.warnings, *_already_stored_warnings(outcome.runs)]
     except IntegrityError:

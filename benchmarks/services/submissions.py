@@ -6,6 +6,12 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
+from benchmarks.bisect.services import (
+    BisectClaim,
+    bisect_claim,
+    bisect_join,
+    bisect_join_all,
+)
 from benchmarks.errors import InputError
 from benchmarks.models import Run, RunSource
 from benchmarks.parsers.units import metric_info
@@ -30,7 +36,7 @@ from benchmarks.services.samples import SampleWriter
 
 RUN_FIELDS = {
     "benchmark", "kernel", "machine", "policy", "label", "tunables", "params", "environment",
-    "metrics", "series", "idempotency_key",
+    "metrics", "series", "idempotency_key", "bisect", "commit",
 }
 
 
@@ -167,16 +173,35 @@ def _prepare(payload, *, submitter, source, cache: CatalogCache) -> PreparedRun:
         raise SubmissionError(str(exc), field=exc.field) from None
 
 
+def _bisect_claim(payload, submitter, where: str | None = None) -> BisectClaim | None:
+    """`"bisect": id` (and `"commit"`) joins the run to a bisection's step (benchmarks.bisect)."""
+    if not isinstance(payload, Mapping):
+        return None
+    try:
+        return bisect_claim(value=payload.get("bisect"), commit=payload.get("commit"),
+                            user=submitter)
+    except InputError as exc:
+        if not where:
+            raise
+        error = SubmissionError(exc.message, where=where, field=exc.field,
+                                line=int(where.split()[-1]) if where.startswith("line") else None)
+        error.status = exc.status  # 403 for someone else's bisection, as for a single run
+        raise error from None
+
+
 def run_submit(*, payload, submitter, source: str = RunSource.API) -> tuple[Run, bool]:
     """One run. Returns (run, created); a repeated idempotency key returns the first run."""
+    claim = _bisect_claim(payload, submitter)
     key = _idempotency_key(payload)
     existing = _existing(submitter, key)
     if existing:
+        bisect_join(claim=claim, runs=[existing])
         return existing, False
     try:
         with transaction.atomic():
             prepared = _prepare(payload, submitter=submitter, source=source, cache=CatalogCache())
             run = runs_store_once([prepared])[0]
+            bisect_join(claim=claim, runs=[run])
             return run, not run.already_stored  # the same result set again: the stored run
     except IntegrityError:
         # Two requests with one idempotency key raced; the other one won.
@@ -201,8 +226,12 @@ def runs_bulk_submit(
     order: list[PreparedRun | Run] = []  # one entry per payload, in input order
     by_key: dict[str, PreparedRun | Run] = {}
     pending: list[PreparedRun] = []
+    claims: list[tuple[int, str, BisectClaim]] = []  # (place in order, where, claim)
     with transaction.atomic():
         for where, payload in payloads:
+            claim = _bisect_claim(payload, submitter, where)
+            if claim:
+                claims.append((len(order), where, claim))
             key = _idempotency_key(payload)
             replay = (by_key.get(key) or _existing(submitter, key)) if key else None
             if replay:
@@ -223,8 +252,10 @@ def runs_bulk_submit(
                 pending = []
         _store_batch(pending, samples, stored)
         samples.flush()
-    return [stored[id(entry)].pk if isinstance(entry, PreparedRun) else entry.pk
-            for entry in order]
+        runs = [stored[id(entry)] if isinstance(entry, PreparedRun) else entry
+                for entry in order]
+        bisect_join_all(joins=[(claim, runs[place], where) for place, where, claim in claims])
+    return [run.pk for run in runs]
 
 
 def _store_batch(pending: list[PreparedRun], samples: SampleWriter, stored: dict) -> None:

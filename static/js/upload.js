@@ -63,7 +63,7 @@
     if (file) { data.append("file", file); }
     else if (textInput.value.trim()) { data.append("text", textInput.value); }
     else { throw new Error("Choose a file or paste some text first."); }
-    ["format", "benchmark", "kernel", "machine", "policy"].forEach(function (name) {
+    ["format", "benchmark", "kernel", "machine", "policy", "bisect", "commit"].forEach(function (name) {
       var value = form.elements[name].value.trim();
       if (value) { data.append(name, value); }
     });
