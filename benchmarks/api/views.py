@@ -22,8 +22,11 @@ from benchmarks.api.serializers import (
     RunDetailSerializer,
     RunListSerializer,
     RunMovedSerializer,
+    RunUpdateRequestSerializer,
 )
+from benchmarks.errors import InputError
 from benchmarks.models import Benchmark, Kernel, Machine, Run
+from benchmarks.services.ownership import run_restore, run_update, run_withdraw
 
 RUN_FILTERS = [
     OpenApiParameter(name, str, description=text)
@@ -90,6 +93,33 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
             if successor is None:
                 raise
             return self._moved(request, pk, successor)
+        return Response(RunDetailSerializer(run, context={"request": request}).data)
+
+    @extend_schema(request=RunUpdateRequestSerializer, responses={200: RunDetailSerializer})
+    def partial_update(self, request, *args, **kwargs):
+        """Set the label and/or replace the tags of a run you submitted (or any, as staff)."""
+        body = RunUpdateRequestSerializer(data=request.data).validated()
+        unknown = sorted(set(body) - {"label", "tags"})
+        if unknown:
+            raise InputError(f"only label and tags can be changed, not {unknown[0]}",
+                             field=unknown[0])
+        if "tags" in body and not isinstance(body["tags"], list):
+            raise InputError("tags must be a list of strings", field="tags")
+        run = run_update(run=self.get_object(), user=request.user, **body)
+        return Response(RunDetailSerializer(run, context={"request": request}).data)
+
+    @extend_schema(request=None, responses={204: None})
+    def destroy(self, request, *args, **kwargs):
+        """Withdraw a run you submitted: it leaves lists, search and new comparisons; frozen
+        comparisons keep their numbers. Not deleted: staff can restore it."""
+        run_withdraw(run=self.get_object(), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=None, responses={200: RunDetailSerializer})
+    @action(detail=True, methods=["post"], parser_classes=[])
+    def restore(self, request, pk=None):
+        """Bring a withdrawn run back (staff only)."""
+        run = run_restore(run=self.get_object(), user=request.user)
         return Response(RunDetailSerializer(run, context={"request": request}).data)
 
     @staticmethod

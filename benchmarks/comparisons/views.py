@@ -89,6 +89,7 @@ def _render_detail(request, comparison: Comparison) -> HttpResponse:
     missing = [pk for pk in comparison.run_ids if pk in gone]
     return render(request, "comparisons/detail.html", {
         "comparison": comparison, "frozen": comparison.frozen, "missing": missing,
+        "withdrawn": selectors.withdrawn_among(comparison.run_ids),
         "permalink": _permalink(request, comparison),
     })
 
