@@ -34,7 +34,7 @@ GROUPS = {  # kind -> heading, in the order the page shows them
 }
 CONFIG = "simple"
 # The vector the posts' GIN index is built on (discussions/migrations/0005): keep them equal.
-POST_VECTOR = ("subject", "author", "body")
+POST_VECTOR = ("subject", "author", "author_email", "body")
 
 
 @dataclass
@@ -160,10 +160,11 @@ def post_search(q: str) -> QuerySet:
     """Messages by subject, author, body, or exactly by message id (with or without <>)."""
     posts = (Post.objects.filter(deleted=False)
              .only("id", "message_id", "subject", "author", "date", "body", "thread_id"))
-    exact = Q(message_id=_message_id(q)) | Q(author_email__iexact=q.strip())
+    exact = Q(message_id=_message_id(q))
     if not _postgres():
         fields = ("subject", "author", "author_email", "message_id", "body")
         return posts.filter(exact | _every_term(q, fields)).order_by("-date", "-id")
+    # Both sides of the OR have an index (message_id is unique; the vector's GIN): a bitmap OR.
     vector, query = _fts(POST_VECTOR, q)
     return (posts.alias(document=vector).annotate(rank=SearchRank(F("document"), query))
             .filter(exact | Q(document=query)).order_by("-rank", "-date", "-id"))

@@ -6,7 +6,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector
 from django.db import migrations
 
-INDEX = GinIndex(SearchVector("subject", "author", "body", config="simple"),
+INDEX = GinIndex(SearchVector("subject", "author", "author_email", "body", config="simple"),
                  name="post_search_vector")
 
 
