@@ -1,11 +1,14 @@
 """Site search over runs, comparisons, threads, posts and machines: one query per group.
 
-PostgreSQL: full-text search (the `simple` configuration: kernel people search for kernel
-strings, function names and message ids, which stemming would mangle) ranked by SearchRank,
-OR'ed with exact and prefix matches on identifiers (kernel versions, message ids, machine
-names, comparison slugs), because `2.6.22` must find `2.6.22.17` and `<abc@host>` must find
-exactly that message. Posts have a GIN index on their search vector (discussions migration
-0005); runs, threads and machines are matched through small tables or short columns.
+PostgreSQL: full-text search over comparisons, threads and messages (the `simple`
+configuration: kernel people search for kernel strings, function names and message ids, which
+stemming would mangle; every term also as a prefix) ranked by SearchRank, OR'ed with exact
+matches on identifiers (message ids, comparison slugs), so `<abc@host>` finds exactly that
+message. Posts have a GIN index on their search vector (discussions migration 0005). Runs and
+machines are found through their identifiers on both backends: kernel version, benchmark,
+machine name and CPU, label and tags are short strings where a substring (`cfs-v24` in
+`2.6.22.17-cfs-v24.1`) is what people type, matched in the small kernel, benchmark and
+machine tables and joined by indexed ids.
 
 SQLite (the embedded default): every whitespace-separated term must occur (icontains) in one
 of the same fields.
@@ -95,9 +98,32 @@ def _every_term(q: str, fields: tuple[str, ...]) -> Q:
     return match
 
 
-def _fts(vector: tuple[str, ...], q: str) -> tuple[SearchVector, SearchQuery]:
+def prefix_tsquery(q: str) -> str | None:
+    """`term1:* & term2:*` as tsquery text: every term, each also as a word's start (`slow`
+    finds `slowdown`, `2.6.22` finds `2.6.22.17`). Terms are quoted, so no operator in what
+    was typed reaches the tsquery parser; terms without a letter or digit are dropped."""
+    quoted = []
+    for term in _terms(q):
+        if not any(ch.isalnum() for ch in term):
+            continue
+        escaped = term.replace("\\", "\\\\").replace("'", "''")
+        quoted.append(f"'{escaped}':*")
+    return " & ".join(quoted) or None
+
+
+def _fts(vector: tuple[str, ...], q: str) -> tuple[SearchVector, SearchQuery | None]:
+    raw = prefix_tsquery(q)
     return (SearchVector(*vector, config=CONFIG),
-            SearchQuery(q, search_type="websearch", config=CONFIG))
+            SearchQuery(raw, search_type="raw", config=CONFIG) if raw else None)
+
+
+def _matches(query: SearchQuery | None) -> Q:
+    return Q(document=query) if query is not None else Q(pk__in=[])
+
+
+def _ranked(queryset: QuerySet, vector: SearchVector, query: SearchQuery | None) -> QuerySet:
+    rank = SearchRank(F("document"), query) if query is not None else Value(0.0)
+    return queryset.alias(document=vector).annotate(rank=rank)
 
 
 def _message_id(q: str) -> str:
@@ -142,8 +168,8 @@ def comparison_search(q: str) -> QuerySet:
         return comparisons.filter(slug | _every_term(q, ("title", "spec_text"))
                                   ).order_by("-created", "-id")
     vector, query = _fts(("title", "spec_text"), q)
-    return (comparisons.alias(document=vector).annotate(rank=SearchRank(F("document"), query))
-            .filter(slug | Q(document=query)).order_by("-rank", "-created", "-id"))
+    return (_ranked(comparisons, vector, query).filter(slug | _matches(query))
+            .order_by("-rank", "-created", "-id"))
 
 
 def thread_search(q: str) -> QuerySet:
@@ -151,8 +177,7 @@ def thread_search(q: str) -> QuerySet:
     if not _postgres():
         return threads.filter(_every_term(q, ("subject",))).order_by("-last_activity", "-id")
     vector, query = _fts(("subject",), q)
-    return (threads.alias(document=vector).annotate(rank=SearchRank(F("document"), query))
-            .filter(Q(document=query) | Q(subject__iexact=q))
+    return (_ranked(threads, vector, query).filter(_matches(query) | Q(subject__iexact=q))
             .order_by("-rank", "-last_activity", "-id"))
 
 
@@ -166,8 +191,8 @@ def post_search(q: str) -> QuerySet:
         return posts.filter(exact | _every_term(q, fields)).order_by("-date", "-id")
     # Both sides of the OR have an index (message_id is unique; the vector's GIN): a bitmap OR.
     vector, query = _fts(POST_VECTOR, q)
-    return (posts.alias(document=vector).annotate(rank=SearchRank(F("document"), query))
-            .filter(exact | Q(document=query)).order_by("-rank", "-date", "-id"))
+    return (_ranked(posts, vector, query).filter(exact | _matches(query))
+            .order_by("-rank", "-date", "-id"))
 
 
 def machine_search(q: str) -> QuerySet:

@@ -160,4 +160,8 @@ def test_postgresql_uses_full_text_search(site):
     assert found == ["20071002.abc@host.example"]
     if connection.vendor == "postgresql":
         sql = str(search.post_search("hackbench").query)
-        assert "to_tsvector" in sql and "websearch_to_tsquery" in sql
+        assert "to_tsvector" in sql and "to_tsquery" in sql
+    assert ids("slowdo", "threads") == [site["thread"].pk]  # every term is also a prefix
+    for odd in ("'", "\\", ":*", "&|!", "<>", "()", "a'b & c", "%"):
+        # quoted: nothing typed reaches the tsquery parser (or LIKE) as syntax
+        assert all(g.hits == [] for g in search.search(odd)), odd
