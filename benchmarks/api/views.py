@@ -1,3 +1,4 @@
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -26,7 +27,7 @@ from benchmarks.api.serializers import (
 )
 from benchmarks.errors import InputError
 from benchmarks.models import Benchmark, Kernel, Machine, Run
-from benchmarks.services.ownership import run_restore, run_update, run_withdraw
+from benchmarks.services.ownership import may_edit, run_restore, run_update, run_withdraw
 
 RUN_FILTERS = [
     OpenApiParameter(name, str, description=text)
@@ -98,6 +99,9 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
     @extend_schema(request=RunUpdateRequestSerializer, responses={200: RunDetailSerializer})
     def partial_update(self, request, *args, **kwargs):
         """Set the label and/or replace the tags of a run you submitted (or any, as staff)."""
+        run = self.get_object()
+        if not may_edit(request.user, run):  # before the body: a stranger learns nothing
+            raise PermissionDenied(f"only the submitter of run {run.pk} or staff can edit it")
         body = RunUpdateRequestSerializer(data=request.data).validated()
         unknown = sorted(set(body) - {"label", "tags"})
         if unknown:
@@ -105,7 +109,7 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
                              field=unknown[0])
         if "tags" in body and not isinstance(body["tags"], list):
             raise InputError("tags must be a list of strings", field="tags")
-        run = run_update(run=self.get_object(), user=request.user, **body)
+        run = run_update(run=run, user=request.user, **body)
         return Response(RunDetailSerializer(run, context={"request": request}).data)
 
     @extend_schema(request=None, responses={204: None})

@@ -137,6 +137,9 @@ def test_api_refuses_strangers_and_anonymous_with_the_error_shape(run, stranger,
                    api.delete(f"/api/v1/runs/{run.pk}/")):
         assert answer.status_code == 403
         assert answer.json()["error"].startswith("only the submitter") and "field" in answer.json()
+    bad_body = api.patch(f"/api/v1/runs/{run.pk}/", json.dumps({"tags": "x"}),
+                         content_type="application/json")
+    assert bad_body.status_code == 403  # a stranger is refused before the body is read
     assert Run.objects.get(pk=run.pk).withdrawn is None
     assert token_client(owner).post(f"/api/v1/runs/{run.pk}/restore/").status_code == 403
 
