@@ -206,3 +206,18 @@ def test_run_page_owner_form_and_withdrawn_notice(run, owner, stranger, staff):
     assert b'id="run-restore"' in admin.get(f"/runs/{run.pk}/").content
     admin.post(f"/runs/{run.pk}/restore/")
     assert Run.objects.get(pk=run.pk).withdrawn is None
+
+
+def test_the_schema_documents_patch_delete_restore_and_search(client):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    run = schema["paths"]["/api/v1/runs/{id}/"]
+    assert {"200", "400", "401", "403", "404"} <= set(run["patch"]["responses"])
+    assert {"204", "401", "403", "404"} <= set(run["delete"]["responses"])
+    body = run["patch"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    fields = schema["components"]["schemas"][body.rsplit("/", 1)[1]]["properties"]
+    assert set(fields) == {"label", "tags"} and fields["tags"]["type"] == "array"
+    assert {"200", "403"} <= set(schema["paths"]["/api/v1/runs/{id}/restore/"]["post"]
+                                 ["responses"])
+    found = schema["paths"]["/api/v1/search/"]["get"]
+    assert {"200", "400"} <= set(found["responses"])
+    assert [p for p in found["parameters"] if p["name"] == "q"][0]["required"] is True
