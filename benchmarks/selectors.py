@@ -4,8 +4,9 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, TextField
 from django.db.models.fields.json import KeyTransform
+from django.db.models.functions import Cast
 
 from benchmarks.models import (
     Benchmark,
@@ -57,12 +58,23 @@ def _source_filter(value: str):
     return {"source": value}, None
 
 
+def _tag_filter(value: str):
+    from benchmarks.services.ownership import TAG
+
+    if not TAG.fullmatch(value):
+        return None, f"no tag {value!r} (tags are letters, digits and _ . + : @ / -)"
+    # Tags hold no quote, so '"cfs"' in the list's JSON text is exactly the tag cfs, on
+    # SQLite and PostgreSQL alike.
+    return {"tags_text__contains": f'"{value}"'}, None
+
+
 _FILTERS = {
     "benchmark": _benchmark_filter,
     "kernel": _kernel_filter,
     "machine": _machine_filter,
     "source": _source_filter,
     "policy": lambda value: ({"policy": value}, None),
+    "tag": _tag_filter,
 }
 
 
@@ -74,8 +86,8 @@ def _all_items(params):
 
 
 def run_filter(params) -> RunFilterResult:
-    """Apply `benchmark, kernel, machine, policy, source, param.<name>, tunable.<name>` to the
-    runs not withdrawn."""
+    """Apply `benchmark, kernel, machine, policy, source, tag, param.<name>, tunable.<name>`
+    to the runs not withdrawn."""
     runs = Run.objects.visible()
     result = RunFilterResult(runs=runs)
     if any("\x00" in f"{key}{value}" for key, value in _all_items(params)):
@@ -91,6 +103,8 @@ def run_filter(params) -> RunFilterResult:
         result.applied[name] = value
         if problem:
             result.problems.append(problem)
+        elif name == "tag":
+            runs = runs.alias(tags_text=Cast("tags", TextField())).filter(**lookup)
         else:
             runs = runs.filter(**lookup)
     for key in params:

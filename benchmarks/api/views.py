@@ -37,6 +37,7 @@ RUN_FILTERS = [
         ("machine", "machine name or id"),
         ("policy", "policy label"),
         ("source", "upload, api, simulator, mail or demo"),
+        ("tag", "a tag the run's owner gave it, e.g. cfs"),
     )
 ] + [
     OpenApiParameter(f"{prefix}.<name>", str, description=text)

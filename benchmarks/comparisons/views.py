@@ -64,7 +64,7 @@ def builder(request):
         # ?runs=1,2,3 (a link) or ?runs=1&runs=2 (the run list's checkboxes)
         "initial_runs": ", ".join(request.GET.getlist("runs")),
         "initial_filters": {k: v for k, v in request.GET.items()
-                            if k in ("benchmark", "machine", "kernel", "policy", "source")
+                            if k in ("benchmark", "machine", "kernel", "policy", "source", "tag")
                             or k.startswith("param.")},
         "choices": {
             "benchmarks": selectors.benchmarks_with_counts(),

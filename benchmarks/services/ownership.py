@@ -20,7 +20,8 @@ from benchmarks.models import Run, RunVisibilityChange
 
 MAX_TAGS = 20
 MAX_LABEL = 200
-TAG = re.compile(r"[\w.+:@/-]{1,50}")
+# ASCII only: a tag is matched inside the stored JSON text (selectors.run_filter `tag=`).
+TAG = re.compile(r"[A-Za-z0-9_.+:@/-]{1,50}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
 _unset = object()
 

@@ -190,7 +190,7 @@ def test_run_page_owner_form_and_withdrawn_notice(run, owner, stranger, staff):
     assert answer.status_code == 302
     html = page.get(f"/runs/{run.pk}/").content.decode()
     assert "&lt;b&gt;batch&lt;/b&gt;" in html and "<b>batch</b>" not in html
-    assert 'href="/search/?q=cfs"' in html
+    assert 'href="/runs/?tag=cfs"' in html
     page.post(f"/runs/{run.pk}/edit/", {"label": "", "tags": "bad tag!"})
     assert Run.objects.get(pk=run.pk).tags == ["cfs", "smp"]  # refused, nothing changed
     page.post(f"/runs/{run.pk}/withdraw/")
@@ -221,3 +221,21 @@ def test_the_schema_documents_patch_delete_restore_and_search(client):
     found = schema["paths"]["/api/v1/search/"]["get"]
     assert {"200", "400"} <= set(found["responses"])
     assert [p for p in found["parameters"] if p["name"] == "q"][0]["required"] is True
+
+
+def test_runs_filter_by_tag_in_lists_api_and_comparisons(run, owner):
+    other = make_run("2.6.24", [8900.0, 8950.0], submitter=owner)
+    make_run("2.6.25", [7000.0, 7100.0], submitter=owner)
+    run_update(run=run, user=owner, tags=["cfs", "smp"])
+    run_update(run=other, user=owner, tags=["cfs-v24"])  # a longer tag is not the tag cfs
+    assert list(selectors.run_filter({"tag": "cfs"}).runs) == [run]
+    assert list(selectors.run_filter({"tag": "cfs-v24"}).runs) == [other]
+    assert selectors.run_filter({"tag": "bad tag"}).problems
+    assert [r["id"] for r in Client().get("/api/v1/runs/", {"tag": "smp"}).json()["results"]] \
+        == [run.pk]
+    assert f'href="/runs/{run.pk}/"' in Client().get("/runs/", {"tag": "cfs"}).content.decode()
+    both = comparison_create(spec=parse_spec({"filters": {"tag": "cfs"}}))
+    assert both.run_ids == [run.pk]
+    page = Client().get(f"/runs/{run.pk}/").content.decode()
+    assert 'href="/runs/?tag=cfs"' in page
+    assert 'name="tag" value="cfs"' in Client().get("/compare/", {"tag": "cfs"}).content.decode()
