@@ -38,11 +38,14 @@ class SummaryInline(admin.TabularInline):
 
 @admin.register(models.Run)
 class RunAdmin(admin.ModelAdmin):
-    list_display = ["id", "benchmark", "kernel", "machine", "policy", "source", "created"]
-    list_filter = ["source", "benchmark"]
+    list_display = ["id", "benchmark", "kernel", "machine", "policy", "source", "created",
+                    "withdrawn"]
+    list_filter = ["source", "benchmark", ("withdrawn", admin.EmptyFieldListFilter)]
     search_fields = ["kernel__version", "machine__name", "policy", "label"]
     list_select_related = ["benchmark", "kernel", "machine"]
     raw_id_fields = ["artifact", "submitter", "kernel", "machine"]
+    # Withdraw and restore on the run's page: the services also re-version cached permalinks.
+    readonly_fields = ["withdrawn", "withdrawn_by"]
     inlines = [SummaryInline]
 
 

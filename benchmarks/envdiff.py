@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from benchmarks.models import Run
+from benchmarks.models import Machine, Run
 
 MACHINE_FIELDS = ("name", "cpu_model", "arch", "topology", "memory_mb", "virtualization")
 
@@ -52,3 +52,56 @@ def environment_diff(runs: list[Run]) -> list[DiffRow]:
     keys = sorted({key for setup in setups for key in setup}, key=lambda k: (order[k[0]], k[1]))
     return [DiffRow(section, key, tuple(s.get((section, key)) for s in setups))
             for section, key in keys]
+
+
+# --- two machines ---------------------------------------------------------------------------
+
+MACHINE_ROWS = (("cpu_model", "CPU model"), ("arch", "architecture"), ("sockets", "sockets"),
+                ("cores_per_socket", "cores per socket"),
+                ("threads_per_core", "threads per core"), ("cpus", "CPUs"),
+                ("memory_mb", "memory (MB)"), ("virtualization", "virtualization"))
+
+
+def _seen_values(values: set) -> str | None:
+    return ", ".join(sorted(map(str, values))) if values else None
+
+
+def _kernels_and_tunables(machines: list[Machine]) -> tuple[list, dict]:
+    """Per machine: the kernels its visible runs used (natural order, with counts) and every
+    value each tunable had in them."""
+    from django.db.models import Count
+
+    ids = [m.pk for m in machines]
+    runs = Run.objects.visible().filter(machine_id__in=ids)
+    kernels = (runs.values_list("machine_id", "kernel__version", "kernel__sort_key")
+               .annotate(n=Count("id")).order_by("kernel__sort_key", "kernel__version"))
+    tunables: dict[str, list[set]] = {}
+    for machine_id, values in runs.values_list("machine_id", "tunables").distinct():
+        for key, value in _flatten("", values or {}).items():
+            seen = tunables.setdefault(key, [set() for _ in ids])[ids.index(machine_id)]
+            seen.add(value if isinstance(value, (str, int, float, bool)) else str(value))
+    return list(kernels), tunables
+
+
+def machine_diff(machines: list[Machine]) -> list[DiffRow]:
+    """Topology, caches, calibration, kernels run and tunables set, one row each."""
+    from benchmarks.selectors import calibration_latest
+
+    rows = [DiffRow("machine", label, tuple(getattr(m, name) for m in machines))
+            for name, label in MACHINE_ROWS]
+    caches = [_flatten("", m.caches or {}) for m in machines]
+    rows += [DiffRow("caches", key, tuple(c.get(key) for c in caches))
+             for key in sorted({key for c in caches for key in c})]
+    calibrations = [calibration_latest(m) for m in machines]
+    values = [c.values if c else {} for c in calibrations]
+    rows += [DiffRow("calibration", key, tuple(v.get(key) for v in values))
+             for key in sorted({key for v in values for key in v})]
+    kernels, tunables = _kernels_and_tunables(machines)
+    counts: dict[str, list] = {}
+    for machine_id, version, _, n in kernels:
+        slot = counts.setdefault(version, [None] * len(machines))
+        slot[[m.pk for m in machines].index(machine_id)] = f"{n} run{'s' if n != 1 else ''}"
+    rows += [DiffRow("kernels", version, tuple(slot)) for version, slot in counts.items()]
+    rows += [DiffRow("tunables", key, tuple(_seen_values(v) for v in seen))
+             for key, seen in sorted(tunables.items())]
+    return rows

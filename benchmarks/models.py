@@ -159,6 +159,10 @@ class RunQuerySet(models.QuerySet):
     def with_detail_relations(self):
         return self.with_listing_relations().select_related("artifact", "submitter")
 
+    def visible(self):
+        """Runs not withdrawn by their owner: what lists, search and new comparisons see."""
+        return self.filter(withdrawn__isnull=True)
+
 
 class Run(models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="runs")
@@ -183,6 +187,14 @@ class Run(models.Model):
     # it links to this run instead of making another one.
     result_key = models.CharField(max_length=64, blank=True, db_index=True, editable=False)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
+    # Set by the owner after upload (services.ownership); never part of the result's identity.
+    tags = models.JSONField(default=list, blank=True)
+    # A withdrawn run leaves lists, search and new comparisons; frozen comparisons keep it.
+    withdrawn = models.DateTimeField(null=True, blank=True, db_index=True)
+    withdrawn_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
 
     objects = RunQuerySet.as_manager()
 
@@ -315,6 +327,29 @@ class RunTombstone(models.Model):
 
     def __str__(self):
         return f"run {self.run_id} deleted {self.deleted:%Y-%m-%d}"
+
+
+class RunVisibilityChange(models.Model):
+    """A withdrawal or restoration of a run. Its newest id, with the newest tombstone's,
+    versions cached comparison pages (they say which source runs were withdrawn)."""
+
+    class Action(models.TextChoices):
+        WITHDRAW = "withdraw", "withdrawn"
+        RESTORE = "restore", "restored"
+
+    run_id = models.BigIntegerField(db_index=True)
+    action = models.CharField(max_length=8, choices=Action)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self):
+        return f"run {self.run_id} {self.get_action_display()} {self.created:%Y-%m-%d}"
 
 
 class Comparison(models.Model):

@@ -4,8 +4,9 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, TextField
 from django.db.models.fields.json import KeyTransform
+from django.db.models.functions import Cast
 
 from benchmarks.models import (
     Benchmark,
@@ -57,12 +58,23 @@ def _source_filter(value: str):
     return {"source": value}, None
 
 
+def _tag_filter(value: str):
+    from benchmarks.services.ownership import TAG
+
+    if not TAG.fullmatch(value):
+        return None, f"no tag {value!r} (tags are letters, digits and _ . + : @ / -)"
+    # Tags hold no quote, so '"cfs"' in the list's JSON text is exactly the tag cfs, on
+    # SQLite and PostgreSQL alike.
+    return {"tags_text__contains": f'"{value}"'}, None
+
+
 _FILTERS = {
     "benchmark": _benchmark_filter,
     "kernel": _kernel_filter,
     "machine": _machine_filter,
     "source": _source_filter,
     "policy": lambda value: ({"policy": value}, None),
+    "tag": _tag_filter,
 }
 
 
@@ -74,8 +86,9 @@ def _all_items(params):
 
 
 def run_filter(params) -> RunFilterResult:
-    """Apply `benchmark, kernel, machine, policy, source, param.<name>, tunable.<name>`."""
-    runs = Run.objects.all()
+    """Apply `benchmark, kernel, machine, policy, source, tag, param.<name>, tunable.<name>`
+    to the runs not withdrawn."""
+    runs = Run.objects.visible()
     result = RunFilterResult(runs=runs)
     if any("\x00" in f"{key}{value}" for key, value in _all_items(params)):
         # The database cannot even be asked about a NUL: nothing stored can match it.
@@ -90,6 +103,8 @@ def run_filter(params) -> RunFilterResult:
         result.applied[name] = value
         if problem:
             result.problems.append(problem)
+        elif name == "tag":
+            runs = runs.alias(tags_text=Cast("tags", TextField())).filter(**lookup)
         else:
             runs = runs.filter(**lookup)
     for key in params:
@@ -143,21 +158,38 @@ def recent_comparisons(limit: int = 8) -> QuerySet:
     return Comparison.objects.defer("frozen", "spec").order_by("-created", "-id")[:limit]
 
 
+VISIBLE_RUNS = Q(runs__withdrawn__isnull=True)
+
+
 def benchmarks_with_counts() -> QuerySet:
-    return Benchmark.objects.annotate(run_count=Count("runs")).order_by("slug")
+    return Benchmark.objects.annotate(run_count=Count("runs", filter=VISIBLE_RUNS)
+                                      ).order_by("slug")
 
 
 def machines_with_counts() -> QuerySet:
-    return Machine.objects.annotate(run_count=Count("runs")).order_by("name", "id")
+    return Machine.objects.annotate(run_count=Count("runs", filter=VISIBLE_RUNS)
+                                    ).order_by("name", "id")
 
 
 def kernels_in_use() -> QuerySet:
-    return Kernel.objects.filter(runs__isnull=False).distinct().order_by("sort_key", "version")
+    return (Kernel.objects.filter(runs__isnull=False, runs__withdrawn__isnull=True).distinct()
+            .order_by("sort_key", "version"))
+
+
+def recent_runs(limit: int = 10) -> QuerySet:
+    return Run.objects.visible().with_listing_relations().order_by("-created", "-id")[:limit]
+
+
+def withdrawn_among(run_ids: list[int]) -> list[int]:
+    """The ids of `run_ids` that are withdrawn, in their order (a frozen comparison says so)."""
+    hidden = set(Run.objects.filter(pk__in=run_ids, withdrawn__isnull=False)
+                 .values_list("pk", flat=True))
+    return [pk for pk in run_ids if pk in hidden]
 
 
 def policies_in_use() -> list[str]:
     return list(
-        Run.objects.exclude(policy="")
+        Run.objects.visible().exclude(policy="")
         .order_by("policy")
         .values_list("policy", flat=True)
         .distinct()
@@ -165,7 +197,8 @@ def policies_in_use() -> list[str]:
 
 
 def param_names_in_use() -> list[str]:
-    return list(RunParam.objects.order_by("name").values_list("name", flat=True).distinct())
+    return list(RunParam.objects.filter(run__withdrawn__isnull=True).order_by("name")
+                .values_list("name", flat=True).distinct())
 
 
 def run_successor(run_id: int, hops: int = 10) -> int | None:
@@ -224,7 +257,7 @@ CALIBRATION_FIELDS = (
 
 def machine_page(machine: Machine) -> dict:
     """The machine page: its runs by benchmark and source, and its calibrations."""
-    runs = (Run.objects.filter(machine=machine).values("benchmark__slug", "source")
+    runs = (Run.objects.visible().filter(machine=machine).values("benchmark__slug", "source")
             .annotate(n=Count("id")).order_by("benchmark__slug", "source"))
     calibrations = list(MachineCalibration.objects.filter(machine=machine)
                         .select_related("submitter").newest_first()[:10])

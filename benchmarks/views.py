@@ -17,6 +17,7 @@ from benchmarks.exercise import CONTEXT_SWITCH_METRIC, not_exercised
 from benchmarks.format_help import formats_html as format_help_html
 from benchmarks.models import ApiToken, Machine, Run
 from benchmarks.recipes import rerun_recipe
+from benchmarks.services.ownership import may_edit
 from benchmarks.services.tokens import token_create, token_revoke
 from benchmarks.traces.selectors import traces_of_run
 
@@ -26,7 +27,7 @@ SAMPLES_SHOWN = 2000
 
 def home(request):
     context = {
-        "recent_runs": Run.objects.with_listing_relations().order_by("-created", "-id")[:10],
+        "recent_runs": selectors.recent_runs(),
         "benchmarks": selectors.benchmarks_with_counts(),
         "machines": selectors.machines_with_counts(),
         "comparisons": selectors.recent_comparisons(),
@@ -70,6 +71,7 @@ def run_detail(request, pk: int):
     context = {
         "run": run,
         "traces": traces_of_run(run),
+        "can_edit": may_edit(request.user, run),
         "not_exercised": not_exercised([run], switch_maxima=switches).get(run.pk),
         "recipe": rerun_recipe(run, max((s.n for s in summaries), default=1)),
         "summaries": summaries,
@@ -135,7 +137,8 @@ def machine_list(request):
 def machine_detail(request, pk: int):
     machine = get_object_or_404(Machine, pk=pk)
     return render(request, "benchmarks/machine_detail.html",
-                  {"machine": machine, **selectors.machine_page(machine)})
+                  {"machine": machine, **selectors.machine_page(machine),
+                   "other_machines": Machine.objects.exclude(pk=pk).order_by("name", "id")})
 
 
 def signup(request):

@@ -52,9 +52,12 @@ EXIT_SPOOLED = 75  # EX_TEMPFAIL: the data is safe, try again later
 MAX_BACKOFF = 30.0
 SOURCES_HINT = (
     "The benchmark sources (threadtest.c, threadtest_burn.c, yieldloop.c, rqfill.c,\n"
-    "pipeline.sh) live in the schedbench repository under harness/src/. Put that src/\n"
-    "directory next to this script, or pass --src DIR."
+    "pipeline.sh) live in the schedbench repository under harness/src/ and are served by the\n"
+    "portal at URL/harness/src/. Pass --url URL (or set SCHEDBENCH_URL) to fetch them, put\n"
+    "that src/ directory next to this script, or pass --src DIR."
 )
+SOURCES_PATH = "/harness/src/"
+SOURCE_NAME = re.compile(r"[a-z0-9_]{1,40}\.(c|sh)")
 # Scheduler knobs outside the sched_* namespace: RSDL/SD, BFS/MuQSS and NUMA balancing.
 EXTRA_KERNEL_TUNABLES = ("rr_interval", "iso_cpu", "yield_type", "interactive", "compute",
                          "numa_balancing")
@@ -1855,8 +1858,71 @@ def copy_scripts(src, out):
         print(target)
 
 
+def _download(url, timeout):
+    request = urllib.request.Request(url, headers={"User-Agent": f"schedbench/{HARNESS_VERSION}"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return response.read()
+
+
+def fetch_sources(url, dest, timeout=30.0):
+    """Download the sources the portal serves at URL/harness/src/ into dest, each checked
+    against the sha256 its index gives. Returns the names fetched."""
+    import hashlib
+
+    index_url = url.rstrip("/") + SOURCES_PATH
+    try:
+        listing = json.loads(_download(index_url, timeout).decode("utf-8"))
+        names = []
+        os.makedirs(dest, exist_ok=True)
+        for entry in listing.get("files", []):
+            name = entry.get("name", "")
+            if not SOURCE_NAME.fullmatch(name):
+                raise CommandFailed(f"{index_url} lists an odd file name {name!r}", EXIT_ERROR)
+            # Fetched beside the index, whatever host the index names: it is this portal's.
+            data = _download(index_url + name, timeout)
+            if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+                raise CommandFailed(f"{name} from {index_url} does not match its sha256",
+                                    EXIT_ERROR)
+            with tempfile.NamedTemporaryFile(dir=dest, delete=False) as out:
+                out.write(data)
+            os.replace(out.name, os.path.join(dest, name))
+            os.chmod(os.path.join(dest, name), 0o644)
+            names.append(name)
+    except (OSError, ValueError, http.client.HTTPException) as err:
+        raise CommandFailed(f"cannot fetch the benchmark sources from {index_url}: {err}",
+                            EXIT_ERROR) from None
+    return names
+
+
+def source_dir(args):
+    """--src, else src/ next to this script; when that has no sources and a portal URL is
+    known, they are fetched from it (into src/, or ~/.cache/schedbench/src when the script's
+    folder is read-only)."""
+    if args.src:
+        return os.path.abspath(args.src)
+    src = default_src()
+    if glob.glob(os.path.join(src, "*.c")):
+        return src
+    url = getattr(args, "url", None) or os.environ.get("SCHEDBENCH_URL")
+    if not url:
+        return src
+    for dest in (src, os.path.expanduser(os.path.join("~", ".cache", "schedbench", "src"))):
+        if glob.glob(os.path.join(dest, "*.c")):
+            return dest
+        try:
+            os.makedirs(dest, exist_ok=True)
+            writable = os.access(dest, os.W_OK)
+        except OSError:
+            writable = False
+        if writable:
+            names = fetch_sources(url, dest, getattr(args, "timeout", 30.0))
+            log(f"fetched {', '.join(names)} from {url.rstrip('/')}{SOURCES_PATH} into {dest}")
+            return dest
+    return src
+
+
 def cmd_build(args, command):
-    src = os.path.abspath(args.src or default_src())
+    src = source_dir(args)
     sources = sorted(glob.glob(os.path.join(src, "*.c")))
     if not sources:
         warn(f"no benchmark sources found in {src}\n{SOURCES_HINT}")
@@ -2016,7 +2082,10 @@ def allowed_cpus():
 def measure_calibration(args):
     env = collect_environment(args.root)
     virtualization = env["machine"].get("virtualization")
-    src = os.path.abspath(args.src or default_src())
+    built = os.path.join(os.path.abspath(args.bin), CALIBRATE_HELPER)
+    # Sources are fetched only when the helper has to be compiled.
+    src = os.path.abspath(args.src or default_src()) if os.access(built, os.X_OK) \
+        else source_dir(args)
     with tempfile.TemporaryDirectory(prefix="schedbench-calibrate-") as workdir:
         helper = find_calibrate_helper(os.path.abspath(args.bin), src, workdir)
         if helper is None:
@@ -2193,7 +2262,9 @@ def build_parser():
     build.add_argument("--cflags", default=DEFAULT_CFLAGS, metavar="FLAGS",
                        help=f"compiler flags as one string (default {DEFAULT_CFLAGS!r})")
     build.add_argument("--src", metavar="DIR", help="source directory (default: src/ next "
-                       "to this script)")
+                       "to this script, fetched from --url when missing)")
+    build.add_argument("--url", help="portal to fetch the sources from when there is no src/ "
+                       "(default $SCHEDBENCH_URL)")
     build.set_defaults(func=cmd_build, quiet=False)
     env = sub.add_parser("env", help="print the recorded environment as JSON")
     env.add_argument("--root", default="/", metavar="DIR",

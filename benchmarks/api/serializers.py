@@ -55,12 +55,16 @@ class RunListSerializer(serializers.ModelSerializer):
     kernel = serializers.CharField(source="kernel.version")
     machine = serializers.CharField(source="machine.name")
     summary = serializers.SerializerMethodField()
+    tags = serializers.ListField(child=serializers.CharField(), read_only=True)
+    withdrawn = serializers.DateTimeField(
+        read_only=True, allow_null=True,
+        help_text="when the owner withdrew the run (it then leaves lists and search), or null")
 
     class Meta:
         model = Run
         fields = [
-            "id", "url", "benchmark", "kernel", "machine", "policy", "label", "params",
-            "tunables", "source", "created", "summary",
+            "id", "url", "benchmark", "kernel", "machine", "policy", "label", "tags", "params",
+            "tunables", "source", "created", "withdrawn", "summary",
         ]
 
     def get_url(self, run) -> str:
@@ -179,6 +183,16 @@ class RunCreateRequestSerializer(ServiceValidatedSerializer):
                                       "the step of its commit")
     commit = serializers.CharField(required=False, max_length=100, help_text="the commit "
                                    "under test, when the kernel string carries none")
+
+
+class RunUpdateRequestSerializer(ServiceValidatedSerializer):
+    """PATCH /api/v1/runs/{id}/: what the owner may change after upload."""
+
+    label = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=50), required=False, max_length=20,
+        help_text="the run's whole tag list (replaces it); each 1-50 letters, digits or "
+        "_ . + : @ / -")
 
 
 class UploadRequestSerializer(serializers.Serializer):
@@ -403,3 +417,25 @@ class ComparisonChoicesSerializer(ResponseSerializer):
 class MeSerializer(ResponseSerializer):
     username = serializers.CharField()
     is_staff = serializers.BooleanField()
+
+
+class SearchHitSerializer(ResponseSerializer):
+    type = serializers.ChoiceField(["runs", "comparisons", "threads", "posts", "machines"])
+    id = serializers.CharField(help_text="run, thread or machine number; comparison slug; "
+                               "message id")
+    title = serializers.CharField(allow_blank=True)
+    detail = serializers.CharField(allow_blank=True)
+    url = serializers.URLField(help_text="the page of the object found")
+
+
+class SearchGroupSerializer(ResponseSerializer):
+    type = serializers.ChoiceField(["runs", "comparisons", "threads", "posts", "machines"])
+    label = serializers.CharField()
+    page = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True, help_text="this group's next page, or null")
+    results = SearchHitSerializer(many=True)
+
+
+class SearchResultSerializer(ResponseSerializer):
+    q = serializers.CharField()
+    groups = SearchGroupSerializer(many=True)

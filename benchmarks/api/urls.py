@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from benchmarks.api import calibration, comparison_views, ingest_views, views
+from benchmarks.api import calibration, comparison_views, ingest_views, search, views
 from benchmarks.regressions.api import RegressionViewSet
 
 router = DefaultRouter()
@@ -15,6 +15,7 @@ router.register("regressions", RegressionViewSet, basename="api-regression")
 urlpatterns = [
     path("me/", views.me, name="api-me"),
     path("uploads/", ingest_views.upload_create, name="api-upload"),
+    path("search/", search.search, name="api-search"),
     # Before the router, whose machines/<pk>/ would take "calibration" for an id.
     path("machines/calibration/", calibration.calibration_by_description,
          name="api-machine-calibration-new"),

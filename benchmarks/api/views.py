@@ -1,3 +1,4 @@
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -22,8 +23,11 @@ from benchmarks.api.serializers import (
     RunDetailSerializer,
     RunListSerializer,
     RunMovedSerializer,
+    RunUpdateRequestSerializer,
 )
+from benchmarks.errors import InputError
 from benchmarks.models import Benchmark, Kernel, Machine, Run
+from benchmarks.services.ownership import may_edit, run_restore, run_update, run_withdraw
 
 RUN_FILTERS = [
     OpenApiParameter(name, str, description=text)
@@ -33,6 +37,7 @@ RUN_FILTERS = [
         ("machine", "machine name or id"),
         ("policy", "policy label"),
         ("source", "upload, api, simulator, mail or demo"),
+        ("tag", "a tag the run's owner gave it, e.g. cfs"),
     )
 ] + [
     OpenApiParameter(f"{prefix}.<name>", str, description=text)
@@ -90,6 +95,36 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
             if successor is None:
                 raise
             return self._moved(request, pk, successor)
+        return Response(RunDetailSerializer(run, context={"request": request}).data)
+
+    @extend_schema(request=RunUpdateRequestSerializer, responses={200: RunDetailSerializer})
+    def partial_update(self, request, *args, **kwargs):
+        """Set the label and/or replace the tags of a run you submitted (or any, as staff)."""
+        run = self.get_object()
+        if not may_edit(request.user, run):  # before the body: a stranger learns nothing
+            raise PermissionDenied(f"only the submitter of run {run.pk} or staff can edit it")
+        body = RunUpdateRequestSerializer(data=request.data).validated()
+        unknown = sorted(set(body) - {"label", "tags"})
+        if unknown:
+            raise InputError(f"only label and tags can be changed, not {unknown[0]}",
+                             field=unknown[0])
+        if "tags" in body and not isinstance(body["tags"], list):
+            raise InputError("tags must be a list of strings", field="tags")
+        run = run_update(run=run, user=request.user, **body)
+        return Response(RunDetailSerializer(run, context={"request": request}).data)
+
+    @extend_schema(request=None, responses={204: None})
+    def destroy(self, request, *args, **kwargs):
+        """Withdraw a run you submitted: it leaves lists, search and new comparisons; frozen
+        comparisons keep their numbers. Not deleted: staff can restore it."""
+        run_withdraw(run=self.get_object(), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=None, responses={200: RunDetailSerializer})
+    @action(detail=True, methods=["post"], parser_classes=[])
+    def restore(self, request, pk=None):
+        """Bring a withdrawn run back (staff only)."""
+        run = run_restore(run=self.get_object(), user=request.user)
         return Response(RunDetailSerializer(run, context={"request": request}).data)
 
     @staticmethod

@@ -66,6 +66,10 @@ def resolve_runs(spec: ComparisonSpec) -> list[Run]:
         missing = [pk for pk in spec.runs if pk not in found]
         if missing:
             raise SpecError("runs", f"no run(s) with id {', '.join(map(str, missing))}")
+        hidden = [pk for pk in spec.runs if found[pk].withdrawn is not None]
+        if hidden:
+            raise SpecError("runs", f"run(s) {', '.join(map(str, hidden[:20]))} were withdrawn "
+                            "by their owners; leave them out")
         selected = [found[pk] for pk in spec.runs]
     else:
         filtered = selectors.run_filter(spec.filters)

@@ -1,7 +1,8 @@
 """Whole pages of frozen comparisons, served nearly like static files.
 
-A permalink's numbers never change; only the deletion of a source run changes its page (it then
-says so). The newest RunTombstone id is therefore the page's version. It is read at most once a
+A permalink's numbers never change; only the deletion or withdrawal of a source run changes its
+page (it then says so). The newest RunTombstone and RunVisibilityChange ids are therefore the
+page's version. It is read at most once a
 second per process (a deletion in another process shows within that second; one in this process
 shows at once), and rendered pages live in a small in-process LRU in front of the shared file
 cache, so a hit costs neither a query nor a decompression.
@@ -24,7 +25,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.db.models.signals import post_save
 
-from benchmarks.models import RunTombstone
+from benchmarks.models import RunTombstone, RunVisibilityChange
 
 log = logging.getLogger(__name__)
 SLUG = re.compile(r"[-a-zA-Z0-9_]+")
@@ -37,13 +38,14 @@ CACHE_SECONDS = 3600
 class FrozenPages:
     def __init__(self):
         self._lock = threading.Lock()
-        self._version, self._version_read = 0, float("-inf")
+        self._version, self._version_read = "0.0", float("-inf")
         self._pages: OrderedDict[str, bytes] = OrderedDict()
 
-    def version(self) -> int:
+    def version(self) -> str:
         if time.monotonic() - self._version_read > VERSION_TTL:
-            newest = RunTombstone.objects.aggregate(newest=Max("id"))["newest"] or 0
-            self._version, self._version_read = newest, time.monotonic()
+            deleted = RunTombstone.objects.aggregate(newest=Max("id"))["newest"] or 0
+            hidden = RunVisibilityChange.objects.aggregate(newest=Max("id"))["newest"] or 0
+            self._version, self._version_read = f"{deleted}.{hidden}", time.monotonic()
         return self._version
 
     def forget_version(self) -> None:

@@ -13,7 +13,7 @@ PLAIN_DIMENSIONS = ("kernel", "policy", "machine", "benchmark", "source")
 DIMENSION = re.compile(
     r"^(kernel|policy|machine|benchmark|source|machine\.(cpus|topology)"
     r"|(param|tunable)\.[\w.-]{1,100})$")
-FILTER_KEYS = ("benchmark", "kernel", "machine", "policy", "source")
+FILTER_KEYS = ("benchmark", "kernel", "machine", "policy", "source", "tag")
 MAX_RUNS = 5000
 
 

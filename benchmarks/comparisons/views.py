@@ -64,7 +64,7 @@ def builder(request):
         # ?runs=1,2,3 (a link) or ?runs=1&runs=2 (the run list's checkboxes)
         "initial_runs": ", ".join(request.GET.getlist("runs")),
         "initial_filters": {k: v for k, v in request.GET.items()
-                            if k in ("benchmark", "machine", "kernel", "policy", "source")
+                            if k in ("benchmark", "machine", "kernel", "policy", "source", "tag")
                             or k.startswith("param.")},
         "choices": {
             "benchmarks": selectors.benchmarks_with_counts(),
@@ -89,6 +89,7 @@ def _render_detail(request, comparison: Comparison) -> HttpResponse:
     missing = [pk for pk in comparison.run_ids if pk in gone]
     return render(request, "comparisons/detail.html", {
         "comparison": comparison, "frozen": comparison.frozen, "missing": missing,
+        "withdrawn": selectors.withdrawn_among(comparison.run_ids),
         "permalink": _permalink(request, comparison),
     })
 

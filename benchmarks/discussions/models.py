@@ -7,6 +7,7 @@ ordered by `thread_order`; `ordering.thread_layout` recomputes it whenever the t
 from urllib.parse import quote
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.urls import get_script_prefix, reverse
 from django.utils import timezone
@@ -108,6 +109,10 @@ class Post(models.Model):
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     edited = models.DateTimeField(null=True, blank=True)
     deleted = models.BooleanField(default=False)
+    # PostgreSQL only: subject, author, address and body as a tsvector, kept by a trigger and
+    # GIN-indexed (migration 0005), so search neither re-parses every body nor ranks by doing
+    # so. Always NULL on SQLite, which searches with LIKE.
+    search_vector = SearchVectorField(null=True, editable=False)
 
     objects = PostQuerySet.as_manager()
 

@@ -251,10 +251,12 @@ def result_key(run: Run, values_by_metric: Mapping[str, Sequence[float]]) -> str
 
 
 def runs_already_stored(results: list[str]) -> dict[str, Run]:
-    """Result key -> the first run stored for it, for the keys already stored."""
+    """Result key -> the first run stored for it, for the keys already stored. Withdrawn runs
+    do not count: a result re-sent after its run was withdrawn is stored anew (see
+    services.ownership)."""
     found: dict[str, Run] = {}
     for start in range(0, len(results), LOOKUP_BATCH):
-        rows = Run.objects.filter(result_key__in=results[start:start + LOOKUP_BATCH])
+        rows = Run.objects.visible().filter(result_key__in=results[start:start + LOOKUP_BATCH])
         for run in rows.order_by("-id"):
             found[run.result_key] = run  # the lowest id wins
     return found
@@ -337,6 +339,9 @@ def runs_replace(*, old: list[Run], new: list[PreparedRun]) -> tuple[list[Run], 
                 item.run.pk, item.run.created = previous.pk, previous.created
                 item.run.submitter_id = previous.submitter_id
                 item.run.idempotency_key = previous.idempotency_key
+                # What the owner set after upload outlives a reparse.
+                item.run.tags, item.run.withdrawn = previous.tags, previous.withdrawn
+                item.run.withdrawn_by_id = previous.withdrawn_by_id
                 item.run.save(force_update=True)
                 for related in (RunParam, MetricSummary, MonitorSeries):
                     related.objects.filter(run=previous).delete()

@@ -84,7 +84,7 @@ def measured_beside(job, simulated_params: list[dict]) -> list[int]:
     swept = [dim[len("param."):] for dim in (axis_dimension(job.spec, a)
                                              for a in sweep_axes(job.spec))
              if dim.startswith("param.")]
-    runs = (Run.objects.filter(machine_id=target["id"], benchmark__slug=slugify(
+    runs = (Run.objects.visible().filter(machine_id=target["id"], benchmark__slug=slugify(
         job.spec["workload"])).exclude(source=RunSource.SIMULATOR)
         .order_by("id").values_list("id", "params", "kernel__version"))
     kept = []

@@ -25,7 +25,7 @@
     var runs = form.elements.runs.value.trim();
     if (runs) { return { runs: runs.split(/[\s,]+/).filter(Boolean) }; }
     var filters = {};
-    ["benchmark", "machine", "policy", "kernel"].forEach(function (name) {
+    ["benchmark", "machine", "policy", "kernel", "tag"].forEach(function (name) {
       var value = form.elements[name].value.trim();
       if (value) { filters[name] = value; }
     });
