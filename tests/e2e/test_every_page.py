@@ -56,7 +56,22 @@ def open_page(page, path: str, ready: str) -> None:
 def screenshot(page, name: str, size: str) -> None:
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=f"{SHOTS}/{name}-{size}.png", full_page=True)
+        height = min(page.evaluate("document.documentElement.scrollHeight"), 2400)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        page.screenshot(path=f"{SHOTS}/{name}-{size}.png", full_page=True,
+                        clip={"x": 0, "y": 0, "width": width, "height": height})
+
+
+WIDEST = """() => [...document.querySelectorAll('body *')]
+  .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+  .filter(e => ![...e.children].some(c => c.getBoundingClientRect().right > window.innerWidth + 1))
+  .slice(0, 3).map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+                   (e.className && e.className.baseVal === undefined ? '.' + e.className : ''))"""
+
+
+def widest(page) -> list[str]:
+    """The innermost elements that stick out to the right: what to fix."""
+    return page.evaluate(WIDEST)
 
 
 def test_no_page_scrolls_sideways_logs_an_error_or_fails_a_request(site):
@@ -71,7 +86,7 @@ def test_no_page_scrolls_sideways_logs_an_error_or_fails_a_request(site):
             screenshot(page, name, size)
             problems = list(page.problems)
             if overflow > 0:
-                problems.append(f"{overflow} px wider than the window")
+                problems.append(f"{overflow} px wider than the window: {widest(page)}")
             if problems:
                 found[f"{name} @ {size}"] = problems
     assert found == {}, json.dumps(found, indent=1)
