@@ -101,5 +101,4 @@ PAGE_TYPES = [
 
 # The pages the accessibility scan covers (issue 15: home, run, comparison, thread, simulation,
 # upload), by PAGE_TYPES name.
-AXE_PAGES = ["home", "run", "simulator-run", "comparison", "builder", "thread", "simulation",
-             "simulation-comparison", "upload", "run-list", "simulations"]
+AXE_PAGES = ["home", "run", "simulator-run", "comparison", "thread", "simulation", "upload"]

@@ -50,7 +50,8 @@ def open_page(page, path: str, ready: str) -> None:
     response = page.goto(path)
     assert response.status == 200, f"{path}: HTTP {response.status}"
     page.wait_for_selector(ready, state="attached", timeout=20000)
-    page.wait_for_load_state("networkidle")
+    # Late requests (the threads panel, a job's first poll) start right after the load event.
+    page.wait_for_timeout(150)
 
 
 def screenshot(page, name: str, size: str) -> None:
