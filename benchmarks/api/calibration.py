@@ -169,9 +169,11 @@ def _authorised(call):
         raise exceptions.PermissionDenied(str(exc)) from None
 
 
-@extend_schema(methods=["GET"], responses={200: CalibrationSerializer})
+@extend_schema(methods=["GET"], responses={200: CalibrationSerializer},
+               operation_id="v1_machines_calibration_retrieve")
 @extend_schema(methods=["POST"], request=CalibrationSubmissionSerializer,
-               responses={201: CalibrationSerializer})
+               responses={201: CalibrationSerializer},
+               operation_id="v1_machines_calibration_create")
 @api_view(["GET", "POST"])
 @parser_classes([JSONParser])
 def machine_calibration(request, pk: int):
@@ -194,7 +196,8 @@ def machine_calibration(request, pk: int):
     return _stored(request, calibration)
 
 
-@extend_schema(request=CalibrationSubmissionSerializer, responses={201: CalibrationSerializer})
+@extend_schema(request=CalibrationSubmissionSerializer, responses={201: CalibrationSerializer},
+               operation_id="v1_machines_calibration_by_description_create")
 @api_view(["POST"])
 @parser_classes([JSONParser])
 def calibration_by_description(request):
