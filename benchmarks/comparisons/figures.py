@@ -155,7 +155,7 @@ def _table(spec: ComparisonSpec, rows: list[dict], baseline: bool) -> dict:
                       "header": {"values": labels + numbers, "align": "left"},
                       "cells": {"values": values, "align": ["left"] * len(columns) +
                                 ["right"] * len(numbers)}}],
-            "layout": {"height": min(900, 120 + 28 * len(rows))}}
+            "layout": {"height": min(900, 130 + 22 * len(rows))}}
 
 
 def comparison_figure(spec: ComparisonSpec, metric: dict, axes: dict, rows: list[dict],
