@@ -81,7 +81,8 @@ def suggest_layout(varying: list[str], values: dict[str, list]) -> dict:
 
     sweeps = [d for d in varying if d.startswith("param.") and len(numbers(d)) >= 2]
     if sweeps:
-        x = max(sweeps, key=lambda d: len(numbers(d)))
+        # A sweep every run records (a true numeric axis) before one some runs lack.
+        x = max(sweeps, key=lambda d: (UNSET not in values.get(d, []), len(numbers(d))))
     else:
         x = "kernel" if "kernel" in varying else varying[0]
     rest = [d for d in varying if d != x and UNSET not in values.get(d, [])]
