@@ -1,6 +1,7 @@
 """Whole-site checks on every page type with demo data (issue 15), in one browser context per
 test: at a desktop (1400x900) and a phone (390x844) size, no page scrolls sideways, logs a
-console error or fails a request; an axe-core scan finds no serious or critical violation.
+console error or fails a request; an axe-core scan (both sizes, and the dark scheme at the
+desktop size) finds no serious or critical violation.
 
 Set SCHEDBENCH_SHOTS=/some/dir to keep a full-page screenshot of each page at each size.
 """
@@ -119,6 +120,17 @@ def test_axe_finds_no_serious_or_critical_violation(site):
             bad = [v for v in violations if v["impact"] in ("serious", "critical")]
             if bad:
                 serious[f"{name} @ {size}"] = bad
+    # The dark scheme has colours of its own: their contrast is checked too (desktop only).
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.emulate_media(color_scheme="dark")
+    for name in AXE_PAGES:
+        path_of, ready = pages[name]
+        open_page(page, path_of(data), ready)
+        violations = axe_scan(page)
+        by_page[f"{name} @ dark"] = {v["id"]: v["impact"] for v in violations}
+        bad = [v for v in violations if v["impact"] in ("serious", "critical")]
+        if bad:
+            serious[f"{name} @ dark"] = bad
     if SHOTS:
         Path(SHOTS, "axe.json").write_text(json.dumps(by_page, indent=1, sort_keys=True))
     assert serious == {}, json.dumps(serious, indent=1)
