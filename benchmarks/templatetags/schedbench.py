@@ -2,6 +2,8 @@ import math
 
 from django import template
 
+from benchmarks import envdiff
+
 register = template.Library()
 
 
@@ -65,20 +67,8 @@ def flat_pairs(mapping):
 
 @register.filter
 def plain(value):
-    """A stored JSON value as a person reads it: lists comma-separated, JSON for anything
-    nested, never Python's repr (True, None, quotes)."""
-    import json
-
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)) and all(
-            isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
-        return ", ".join(str(v) for v in value)
-    if isinstance(value, (list, tuple, dict)):
-        return json.dumps(value, sort_keys=True)
-    return str(value)
+    """A stored JSON value as a person reads it (see benchmarks.envdiff.plain)."""
+    return envdiff.plain(value)
 
 
 FOLD_OPEN_UP_TO = 8  # a group of at most this many differing settings is shown unfolded

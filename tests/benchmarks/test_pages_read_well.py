@@ -105,3 +105,16 @@ def test_the_run_page_shows_a_simulator_environment_as_a_table(client):
     page = client.get(f"/runs/{run.pk}/").content.decode()
     assert "<th>simulator.topology.cpus</th>" in page
     assert "{&#x27;" not in page and "True" not in page
+
+
+def test_what_else_differs_shows_values_as_json_not_python():
+    from benchmarks.models import Run
+
+    runs = [make_run(kernel, params={"loops": 1000}) for kernel in ("2.6.22", "2.6.24")]
+    for run, env in zip(runs, ({"pin": True, "cpus": [0, 1]}, {"pin": False, "cpus": [2]}),
+                        strict=True):
+        Run.objects.filter(pk=run.pk).update(environment={"simulator": env})
+    rows = compute(parse_spec({"runs": [r.pk for r in runs], "x": "kernel"}))
+    values = {row["key"]: set(row["values"]) for row in rows["environment_diff"]}
+    assert values["simulator.pin"] == {"true", "false"}
+    assert values["simulator.cpus"] == {"0, 1", "2"}
