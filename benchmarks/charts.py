@@ -5,7 +5,7 @@ import statistics
 PALETTE = ["#1f6feb", "#d1495b", "#2a9d8f", "#e9a23b", "#6f42c1", "#8c564b", "#17becf"]
 
 _BASE_LAYOUT = {
-    "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
+    "margin": {"l": 60, "r": 20, "t": 70, "b": 50},
     "font": {"family": "ui-monospace, SFMono-Regular, Menlo, monospace", "size": 12},
     "paper_bgcolor": "#ffffff",
     "plot_bgcolor": "#fbfbfd",
@@ -14,11 +14,18 @@ _BASE_LAYOUT = {
 
 
 def axis(title: str, **extra) -> dict:
-    return {"title": {"text": title}, "gridcolor": "#e6e8ee", "zeroline": False, **extra}
+    # automargin: long tick labels ("110.3605k") widen the margin instead of being cut off.
+    return {"title": {"text": title}, "gridcolor": "#e6e8ee", "zeroline": False,
+            "automargin": True, **extra}
+
+
+# Above the plot, left to right: a legend at the right would sit on a right-hand y axis.
+LEGEND_ON_TOP = {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"}
 
 
 def base_layout(title: str) -> dict:
-    return {**_BASE_LAYOUT, "title": {"text": title}}
+    # The title sits at the left so a legend on top (LEGEND_ON_TOP) has the line below it.
+    return {**_BASE_LAYOUT, "title": {"text": title, "x": 0, "xanchor": "left", "xref": "paper"}}
 
 
 def samples_figure(title: str, metrics: list[tuple[str, str, list[float]]]) -> dict:
@@ -27,7 +34,7 @@ def samples_figure(title: str, metrics: list[tuple[str, str, list[float]]]) -> d
     `metrics` is [(name, unit, values)]. Metrics with different units get their own y axis
     so a 10 ms and a 2.0 idx never share a scale.
     """
-    data, layout = [], {**base_layout(title), "showlegend": True}
+    data, layout = [], {**base_layout(title), "showlegend": True, "legend": LEGEND_ON_TOP}
     longest = max(len(values) for _, _, values in metrics)
     layout["xaxis"] = axis("repeat", dtick=1 if longest <= 30 else None)
     for position, (name, unit, values) in enumerate(metrics[:4]):
@@ -71,6 +78,7 @@ def series_figure(
         })
     layout = {
         **base_layout(title),
+        "legend": LEGEND_ON_TOP,
         "xaxis": axis(time_column or "interval"),
         "yaxis": axis("r / % cpu"),
         "yaxis2": axis("context switches / s", overlaying="y", side="right", showgrid=False),

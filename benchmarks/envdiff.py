@@ -1,5 +1,6 @@
 """What differs between the setups of runs, besides the thing being compared."""
 
+import json
 from dataclasses import dataclass
 
 from benchmarks.models import Machine, Run
@@ -16,6 +17,21 @@ class DiffRow:
     @property
     def differs(self) -> bool:
         return len({_comparable(v) for v in self.values}) > 1
+
+
+def plain(value) -> str:
+    """A stored JSON value as a person reads it: lists comma-separated, JSON for anything
+    nested, never Python's repr (True, None, quotes)."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)) and all(
+            isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
 
 
 def _comparable(value):

@@ -85,13 +85,14 @@ class ComparisonViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         metrics = sorted(set(MetricSummary.objects.filter(run__in=runs)
                              .values_list("metric__name", flat=True)))
         dims = dimensions.available(runs)
-        values = {}
+        values, raw = {}, {}
         for dim in dims:
             found = {dimensions.label(dimensions.value_of(run, dim)):
                      dimensions.value_of(run, dim) for run in runs}
             ordered = sorted(found.values(), key=lambda v, d=dim: dimensions.sort_key(d, v))
             values[dim] = [dimensions.label(v) for v in ordered]
+            raw[dim] = ordered
         useful = [d for d in dims if len(values[d]) > 1] or ["kernel"]
         return Response(ComparisonChoicesSerializer({
             "runs": len(runs), "metrics": metrics, "dimensions": dims, "varying": useful,
-            "values": values}).data)
+            "suggested": dimensions.suggest_layout(useful, raw), "values": values}).data)

@@ -91,7 +91,7 @@ def _read_form(request):
     "`idempotency_key` seen before answers 200 with the first upload's runs.",
     examples=[OpenApiExample("pasted threadtest output", request_only=True, value={
         "text": "time 10765 ms\ntime 10801 ms\n", "benchmark": "threadtest",
-        "kernel": "2.6.24", "machine": "core2-laptop", "dry_run": True})],
+        "kernel": "2.6.24", "machine": "core2-duo-laptop", "dry_run": True})],
 )
 @api_view(["POST"])
 @permission_classes([IsAuthenticated])
@@ -135,7 +135,7 @@ RUN_CREATE_SCHEMA = extend_schema(
     description="One run with every sample. The same `idempotency_key` again answers 200 with "
     "the first run.",
     examples=[OpenApiExample("threadtest", request_only=True, value={
-        "benchmark": "threadtest", "kernel": "2.6.24", "machine": "core2-laptop",
+        "benchmark": "threadtest", "kernel": "2.6.24", "machine": "core2-duo-laptop",
         "params": {"loops": 1000000, "iterations": 500}, "metrics": {"time_ms": [10765, 10801]},
         "idempotency_key": "b1946ac9",
     })],

@@ -406,11 +406,18 @@ class ComparisonPreviewSerializer(ComparisonSerializer):
     slug = title = content_hash = created = None
 
 
+class LayoutSuggestionSerializer(ResponseSerializer):
+    x = serializers.CharField()
+    series = serializers.CharField(allow_null=True)
+
+
 class ComparisonChoicesSerializer(ResponseSerializer):
     runs = serializers.IntegerField()
     metrics = serializers.ListField(child=serializers.CharField())
     dimensions = serializers.ListField(child=serializers.CharField())
     varying = serializers.ListField(child=serializers.CharField())
+    suggested = LayoutSuggestionSerializer(help_text="the builder's default x and series: "
+                                           "what the runs vary in")
     values = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
 
 

@@ -15,7 +15,7 @@ from django.db import connection
 from benchmarks import selectors, stats
 from benchmarks.comparisons import dimensions
 from benchmarks.comparisons.spec import ComparisonSpec, SpecError
-from benchmarks.envdiff import environment_diff
+from benchmarks.envdiff import environment_diff, plain
 from benchmarks.exercise import not_exercised
 from benchmarks.models import (
     Benchmark,
@@ -296,7 +296,7 @@ def environment_differences(spec: ComparisonSpec, runs: list[Run]) -> list[dict]
             continue
         holders = defaultdict(list)
         for run, value in zip(runs, row.values, strict=True):
-            holders["(not recorded)" if value is None else str(value)].append(run.pk)
+            holders["(not recorded)" if value is None else plain(value)].append(run.pk)
         rows.append({"section": row.section, "key": row.key, "values": dict(holders)})
     return rows
 

@@ -70,3 +70,21 @@ def available(runs: list[Run]) -> list[str]:
                if any(value_of(run, dim) != UNSET for run in runs)]
     return ["kernel", "policy", "machine", "benchmark", "source", *machine,
             *(f"param.{name}" for name in params), *(f"tunable.{name}" for name in tunables)]
+
+
+def suggest_layout(varying: list[str], values: dict[str, list]) -> dict:
+    """The builder's default x and series: what these runs vary in. A numeric param with
+    several values goes on x (the sweep people run: loops, clients), kernels become the series;
+    without one, kernels go on x and the next varying dimension is the series."""
+    def numbers(dim):  # `values`: each dimension's raw values, as value_of gives them
+        return [v for v in values.get(dim, []) if v != UNSET and is_numeric([v])]
+
+    sweeps = [d for d in varying if d.startswith("param.") and len(numbers(d)) >= 2]
+    if sweeps:
+        # A sweep every run records (a true numeric axis) before one some runs lack.
+        x = max(sweeps, key=lambda d: (UNSET not in values.get(d, []), len(numbers(d))))
+    else:
+        x = "kernel" if "kernel" in varying else varying[0]
+    rest = [d for d in varying if d != x and UNSET not in values.get(d, [])]
+    series = "kernel" if "kernel" in rest else (rest[0] if rest else None)
+    return {"x": x, "series": series}

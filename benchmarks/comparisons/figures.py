@@ -11,22 +11,30 @@ def _y(row: dict, baseline: bool) -> float | None:
     return row["normalized"] if baseline else row["value"]
 
 
-def _error_bars(spec: ComparisonSpec, rows: list[dict], scales: list[float]) -> dict | None:
+def _error_bars(spec: ComparisonSpec, rows: list[dict], scales: list[float],
+                floor: float | None) -> dict | None:
+    """Plotly error bars, the lower one never reaching below `floor` (0 for a metric whose
+    every sample is >= 0: a time or a count cannot be negative, so a bar there would lie)."""
     if spec.error == "none":
         return None
+    pairs = list(zip(rows, scales, strict=True))
     if spec.error == "stdev":
-        return {"type": "data", "array": [(r["stdev"] or 0) * s for r, s in zip(rows, scales,
-                strict=True)], "visible": True}
-    if spec.error == "ci95":
-        lows = [(r["value"] - r["ci95"][0]) * s if r["ci95"] else 0 for r, s in zip(rows, scales,
-                strict=True)]
-        highs = [(r["ci95"][1] - r["value"]) * s if r["ci95"] else 0 for r, s in zip(rows, scales,
-                 strict=True)]
+        highs = [(r["stdev"] or 0) * s for r, s in pairs]
+        lows = list(highs)
+    elif spec.error == "ci95":
+        lows = [(r["value"] - r["ci95"][0]) * s if r["ci95"] else 0 for r, s in pairs]
+        highs = [(r["ci95"][1] - r["value"]) * s if r["ci95"] else 0 for r, s in pairs]
     else:
-        lows = [(r["value"] - r["min"]) * s for r, s in zip(rows, scales, strict=True)]
-        highs = [(r["max"] - r["value"]) * s for r, s in zip(rows, scales, strict=True)]
+        lows = [(r["value"] - r["min"]) * s for r, s in pairs]
+        highs = [(r["max"] - r["value"]) * s for r, s in pairs]
+    clipped = [False] * len(rows)
+    if floor is not None:
+        plotted = [_y(r, spec.baseline is not None) for r, _ in pairs]
+        for i, (low, y) in enumerate(zip(lows, plotted, strict=True)):
+            if y is not None and y - low < floor:
+                lows[i], clipped[i] = max(y - floor, 0.0), True
     return {"type": "data", "symmetric": False, "array": highs, "arrayminus": lows,
-            "visible": True}
+            "visible": True, "clipped": clipped}
 
 
 def _scales(rows: list[dict], baseline: bool) -> list[float]:
@@ -53,20 +61,23 @@ def _x_value(axes: dict, row: dict):
     return float(row["x"]) if axes["x"]["numeric"] else row["x"]
 
 
-def _trace(spec, axes, facet_index, name, members, color, show_legend, baseline):
+def _trace(spec, axes, facet_index, name, members, color, show_legend, baseline, floor):
     suffix = "" if facet_index == 0 else str(facet_index + 1)
+    bars = _error_bars(spec, members, _scales(members, baseline), floor)
+    clipped = bars.pop("clipped") if bars else [False] * len(members)
     trace = {
         "name": name if name is not None else spec.x,
         "legendgroup": str(name), "showlegend": show_legend,
         "xaxis": "x" + suffix, "yaxis": "y" + suffix, "marker": {"color": color},
         "x": [_x_value(axes, r) for r in members],
         "y": [_y(r, baseline) for r in members],
-        "customdata": [[r["n"], r["median"], r["mean"], r["stdev"]] for r in members],
+        "customdata": [[r["n"], r["median"], r["mean"], r["stdev"],
+                        "<br>error bar cut at 0 (the metric cannot be negative)" if cut else ""]
+                       for r, cut in zip(members, clipped, strict=True)],
         "hovertemplate": "%{x}<br>%{y:.4g}<br>n=%{customdata[0]} median=%{customdata[1]:.4g} "
-                         "mean=%{customdata[2]:.4g} sd=%{customdata[3]:.3g}<extra>%{fullData.name}"
-                         "</extra>",
+                         "mean=%{customdata[2]:.4g} sd=%{customdata[3]:.3g}%{customdata[4]}"
+                         "<extra>%{fullData.name}</extra>",
     }
-    bars = _error_bars(spec, members, _scales(members, baseline))
     if bars:
         trace["error_y"] = {**bars, "color": color, "thickness": 1.2}
     if spec.chart == "bar":
@@ -116,7 +127,9 @@ def _heatmap(spec, metric, axes, rows, baseline) -> dict:
               if r["facet"] == (axes.get("facet", {}).get("values", [None])[0])}
     z = [[lookup.get((x, s)) for x in xs] for s in series]
     title = NORMALIZED if baseline else f"{metric['name']} ({metric['unit']})"
-    trace = {"type": "heatmap", "x": xs, "y": [str(s) for s in series], "z": z,
+    # Without a series dimension the one row is the metric itself, not "None".
+    y_labels = [metric["name"] if s is None else str(s) for s in series]
+    trace = {"type": "heatmap", "x": xs, "y": y_labels, "z": z,
              "colorscale": "RdBu", "reversescale": not metric["higher_is_better"],
              "colorbar": {"title": {"text": title}}, "hoverongaps": False}
     layout = {"xaxis": {**axis(spec.x), "type": "category"},
@@ -124,17 +137,25 @@ def _heatmap(spec, metric, axes, rows, baseline) -> dict:
     return {"data": [trace], "layout": layout}
 
 
-def _table(rows: list[dict], baseline: bool) -> dict:
+def _table(spec: ComparisonSpec, rows: list[dict], baseline: bool) -> dict:
     def fmt(value):
-        return "" if value is None else f"{value:.4g}"
+        return "–" if value is None else f"{value:.4g}"
 
-    columns = ["x", "series", "facet", "n", "median", "mean", "stdev", "min", "max"]
+    dims = [("x", spec.x), ("series", spec.series), ("facet", spec.facet)]
+    labels = [name for key, name in dims if name]
+    columns = [key for key, name in dims if name]
+    numbers = ["n", "median", "mean", "stdev", "min", "max"]
     if baseline:
-        columns += ["normalized", "p_value"]
-    values = [[r[c] if c in ("x", "series", "facet", "n") else fmt(r[c]) for r in rows]
-              for c in columns]
-    return {"data": [{"type": "table", "header": {"values": columns},
-                      "cells": {"values": values}}], "layout": {}}
+        numbers += ["normalized", "p_value"]
+    values = [["–" if r[c] is None else str(r[c]) for r in rows] for c in columns]
+    values += [[str(r["n"]) for r in rows]] + [[fmt(r[c]) for r in rows] for c in numbers[1:]]
+    # Kernel names such as 2.6.22.17-cfs-v24.1-smp need room: dimension columns get 3 shares.
+    widths = [3] * len(columns) + [1] * len(numbers)
+    return {"data": [{"type": "table", "columnwidth": widths,
+                      "header": {"values": labels + numbers, "align": "left"},
+                      "cells": {"values": values, "align": ["left"] * len(columns) +
+                                ["right"] * len(numbers)}}],
+            "layout": {"height": min(900, 130 + 22 * len(rows))}}
 
 
 def comparison_figure(spec: ComparisonSpec, metric: dict, axes: dict, rows: list[dict],
@@ -143,7 +164,7 @@ def comparison_figure(spec: ComparisonSpec, metric: dict, axes: dict, rows: list
     if spec.chart == "heatmap":
         figure = _heatmap(spec, metric, axes, rows, baseline)
     elif spec.chart == "table":
-        figure = _table(rows, baseline)
+        figure = _table(spec, rows, baseline)
     else:
         facets = axes.get("facet", {}).get("values", [None])
         series_colors = {name: PALETTE[i % len(PALETTE)]
@@ -151,6 +172,8 @@ def comparison_figure(spec: ComparisonSpec, metric: dict, axes: dict, rows: list
         cells_by_key = {(r["x"], r["series"], r["facet"]): c.values
                         for r, c in zip(rows, cells, strict=True)}
         data, seen = [], set()
+        # Every sample >= 0 (times, counts, rates): the metric's range starts at 0.
+        floor = 0.0 if all(r["min"] is not None and r["min"] >= 0 for r in rows) else None
         for facet, name, members in _groups(axes, rows):
             index, color = facets.index(facet), series_colors[name]
             show = name not in seen
@@ -159,7 +182,8 @@ def comparison_figure(spec: ComparisonSpec, metric: dict, axes: dict, rows: list
                 data.append(_box_trace(spec, axes, index, name, members, color, show,
                                        cells_by_key))
             else:
-                data.append(_trace(spec, axes, index, name, members, color, show, baseline))
+                data.append(_trace(spec, axes, index, name, members, color, show, baseline,
+                                   floor))
         layout = _axes_layout(spec, metric, axes, facets, baseline)
         if len(facets) > 1:
             layout["grid"] = {"rows": len(facets), "columns": 1, "pattern": "independent"}

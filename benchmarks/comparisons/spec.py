@@ -130,8 +130,9 @@ def parse_spec(data) -> ComparisonSpec:
         x_scale=_choice(data, "x_scale", X_SCALES, "linear"),
         chart=_choice(data, "chart", CHARTS, "line"),
     )
-    if spec.runs is None and not spec.filters:
-        raise SpecError("runs", "give run ids or filters to choose the runs")
+    # "filters": {} (every filter on "any") is every run; no runs and no filters is a mistake.
+    if spec.runs is None and not isinstance(data.get("filters"), dict):
+        raise SpecError("runs", "give run ids or filters (an empty {} is every run)")
     if len(set(spec.dimensions())) != len(spec.dimensions()):
         raise SpecError("series", "x, series and facet must be different dimensions")
     spec.baseline = _baseline(data, spec.dimensions())

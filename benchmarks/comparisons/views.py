@@ -66,6 +66,9 @@ def builder(request):
         "initial_filters": {k: v for k, v in request.GET.items()
                             if k in ("benchmark", "machine", "kernel", "policy", "source", "tag")
                             or k.startswith("param.")},
+        "initial_param_filters": "\n".join(
+            f"{k.removeprefix('param.')}={v}" for k, v in request.GET.items()
+            if k.startswith("param.")),
         "choices": {
             "benchmarks": selectors.benchmarks_with_counts(),
             "machines": selectors.machines_with_counts(),

@@ -12,11 +12,13 @@ from django.utils.safestring import SafeString, mark_safe
 
 from .quoting import attribution_author, is_quote, is_signature_separator, unquote_once
 
-RENDER_VERSION = 1  # bump when the output changes: stored renderings are then ignored
+RENDER_VERSION = 2  # bump when the output changes: stored renderings are then ignored
 URL_RE = re.compile(r"\bhttps?://[^\s<>\"'`]+", re.I)
 URL_TRAILING = ".,;:!?)]}"
 MAX_QUOTE_NESTING = 12
-OPEN_QUOTE_LINES = 3  # short quotes stay open: the reader needs that much context anyway
+# Quotes of up to this many lines stay open at any depth: that is the context a reply answers,
+# and folding it only makes the reader click. Longer quotes (a whole earlier mail) fold.
+OPEN_QUOTE_LINES = 6
 PATCH_START_RE = re.compile(r"^(diff --git |diff -u|Index: \S)")
 CODE_SUFFIXES = (".c", ".h", ".py", ".sh", ".pl", ".awk", ".js", ".rs", ".go", ".cpp", ".S")
 PATCH_SUFFIXES = (".patch", ".diff")
@@ -67,7 +69,7 @@ def _quoted_author(lines: list[str]) -> str | None:
 def _quote_block(block: list[str], author: str | None, level: int) -> str:
     count = len(block)
     who = escape(author) if author else "quoted text"
-    open_attr = " open" if level == 0 and count <= OPEN_QUOTE_LINES else ""
+    open_attr = " open" if count <= OPEN_QUOTE_LINES else ""
     inner = _render([unquote_once(line) for line in block], level + 1)
     return (f'<details class="quote level-{min(level, 5)}"{open_attr}>'
             f'<summary><span class="quote-who">{who}</span> '

@@ -37,11 +37,29 @@ class Heading(NamedTuple):
     remark: str | None = None
 
 
+MAX_KERNEL = 200  # characters in a kernel name (Kernel.version)
+
+
 def parse_heading(text: str) -> Heading | None:
     """The kernel (and remark) a heading line names, or None when the line is not one."""
     text = text.strip()
-    if not text or len(text) > 200:
+    if not text or len(text) > MAX_KERNEL:
         return None
+    return _parse(text)
+
+
+def too_long_heading(text: str) -> int | None:
+    """The length of the kernel a heading line would name, when that is over MAX_KERNEL: such a
+    line must be refused where it stands (at preview), not fall through as prose and leave its
+    numbers without a kernel. None for any other line."""
+    text = text.strip()
+    if len(text) <= MAX_KERNEL or len(text) > 100_000:
+        return None
+    heading = _parse(text)
+    return len(heading.kernel) if heading and len(heading.kernel) > MAX_KERNEL else None
+
+
+def _parse(text: str) -> Heading | None:
     first_remark = _REMARK_RE.search(text)
     if first_remark and not any(char.isdigit() for char in text[:first_remark.start()]):
         return None  # "(baseline) 2.6.24": a remark before the kernel is not a shape we know

@@ -36,7 +36,7 @@ from .base import (
     maybe_number,
     numbered_lines,
 )
-from .headings import parse_heading
+from .headings import MAX_KERNEL, parse_heading, too_long_heading
 from .timing import (
     HOLE_RE,
     add_samples,
@@ -172,6 +172,10 @@ class ResultsFileParser(Parser):
         if heading:
             state.heading(heading, lineno)
             return
+        length = too_long_heading(text)
+        if length:
+            raise ParseError(f"this kernel heading names a kernel of {length:,} characters; "
+                             f"a kernel name has at most {MAX_KERNEL}", line=lineno)
         hole = HOLE_RE.search(text)
         if hole:
             warnings.add(lineno, f"hole: {hole.group(1).strip()}")

@@ -1,5 +1,7 @@
 """Reads for simulation jobs: the API/page JSON, the point list, the live chart."""
 
+from benchmarks.charts import LEGEND_ON_TOP, PALETTE, base_layout
+from benchmarks.charts import axis as chart_axis
 from benchmarks.models import MetricSummary, Run
 
 from .expansion import sweep_axes
@@ -54,9 +56,9 @@ def job_json(job: SimulationJob, *, with_points: bool = False) -> dict:
 
 
 def job_figure(job: SimulationJob) -> dict | None:
-    """The live chart: the median of the workload's first metric per finished point, one line
-    per kernel over the first sweep axis. Two queries, so polling it every second is cheap; the
-    job's frozen comparison has the full statistics."""
+    """The live chart, styled as the site's others: the median of the workload's first metric
+    per finished point, one line per kernel over the first sweep axis. Two queries, so polling
+    it every second is cheap; the job's frozen comparison has the full statistics."""
     metrics = simulator_catalog()["workloads"][job.spec["workload"]]["metrics"]
     metric = next(iter(metrics))
     done = list(job.points.filter(status=Status.SUCCEEDED, run__isnull=False)
@@ -78,11 +80,18 @@ def job_figure(job: SimulationJob) -> dict | None:
     for trace in traces.values():
         trace["meta"] = trace.pop("kernel")
     unit = metrics[metric].get("unit") or ""
-    return {"data": sorted(traces.values(), key=lambda t: order.get(t["meta"], 0)),
-            "layout": {"xaxis": {"title": {"text": axis or "kernel"}},
-                       "yaxis": {"title": {"text": f"{metric} ({unit}), median" if unit
-                                           else f"{metric}, median"}},
-                       "margin": {"t": 30}, "legend": {"title": {"text": "kernel"}}}}
+    data = sorted(traces.values(), key=lambda t: order.get(t["meta"], 0))
+    for number, trace in enumerate(data):  # the site's palette and look, not Plotly's defaults
+        color = PALETTE[number % len(PALETTE)]
+        trace.update({"line": {"color": color, "width": 1.5}, "marker": {"color": color,
+                                                                       "size": 7}})
+    y_title = f"{metric} ({unit}), median" if unit else f"{metric}, median"
+    layout = {**base_layout(f"{job.spec['workload']}: {y_title}"),
+              "xaxis": chart_axis(axis_name := (axis or "kernel"),
+                            **({"type": "category"} if axis_name == "kernel" else {})),
+              "yaxis": chart_axis(y_title),
+              "legend": {**LEGEND_ON_TOP, "title": {"text": "kernel"}}}
+    return {"data": data, "layout": layout}
 
 
 def jobs_listed():

@@ -2,6 +2,8 @@ import math
 
 from django import template
 
+from benchmarks import envdiff
+
 register = template.Library()
 
 
@@ -43,3 +45,44 @@ def change(ratio):
     if ratio is None:
         return "–"
     return f"{100 * (float(ratio) - 1):+.1f}%"
+
+
+def _flatten(prefix: str, mapping: dict, out: dict) -> dict:
+    for key, value in mapping.items():
+        if isinstance(value, dict) and value:
+            _flatten(f"{prefix}{key}.", value, out)
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+@register.filter
+def flat_pairs(mapping):
+    """Sorted (dotted key, value) pairs of a nested dict: {"topology": {"cpus": 2}} gives
+    ("topology.cpus", 2). Environments are shown as tables of these, never as a dict's repr."""
+    if not isinstance(mapping, dict):
+        return []
+    return sorted(_flatten("", mapping, {}).items())
+
+
+@register.filter
+def plain(value):
+    """A stored JSON value as a person reads it (see benchmarks.envdiff.plain)."""
+    return envdiff.plain(value)
+
+
+FOLD_OPEN_UP_TO = 8  # a group of at most this many differing settings is shown unfolded
+
+
+@register.filter
+def diff_groups(rows):
+    """The rows of "What else differs", grouped by section and key prefix
+    (environment: simulator.counters), each group with its size and whether it starts open."""
+    groups: dict[str, list] = {}
+    for row in rows or []:
+        section = row["section"] if isinstance(row, dict) else row.section
+        key = row["key"] if isinstance(row, dict) else row.key
+        prefix = key.rsplit(".", 1)[0] if "." in key else ""
+        groups.setdefault(f"{section}: {prefix}" if prefix else section, []).append(row)
+    return [(title, members, len(members) <= FOLD_OPEN_UP_TO)
+            for title, members in groups.items()]

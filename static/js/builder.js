@@ -65,15 +65,18 @@
     var body = selection();
     document.getElementById("selection-status").textContent = "…";
     return post("/api/v1/comparisons/options/", body).then(function (result) {
-      if (!result.ok) { options = null; showEmpty(result.data.error); document.getElementById("selection-status").textContent = ""; return; }
+      if (!result.ok) { options = null; busy(false); showEmpty(result.data.error); document.getElementById("selection-status").textContent = ""; return; }
       options = result.data;
       document.getElementById("selection-status").textContent = options.runs + " runs";
       var spec = initial || {};
       fill(form.elements.metric, options.metrics, spec.metric);
       var varying = options.varying;
-      fill(form.elements.x, options.dimensions, spec.x || varying[0]);
-      fill(form.elements.series, options.dimensions, spec.series || (varying.length > 1 ? varying[1] : null), "none");
-      if (!spec.series && varying.length < 2) { form.elements.series.value = ""; }
+      // Default layout: what these runs vary in (the server's suggestion: a numeric param
+      // with several values on x, kernels as series), unless a saved spec says otherwise.
+      var suggested = options.suggested || { x: varying[0], series: varying[1] || null };
+      fill(form.elements.x, options.dimensions, spec.x || suggested.x);
+      fill(form.elements.series, options.dimensions, spec.x ? spec.series : suggested.series, "none");
+      if (!(spec.x ? spec.series : suggested.series)) { form.elements.series.value = ""; }
       fill(form.elements.facet, options.dimensions, spec.facet, "none");
       if (!spec.facet) { form.elements.facet.value = ""; }
       ["statistic", "error", "x_scale", "chart", "title"].forEach(function (name) {
@@ -179,17 +182,34 @@
     });
   }
 
+  // The preview follows the controls a moment after the last change (several quick changes
+  // make one request), and says it is updating until the newest answer is drawn.
+  var updating = document.getElementById("builder-updating"), timer = null;
+
+  function busy(on) {
+    updating.classList.toggle("active", on);
+    updating.textContent = on ? "updating the preview…" : "";
+    document.getElementById("builder-preview").setAttribute("aria-busy", on ? "true" : "false");
+  }
+
   function preview() {
     if (!options) { return; }
+    busy(true);
+    clearTimeout(timer);
+    timer = setTimeout(previewNow, 250);
+  }
+
+  function previewNow() {
     var body = spec();
     pending = body;
     post("/api/v1/comparisons/preview/", body).then(function (result) {
       if (pending !== body) { return; }
+      busy(false);
       if (!result.ok) { showEmpty(result.data.error); return; }
       empty.hidden = true; previewBox.hidden = false;
       saveButton.disabled = !signedIn;
       var chart = document.getElementById("builder-chart");
-      window.Plotly.react(chart, result.data.figure.data, result.data.figure.layout, { responsive: true, displaylogo: false })
+      window.SchedbenchCharts.draw(chart, result.data.figure)
         .then(function () { chart.dataset.rendered = "1"; });
       renderCells(result.data);
     });
@@ -229,7 +249,9 @@
       if (form.elements[key]) { setControl(form.elements[key], initial.filters[key]); }
     });
     loadOptions();
-  } else if (form.elements.runs.value || form.elements.benchmark.value || form.elements.machine.value) {
-    loadOptions();
+  } else if (["runs", "benchmark", "machine", "policy", "kernel", "param_filters"].some(function (name) {
+    return form.elements[name].value.trim();
+  })) {
+    loadOptions();  // a run list's "Compare all these runs", whatever it was filtered by
   }
 })();

@@ -1,18 +1,191 @@
 // Draw every server-built Plotly figure on the page. A figure lives in a <script
 // type="application/json"> produced by Django's json_script, so no user text is ever evaluated.
+// Every chart gets an accessible name and, right after it, its numbers as a table (the text
+// alternative a screen reader reads, and what a reader copies); charts follow the reader's
+// light or dark scheme. builder.js and job.js draw through window.SchedbenchCharts too.
 (function () {
   "use strict";
-  function draw(el) {
-    var source = document.getElementById(el.dataset.figure);
-    if (!source || !window.Plotly) { return; }
-    var figure = JSON.parse(source.textContent);
-    var config = { responsive: true, displaylogo: false,
-                   toImageButtonOptions: { filename: el.dataset.filename || "schedbench" } };
-    window.Plotly.newPlot(el, figure.data, figure.layout, config).then(function () {
-      el.dataset.rendered = "1";
+  var dark = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+  var drawn = [];  // [element, figure]: redrawn when the colour scheme changes
+  var MAX_ROWS = 2000;
+  var DARK = { paper: "#191e27", plot: "#141922", ink: "#e3e7ef", grid: "#343b4a",
+               headFill: "#232a36", cellFill: "#191e27" };
+
+  function copy(value) { return JSON.parse(JSON.stringify(value)); }
+
+  function titleOf(layout) {
+    var title = layout && layout.title;
+    return (title && (title.text || (typeof title === "string" ? title : ""))) || "";
+  }
+
+  function themed(figure) {
+    var data = copy(figure.data || []), layout = copy(figure.layout || {});
+    Object.keys(layout).forEach(function (key) {
+      if (/^[xy]axis\d*$/.test(key) && layout[key].automargin === undefined) {
+        layout[key].automargin = true;
+      }
+    });
+    if (dark && dark.matches) {
+      layout.paper_bgcolor = DARK.paper;
+      layout.plot_bgcolor = DARK.plot;
+      layout.font = Object.assign({}, layout.font, { color: DARK.ink });
+      Object.keys(layout).forEach(function (key) {
+        if (/^[xy]axis\d*$/.test(key)) {
+          Object.assign(layout[key], { gridcolor: DARK.grid, linecolor: DARK.grid,
+                                       zerolinecolor: DARK.grid });
+        }
+      });
+      data.forEach(function (trace) {
+        if (trace.type === "table") {
+          trace.header = Object.assign({}, trace.header, { fill: { color: DARK.headFill },
+            font: { color: DARK.ink }, line: { color: DARK.grid } });
+          trace.cells = Object.assign({}, trace.cells, { fill: { color: DARK.cellFill },
+            font: { color: DARK.ink }, line: { color: DARK.grid } });
+        }
+      });
+    }
+    return { data: data, layout: layout };
+  }
+
+  function axisTitle(layout, key, fallback) {
+    var axis = layout[key];
+    var text = axis && axis.title && (axis.title.text || axis.title);
+    return typeof text === "string" && text ? text : fallback;
+  }
+
+  function fmt(value) {
+    if (value === null || value === undefined || value === "") { return "–"; }
+    if (typeof value === "number") { return String(Number(value.toPrecision(6))); }
+    return String(value);
+  }
+
+  // The figure's numbers as [header, rows]: one row per plotted point.
+  function tableOf(figure) {
+    var layout = figure.layout || {}, data = figure.data || [];
+    var table = data.filter(function (t) { return t.type === "table"; })[0];
+    if (table) {
+      var columns = table.cells.values;
+      var rows = (columns[0] || []).map(function (_, i) {
+        return columns.map(function (column) { return column[i]; });
+      });
+      return [table.header.values, rows];
+    }
+    var heat = data.filter(function (t) { return t.type === "heatmap"; })[0];
+    if (heat) {
+      var cells = [];
+      heat.y.forEach(function (y, i) {
+        heat.x.forEach(function (x, j) { cells.push([y, x, heat.z[i][j]]); });
+      });
+      return [[axisTitle(layout, "yaxis", "row"), axisTitle(layout, "xaxis", "column"), "value"],
+              cells];
+    }
+    var x = axisTitle(layout, "xaxis", "x");
+    var header = ["series", x, axisTitle(layout, "yaxis", "value")];
+    var out = [], withErrors = data.some(function (t) { return t.error_y && t.error_y.array; });
+    if (withErrors) { header.push("error bar (− / +)"); }
+    data.forEach(function (trace) {
+      var name = trace.name || "";
+      if (trace.type === "box") {
+        var groups = {};
+        (trace.x || []).forEach(function (xv, i) {
+          (groups[xv] = groups[xv] || []).push(fmt(trace.y[i]));
+        });
+        Object.keys(groups).forEach(function (xv) {
+          out.push([name, xv, groups[xv].join(", ")].concat(withErrors ? [""] : []));
+        });
+        return;
+      }
+      (trace.x || []).forEach(function (xv, i) {
+        var row = [name, xv, trace.y[i]];
+        if (withErrors) {
+          var bars = trace.error_y;
+          row.push(bars && bars.array ? fmt(bars.arrayminus ? bars.arrayminus[i] : bars.array[i]) +
+                   " / " + fmt(bars.array[i]) : "");
+        }
+        out.push(row);
+      });
+    });
+    return [header, out];
+  }
+
+  function describe(el, figure) {
+    var title = titleOf(figure.layout) || el.dataset.label || "Chart";
+    // "figure", not "img": Plotly's own controls inside it stay reachable (an img has no parts).
+    el.setAttribute("role", "figure");
+    el.setAttribute("aria-label", title + " (chart; its numbers are in the table below it)");
+    el.setAttribute("aria-describedby", el.id + "-data");
+    var parts = tableOf(figure), rows = parts[1];
+    var details = document.getElementById(el.id + "-data");
+    if (!details) {
+      details = document.createElement("details");
+      details.id = el.id + "-data";
+      details.className = "chart-data";
+      el.insertAdjacentElement("afterend", details);
+    }
+    details.textContent = "";
+    var summary = document.createElement("summary");
+    summary.textContent = "Chart data as a table (" + rows.length + " rows)";
+    details.appendChild(summary);
+    var box = document.createElement("div");
+    box.className = "table-scroll";
+    var table = document.createElement("table");
+    table.className = "data";
+    var caption = table.createCaption();
+    caption.className = "sr-only";
+    caption.textContent = title;
+    var head = table.createTHead().insertRow();
+    parts[0].forEach(function (name) {
+      var th = document.createElement("th");
+      th.scope = "col";
+      th.textContent = fmt(name);
+      head.appendChild(th);
+    });
+    var body = table.createTBody();
+    rows.slice(0, MAX_ROWS).forEach(function (row) {
+      var tr = body.insertRow();
+      row.forEach(function (value) { tr.insertCell().textContent = fmt(value); });
+    });
+    box.appendChild(table);
+    details.appendChild(box);
+    if (rows.length > MAX_ROWS) {
+      var more = document.createElement("p");
+      more.className = "muted";
+      more.textContent = "First " + MAX_ROWS + " of " + rows.length + " rows.";
+      details.appendChild(more);
+    }
+  }
+
+  function draw(el, figure, extra) {
+    if (!window.Plotly) { return Promise.resolve(); }
+    var themedFigure = themed(figure);
+    if (el.dataset.fill === "height") {
+      delete themedFigure.layout.height;  // fill the frame (the embed)
+      themedFigure.layout.autosize = true;
+    }
+    var config = Object.assign({ responsive: true, displaylogo: false,
+      toImageButtonOptions: { filename: el.dataset.filename || "schedbench" } }, extra || {});
+    var known = drawn.filter(function (pair) { return pair[0] === el; })[0];
+    if (known) { known[1] = figure; } else { drawn.push([el, figure]); }
+    describe(el, figure);
+    return window.Plotly.react(el, themedFigure.data, themedFigure.layout, config)
+      .then(function () {
+        if (window.SchedbenchSite) { window.SchedbenchSite.markScrollable(); }
+      });
+  }
+
+  window.SchedbenchCharts = { draw: draw, describe: describe, table: tableOf };
+
+  if (dark && dark.addEventListener) {
+    dark.addEventListener("change", function () {
+      drawn.forEach(function (pair) { draw(pair[0], pair[1]); });
     });
   }
+
   document.addEventListener("DOMContentLoaded", function () {
-    document.querySelectorAll("[data-figure]").forEach(draw);
+    document.querySelectorAll("[data-figure]").forEach(function (el) {
+      var source = document.getElementById(el.dataset.figure);
+      if (!source) { return; }
+      draw(el, JSON.parse(source.textContent)).then(function () { el.dataset.rendered = "1"; });
+    });
   });
 })();

@@ -80,6 +80,16 @@
     var message = body.error || "The upload failed.";
     if (body.line) { message = "Line " + body.line + ": " + message; }
     errorBox.appendChild(el("strong", message));
+    // The field the server names (kernel, machine, ...) is marked and focused, not guessed at.
+    Array.prototype.forEach.call(form.querySelectorAll("[aria-invalid]"), function (input) {
+      input.removeAttribute("aria-invalid");
+    });
+    var field = body.field && form.elements[body.field];
+    if (field && field.focus) {
+      field.setAttribute("aria-invalid", "true");
+      field.setAttribute("aria-describedby", "upload-error");
+      field.focus();
+    }
     if (body.formats) {
       errorBox.appendChild(el("p", "Known formats: " + body.formats.join(", ") +
         (body.best_guess ? ". Best guess: " + body.best_guess + "." : ".")));

@@ -37,6 +37,17 @@ def test_short_quotes_stay_open():
     assert "<details class=\"quote level-0\" open>" in render_body("> one line\n\nreply")
 
 
+def test_only_long_quotes_fold_whatever_their_depth():
+    two = "On Mon, 11 Feb 2008, Ingo Molnar wrote:\n> does 2.6.24 regress?\n> numbers?\n\nYes."
+    assert '<details class="quote level-0" open>' in render_body(two)
+    six = "\n".join(f"> line {i}" for i in range(6)) + "\n\nok"
+    assert '<details class="quote level-0" open>' in render_body(six)
+    seven = "\n".join(f"> line {i}" for i in range(7)) + "\n\nok"
+    assert '<details class="quote level-0">' in render_body(seven)
+    nested = "> > two nested\n> > lines\n> reply\n\nanswer"
+    assert '<details class="quote level-1" open>' in render_body(nested)
+
+
 def test_attribution_signature_and_fixed_width_text():
     html = render_body(MAIL)
     assert '<span class="attribution">On Mon, 11 Feb 2008, Olof Example wrote:</span>' in html

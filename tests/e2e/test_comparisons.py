@@ -23,7 +23,9 @@ def test_build_toggle_save_reopen_and_download(signed_in, browser, live_server, 
     page = signed_in
     page.goto("/compare/?benchmark=threadtest")
     page.wait_for_selector("#builder-chart[data-rendered='1']")
-    assert page.input_value("#x-select") == "kernel"
+    # The default layout is what the runs vary in: the loop sweep on x, kernels as series.
+    assert page.input_value("#x-select") == "param.loops"
+    assert page.input_value("#series-select") == "kernel"
     page.select_option("#x-select", "param.loops")
     page.select_option("#series-select", "kernel")
     page.select_option("#baseline-dim-select", "kernel")
@@ -80,3 +82,26 @@ def test_compare_runs_picked_in_the_run_list(page, sweep):
     page.wait_for_selector("#builder-chart[data-rendered='1']")
     assert page.text_content("#selection-status") == "2 runs"
     assert page.locator("#builder-cells tbody tr").count() == 2
+
+
+def test_compare_all_runs_of_a_list_filtered_only_by_kernel(page, sweep):
+    page.goto("/runs/?kernel=2.6.24")
+    page.click("#compare-these")
+    page.wait_for_selector("#builder-chart[data-rendered='1']")
+    assert page.text_content("#selection-status") == "3 runs"
+
+
+def test_every_filter_on_any_means_every_run_and_the_preview_says_it_is_updating(page, sweep):
+    page.goto("/compare/")
+    assert "every run" in page.text_content("#filters-help")
+    page.click("#load-options")
+    page.wait_for_selector("#builder-chart[data-rendered='1']")
+    assert page.text_content("#selection-status") == "9 runs"
+    page.wait_for_js("!document.getElementById('builder-updating').classList.contains('active')")
+    page.evaluate("document.getElementById('builder-chart').dataset.rendered = '0'")
+    page.select_option("#statistic-select", "mean")
+    # Shown at once, before the (debounced) request is even sent; gone when it is drawn.
+    assert "updating" in page.text_content("#builder-updating")
+    page.wait_for_selector("#builder-chart[data-rendered='1']")
+    page.wait_for_js("!document.getElementById('builder-updating').classList.contains('active')")
+    assert page.js_errors == []

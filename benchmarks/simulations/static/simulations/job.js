@@ -33,7 +33,7 @@
     var el = document.getElementById("simulation-chart");
     if (!figure || !window.Plotly) { return; }
     document.getElementById("chart-empty").hidden = true;
-    window.Plotly.react(el, figure.data, figure.layout, { responsive: true, displaylogo: false })
+    window.SchedbenchCharts.draw(el, figure)
       .then(function () { el.dataset.rendered = "1"; el.dataset.points = String(seen); });
   }
 

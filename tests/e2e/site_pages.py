@@ -1,0 +1,104 @@
+"""Every page type of the site, built from the demo data, for the whole-site browser checks.
+
+`PAGE_TYPES` is the list the checks walk: one entry per kind of page (not per page). A branch
+that adds a new kind of page (traces, regressions, bisect, ...) adds an entry here, building
+what the page needs in `site_data` if the demo does not have it.
+"""
+
+from dataclasses import dataclass, field
+
+from django.core.management import call_command
+
+from benchmarks.comparisons.spec import parse_spec
+from benchmarks.discussions.models import Post, Thread
+from benchmarks.models import Comparison, Machine, Run, RunSource
+from benchmarks.services.comparisons import comparison_create
+
+
+@dataclass
+class SiteData:
+    upload_run: Run
+    other_run: Run
+    thread: Thread
+    post: Post
+    comparison: Comparison
+    box_comparison: Comparison
+    heatmap: Comparison
+    table: Comparison
+    machine: Machine
+    simulation: object = None
+    simulation_run: Run | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def _simulate(owner):
+    """A tiny finished simulation job, its points run in this process (no worker needed)."""
+    from benchmarks.simulations.models import SimulationJob
+    from benchmarks.simulations.services import simulation_create
+    from benchmarks.simulations.tasks import run_point
+
+    spec = {"workload": "threadtest", "params": {"iterations": 5},
+            "kernels": ["2.6.22", "2.6.24"], "sweep": {"loops": [100000, 1000000]},
+            "repeat": 2, "seed": 7, "topology": "1x2x1"}
+    job = simulation_create(spec=spec, owner=owner)
+    for point in job.points.all():
+        run_point.apply(args=[point.pk])
+    return SimulationJob.objects.get(pk=job.pk)
+
+
+def site_data(owner) -> SiteData:
+    call_command("load_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    runs = list(Run.objects.filter(source=RunSource.DEMO).order_by("pk"))
+    demo = list(Comparison.objects.order_by("pk"))
+    picked = {"runs": [r.pk for r in runs[:12]], "x": "param.loops", "series": "kernel"}
+    job = _simulate(owner)
+    return SiteData(
+        upload_run=runs[0], other_run=runs[-1],
+        thread=Thread.objects.order_by("pk").first(), post=Post.objects.order_by("pk").last(),
+        comparison=demo[0], box_comparison=demo[1],
+        heatmap=comparison_create(spec=parse_spec({**picked, "chart": "heatmap"})),
+        table=comparison_create(spec=parse_spec({**picked, "chart": "table"})),
+        machine=runs[0].machine, simulation=job,
+        simulation_run=Run.objects.filter(source=RunSource.SIMULATOR).order_by("pk").first(),
+    )
+
+
+# (name, path builder, selector that says the page is ready)
+PAGE_TYPES = [
+    ("home", lambda d: "/", "main"),
+    ("run-list", lambda d: "/runs/", "table.runs"),
+    ("run-list-filtered", lambda d: "/runs/?kernel=2.6.24", "table.runs"),
+    ("run", lambda d: f"/runs/{d.upload_run.pk}/", "#samples-chart[data-rendered='1']"),
+    ("simulator-run", lambda d: f"/runs/{d.simulation_run.pk}/",
+     "#samples-chart[data-rendered='1']"),
+    ("run-diff", lambda d: f"/runs/{d.upload_run.pk}/diff/{d.other_run.pk}/", "main"),
+    ("machines", lambda d: "/machines/", "main"),
+    ("machine", lambda d: f"/machines/{d.machine.pk}/", "main"),
+    ("upload", lambda d: "/upload/", "form"),
+    ("formats", lambda d: "/formats/", "main"),
+    ("builder", lambda d: "/compare/?benchmark=threadtest", "#builder-chart[data-rendered='1']"),
+    ("comparison", lambda d: f"/c/{d.comparison.slug}/",
+     "#comparison-chart[data-rendered='1']"),
+    ("comparison-box", lambda d: f"/c/{d.box_comparison.slug}/",
+     "#comparison-chart[data-rendered='1']"),
+    ("comparison-heatmap", lambda d: f"/c/{d.heatmap.slug}/",
+     "#comparison-chart[data-rendered='1']"),
+    ("comparison-table", lambda d: f"/c/{d.table.slug}/", "#comparison-chart[data-rendered='1']"),
+    ("embed", lambda d: f"/c/{d.comparison.slug}/embed", "#comparison-chart .main-svg"),
+    ("simulation-comparison", lambda d: f"/c/{d.simulation.comparison.slug}/",
+     "#comparison-chart[data-rendered='1']"),
+    ("threads", lambda d: "/threads/", "main"),
+    ("thread", lambda d: f"/threads/{d.thread.pk}/", "main"),
+    ("message", lambda d: f"/m/{d.post.message_id}/", "main"),
+    ("thread-new", lambda d: "/threads/new/", "form"),
+    ("thread-import", lambda d: "/threads/import/", "form"),
+    ("simulations", lambda d: "/simulations/", "main"),
+    ("simulation", lambda d: f"/simulations/{d.simulation.pk}/",
+     "#simulation-chart[data-rendered='1']"),
+    ("simulation-new", lambda d: "/simulations/new/", "form"),
+    ("settings", lambda d: "/settings/", "main"),
+]
+
+# The pages the accessibility scan covers (issue 15: home, run, comparison, thread, simulation,
+# upload), by PAGE_TYPES name.
+AXE_PAGES = ["home", "run", "simulator-run", "comparison", "thread", "simulation", "upload"]

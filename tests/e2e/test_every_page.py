@@ -1,0 +1,136 @@
+"""Whole-site checks on every page type with demo data (issue 15), in one browser context per
+test: at a desktop (1400x900) and a phone (390x844) size, no page scrolls sideways, logs a
+console error or fails a request; an axe-core scan (both sizes, and the dark scheme at the
+desktop size) finds no serious or critical violation.
+
+Set SCHEDBENCH_SHOTS=/some/dir to keep a full-page screenshot of each page at each size.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.site_pages import AXE_PAGES, PAGE_TYPES, site_data
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+SIZES = {"desktop": (1400, 900), "phone": (390, 844)}
+SHOTS = os.environ.get("SCHEDBENCH_SHOTS")
+
+
+@pytest.fixture
+def site(browser, live_server, django_user_model, celery_queue):
+    """Demo data, and a signed-in browser context that records what went wrong on each page."""
+    from django.conf import settings
+    from django.test import Client
+
+    user = django_user_model.objects.create_user("walker", password="a-long-test-password")
+    data = site_data(user)
+    client = Client()
+    client.force_login(user)
+    context = browser.new_context(base_url=live_server.url)
+    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "url": live_server.url,
+                          "value": client.cookies[settings.SESSION_COOKIE_NAME].value}])
+    page = context.new_page()
+    page.problems = []
+    page.on("pageerror", lambda exc: page.problems.append(f"js error: {exc}"))
+    page.on("console", lambda msg: msg.type == "error" and page.problems.append(
+        f"console: {msg.text}"))
+    page.on("requestfailed", lambda req: page.problems.append(
+        f"failed: {req.url} {req.failure}"))
+    page.on("response", lambda resp: resp.status >= 400 and page.problems.append(
+        f"HTTP {resp.status}: {resp.url}"))
+    yield page, data
+    context.close()
+
+
+def open_page(page, path: str, ready: str) -> None:
+    page.problems.clear()
+    response = page.goto(path)
+    assert response.status == 200, f"{path}: HTTP {response.status}"
+    page.wait_for_selector(ready, state="attached", timeout=20000)
+    # Late requests (the threads panel, a job's first poll) start right after the load event.
+    page.wait_for_timeout(150)
+
+
+def screenshot(page, name: str, size: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        height = min(page.evaluate("document.documentElement.scrollHeight"), 2400)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        page.screenshot(path=f"{SHOTS}/{name}-{size}.png", full_page=True,
+                        clip={"x": 0, "y": 0, "width": width, "height": height})
+
+
+WIDEST = """() => [...document.querySelectorAll('body *')]
+  .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+  .filter(e => ![...e.children].some(c => c.getBoundingClientRect().right > window.innerWidth + 1))
+  .slice(0, 3).map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+                   (e.className && e.className.baseVal === undefined ? '.' + e.className : ''))"""
+
+
+def widest(page) -> list[str]:
+    """The innermost elements that stick out to the right: what to fix."""
+    return page.evaluate(WIDEST)
+
+
+def test_no_page_scrolls_sideways_logs_an_error_or_fails_a_request(site):
+    page, data = site
+    found = {}
+    for size, (width, height) in SIZES.items():
+        page.set_viewport_size({"width": width, "height": height})
+        for name, path_of, ready in PAGE_TYPES:
+            open_page(page, path_of(data), ready)
+            overflow = page.evaluate(
+                "document.documentElement.scrollWidth - window.innerWidth")
+            screenshot(page, name, size)
+            problems = list(page.problems)
+            if overflow > 0:
+                problems.append(f"{overflow} px wider than the window: {widest(page)}")
+            if problems:
+                found[f"{name} @ {size}"] = problems
+    assert found == {}, json.dumps(found, indent=1)
+
+
+def axe_scan(page) -> list[dict]:
+    """Run axe-core (the copy pinned in requirements-dev.txt) in the page. Evaluated through
+    the DevTools protocol, so the page's Content-Security-Policy stays as in production."""
+    from axe_playwright_python.base import AXE_SCRIPT
+
+    page.evaluate(AXE_SCRIPT)
+    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [{"id": v["id"], "impact": v["impact"], "nodes": len(v["nodes"]),
+             "first": v["nodes"][0]["target"] if v["nodes"] else None}
+            for v in results["violations"]]
+
+
+def test_axe_finds_no_serious_or_critical_violation(site):
+    page, data = site
+    by_page, serious = {}, {}
+    pages = {name: (path_of, ready) for name, path_of, ready in PAGE_TYPES}
+    for size, (width, height) in SIZES.items():
+        page.set_viewport_size({"width": width, "height": height})
+        for name in AXE_PAGES:
+            path_of, ready = pages[name]
+            open_page(page, path_of(data), ready)
+            violations = axe_scan(page)
+            by_page[f"{name} @ {size}"] = {v["id"]: v["impact"] for v in violations}
+            bad = [v for v in violations if v["impact"] in ("serious", "critical")]
+            if bad:
+                serious[f"{name} @ {size}"] = bad
+    # The dark scheme has colours of its own: their contrast is checked too (desktop only).
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.emulate_media(color_scheme="dark")
+    for name in AXE_PAGES:
+        path_of, ready = pages[name]
+        open_page(page, path_of(data), ready)
+        violations = axe_scan(page)
+        by_page[f"{name} @ dark"] = {v["id"]: v["impact"] for v in violations}
+        bad = [v for v in violations if v["impact"] in ("serious", "critical")]
+        if bad:
+            serious[f"{name} @ dark"] = bad
+    if SHOTS:
+        Path(SHOTS, "axe.json").write_text(json.dumps(by_page, indent=1, sort_keys=True))
+    assert serious == {}, json.dumps(serious, indent=1)
