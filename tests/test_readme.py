@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 # The file the README's trace example sends: a trace recorded on a real machine.
-RECORDED_TRACE = Path(__file__).resolve().parent / "fixtures" / "traces" / "ftrace_threadtest.trace.gz"
+RECORDED_TRACE = Path(__file__).resolve().parent / "fixtures/traces/ftrace_threadtest.trace.gz"
 # A ```sh block, possibly indented (inside a list item).
 BLOCK_RE = re.compile(r"^( *)```sh\n(.*?)^\1```", re.S | re.M)
 
