@@ -6,6 +6,7 @@ what the page needs in `site_data` if the demo does not have it.
 """
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from django.core.management import call_command
 
@@ -46,12 +47,37 @@ def _simulate(owner):
     return SimulationJob.objects.get(pk=job.pk)
 
 
+RECORDED_TRACE = Path(__file__).resolve().parent.parent / "fixtures/traces/ftrace_burn.trace"
+
+
+def _extras(owner, run: Run) -> dict:
+    """What the trace, regression and bisection pages need: a recorded trace attached to one of
+    the owner's runs and a standalone one, the demo's findings, a bisection session."""
+    from benchmarks.bisect.services import bisection_create
+    from benchmarks.regressions.models import Regression
+    from benchmarks.regressions.services import regressions_detect_all
+    from benchmarks.traces.services import trace_ingest
+
+    traces = []
+    for run_id in (run.pk, None):
+        with RECORDED_TRACE.open("rb") as stream:
+            traces.append(trace_ingest(stream=stream, filename=RECORDED_TRACE.name,
+                                       owner=owner, run_id=run_id))
+    regressions_detect_all()
+    finding = Regression.objects.order_by("pk").first()
+    bisection = bisection_create(owner=owner, good="2.6.22", bad="2.6.24",
+                                 benchmark="threadtest")
+    return {"traces": traces, "finding": finding, "bisection": bisection}
+
+
 def site_data(owner) -> SiteData:
     call_command("load_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
     runs = list(Run.objects.filter(source=RunSource.DEMO).order_by("pk"))
     demo = list(Comparison.objects.order_by("pk"))
     picked = {"runs": [r.pk for r in runs[:12]], "x": "param.loops", "series": "kernel"}
     job = _simulate(owner)
+    runs[0].submitter = owner  # the owner's own run: the trace attaches to it
+    runs[0].save(update_fields=["submitter"])
     return SiteData(
         upload_run=runs[0], other_run=runs[-1],
         thread=Thread.objects.order_by("pk").first(), post=Post.objects.order_by("pk").last(),
@@ -60,6 +86,7 @@ def site_data(owner) -> SiteData:
         table=comparison_create(spec=parse_spec({**picked, "chart": "table"})),
         machine=runs[0].machine, simulation=job,
         simulation_run=Run.objects.filter(source=RunSource.SIMULATOR).order_by("pk").first(),
+        extra=_extras(owner, runs[0]),
     )
 
 
@@ -97,8 +124,24 @@ PAGE_TYPES = [
      "#simulation-chart[data-rendered='1']"),
     ("simulation-new", lambda d: "/simulations/new/", "form"),
     ("settings", lambda d: "/settings/", "main"),
+    ("search", lambda d: "/search/?q=2.6.24", "main"),
+    ("harness", lambda d: "/harness/", "main"),
+    ("machine-diff", lambda d: f"/machines/{d.machine.pk}/diff/"
+     f"{Machine.objects.exclude(pk=d.machine.pk).order_by('pk').first().pk}/", "main"),
+    ("traces", lambda d: "/traces/", "main"),
+    ("trace", lambda d: f"/traces/{d.extra['traces'][0].pk}/",
+     ".trace-timeline[data-ready='1']"),
+    ("trace-versus", lambda d: f"/traces/{d.extra['traces'][0].pk}/vs/"
+     f"{d.extra['traces'][1].pk}/", "main"),
+    ("trace-upload", lambda d: "/traces/upload/", "form"),
+    ("regressions", lambda d: "/regressions/", "main"),
+    ("regression", lambda d: f"/regressions/{d.extra['finding'].pk}/", "main"),
+    ("bisections", lambda d: "/bisect/", "main"),
+    ("bisection", lambda d: f"/bisect/{d.extra['bisection'].pk}/", "main"),
+    ("bisection-new", lambda d: "/bisect/new/", "form"),
 ]
 
 # The pages the accessibility scan covers (issue 15: home, run, comparison, thread, simulation,
 # upload), by PAGE_TYPES name.
-AXE_PAGES = ["home", "run", "simulator-run", "comparison", "thread", "simulation", "upload"]
+AXE_PAGES = ["home", "run", "simulator-run", "comparison", "thread", "simulation", "upload",
+             "trace", "regression", "bisection", "search"]
