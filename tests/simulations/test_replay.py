@@ -120,3 +120,14 @@ def test_untraced_specs_keep_their_hash(owner):
     assert "trace" not in plain.spec
     assert simulation_create(spec=tiny_spec(trace=False), owner=owner).spec_hash == \
         plain.spec_hash
+
+
+@pytest.mark.django_db
+def test_the_launch_form_asks_for_a_trace(client, owner):
+    client.force_login(owner)
+    assert 'name="trace"' in client.get("/simulations/new/").content.decode()
+    response = client.post("/simulations/new/", {
+        "workload": "threadtest", "kernels": ["2.6.24"], "repeat": "1", "machine": "2",
+        "trace": "1"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert SimulationJob.objects.get().spec["trace"] is True
