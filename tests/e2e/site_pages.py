@@ -46,12 +46,30 @@ def _simulate(owner):
     return SimulationJob.objects.get(pk=job.pk)
 
 
+def _replay(owner):
+    """A stored trace and a finished replay job of it on two kernels, run in this process."""
+    from pathlib import Path
+
+    from benchmarks.simulations.replays import replay_job_create
+    from benchmarks.simulations.tasks import run_point
+    from benchmarks.traces.services import trace_ingest
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "ftrace_burn.trace"
+    with path.open("rb") as stream:
+        trace = trace_ingest(stream=stream, filename=path.name, owner=owner)
+    job = replay_job_create(trace=trace, kernels=["2.6.22", "6.6-eevdf"], user=owner)
+    for point in job.points.all():
+        run_point.apply(args=[point.pk])
+    return trace, job
+
+
 def site_data(owner) -> SiteData:
     call_command("load_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
     runs = list(Run.objects.filter(source=RunSource.DEMO).order_by("pk"))
     demo = list(Comparison.objects.order_by("pk"))
     picked = {"runs": [r.pk for r in runs[:12]], "x": "param.loops", "series": "kernel"}
     job = _simulate(owner)
+    trace, replay = _replay(owner)
     return SiteData(
         upload_run=runs[0], other_run=runs[-1],
         thread=Thread.objects.order_by("pk").first(), post=Post.objects.order_by("pk").last(),
@@ -60,6 +78,7 @@ def site_data(owner) -> SiteData:
         table=comparison_create(spec=parse_spec({**picked, "chart": "table"})),
         machine=runs[0].machine, simulation=job,
         simulation_run=Run.objects.filter(source=RunSource.SIMULATOR).order_by("pk").first(),
+        extra={"trace": trace, "replay": replay},
     )
 
 
@@ -96,9 +115,13 @@ PAGE_TYPES = [
     ("simulation", lambda d: f"/simulations/{d.simulation.pk}/",
      "#simulation-chart[data-rendered='1']"),
     ("simulation-new", lambda d: "/simulations/new/", "form"),
+    ("trace", lambda d: f"/traces/{d.extra['trace'].pk}/", "#replay-form"),
+    ("replay", lambda d: f"/simulations/{d.extra['replay'].pk}/",
+     "#simulation-chart[data-rendered='1']"),
     ("settings", lambda d: "/settings/", "main"),
 ]
 
 # The pages the accessibility scan covers (issue 15: home, run, comparison, thread, simulation,
 # upload), by PAGE_TYPES name.
-AXE_PAGES = ["home", "run", "simulator-run", "comparison", "thread", "simulation", "upload"]
+AXE_PAGES = ["home", "run", "simulator-run", "comparison", "thread", "simulation", "upload",
+             "replay"]
