@@ -15,3 +15,7 @@ def remember_deleted_run(sender, instance, **kwargs):
 # Sent after runs and their samples are written (new runs, and runs a reparse rewrote), with
 # `run_ids`. Receivers (regression detection) queue their work with transaction.on_commit.
 runs_stored = Signal()
+
+# Sent when runs leave or rejoin their series without being rewritten (a withdrawal or a
+# restore), with `run_ids`: what was computed from the series (regressions) is redone.
+runs_visibility_changed = Signal()

@@ -9,7 +9,7 @@ class RegressionsConfig(AppConfig):
 
     def ready(self):
         from benchmarks.discussions.targets import register_target
-        from benchmarks.signals import runs_stored
+        from benchmarks.signals import runs_stored, runs_visibility_changed
 
         from . import tasks  # noqa: F401  (registers the tasks by name)
         from .models import regression_by_pk_text
@@ -17,3 +17,4 @@ class RegressionsConfig(AppConfig):
 
         register_target("regression", regression_by_pk_text)
         runs_stored.connect(detect_on_commit, dispatch_uid="regressions-detect")
+        runs_visibility_changed.connect(detect_on_commit, dispatch_uid="regressions-redetect")

@@ -44,7 +44,7 @@ class RunsFeed(Feed):
     subtitle = "Benchmark runs as they arrive."
 
     def items(self):
-        return Run.objects.select_related("benchmark", "kernel", "machine").order_by(
+        return Run.objects.visible().select_related("benchmark", "kernel", "machine").order_by(
             "-created", "-id")[:ITEMS]
 
     def item_title(self, item):

@@ -50,13 +50,8 @@ def _canonical(value) -> str:
 
 
 def live_runs(runs: QuerySet) -> QuerySet:
-    """Runs that count: withdrawn ones are left out once Run has a withdrawal field."""
-    names = {f.name: f for f in Run._meta.get_fields()}
-    for name in ("withdrawn", "withdrawn_at"):
-        if name in names:
-            is_flag = names[name].get_internal_type() == "BooleanField"
-            return runs.filter(**({name: False} if is_flag else {f"{name}__isnull": True}))
-    return runs
+    """Runs that count: a run its owner withdrew is out of every series until restored."""
+    return runs.filter(withdrawn__isnull=True)
 
 
 def series_of_runs(run_ids) -> set[SeriesId]:

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from benchmarks.errors import InputError
 from benchmarks.models import Run, RunVisibilityChange
+from benchmarks.signals import runs_visibility_changed
 
 MAX_TAGS = 20
 MAX_LABEL = 200
@@ -101,6 +102,7 @@ def run_withdraw(*, run: Run, user) -> Run:
         run.save(update_fields=["withdrawn", "withdrawn_by"])
         RunVisibilityChange.objects.create(run_id=run.pk, user=user,
                                            action=RunVisibilityChange.Action.WITHDRAW)
+        runs_visibility_changed.send(sender=Run, run_ids=[run.pk])
     _forget_cached_pages()
     return run
 
@@ -116,5 +118,6 @@ def run_restore(*, run: Run, user) -> Run:
         run.save(update_fields=["withdrawn", "withdrawn_by"])
         RunVisibilityChange.objects.create(run_id=run.pk, user=user,
                                            action=RunVisibilityChange.Action.RESTORE)
+        runs_visibility_changed.send(sender=Run, run_ids=[run.pk])
     _forget_cached_pages()
     return run

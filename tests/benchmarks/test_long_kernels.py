@@ -2,6 +2,8 @@
 (issue 15: a 3,007-character heading passed the preview and failed at commit blaming the
 values' line; a 5,007-character kernel typed into the form was silently cut to 200)."""
 
+import re
+
 import pytest
 
 from benchmarks.models import Run
@@ -45,4 +47,7 @@ def test_the_upload_form_does_not_cut_what_is_typed(client, django_user_model):
     client.force_login(django_user_model.objects.create_user("u", password="a-long-password-1"))
     page = client.get("/upload/").content.decode()
     assert 'id="kernel-input"' in page
-    assert "maxlength" not in page  # the server refuses a too long value, naming the field
+    # the server refuses a too long value, naming the field; the form must not cut it first
+    form = page.split('id="upload-form"')[-1].split("</form>")[0]
+    form_inputs = re.findall(r"<input[^>]*>", form)
+    assert form_inputs and not [tag for tag in form_inputs if "maxlength" in tag]

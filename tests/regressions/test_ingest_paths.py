@@ -62,3 +62,30 @@ def test_simulation_point(django_capture_on_commit_callbacks, django_user_model)
     with django_capture_on_commit_callbacks() as callbacks:
         run = point_run_create(point=point, result=result)
     assert run.source == "simulator" and detections(callbacks) == 1
+
+
+def test_withdrawal_and_restore_redo_detection_of_the_series(stepped,
+                                                             django_capture_on_commit_callbacks):
+    """A finding resting on a withdrawn run's numbers goes away with the withdrawal (the series
+    is detected again) and comes back with the restore."""
+    from benchmarks.regressions.models import Regression
+    from benchmarks.regressions.services import regressions_detect_runs
+    from benchmarks.services.ownership import run_restore, run_withdraw
+
+    owner, runs = stepped
+    bad_side = [run for run in runs if run.kernel.version in ("2.6.24", "2.6.25")]
+    assert Regression.objects.filter(good__version="2.6.23", bad__version="2.6.24").exists()
+    for run in bad_side:
+        with django_capture_on_commit_callbacks() as callbacks:
+            run_withdraw(run=run, user=owner)
+        assert detections(callbacks) == 1
+    regressions_detect_runs(run_ids=[run.pk for run in bad_side])
+    assert not Regression.objects.filter(bad__version="2.6.24").exists()
+
+    staff = type(owner).objects.create_user("staff", is_staff=True)
+    for run in bad_side:
+        with django_capture_on_commit_callbacks() as callbacks:
+            run_restore(run=run, user=staff)
+        assert detections(callbacks) == 1
+    regressions_detect_runs(run_ids=[bad_side[0].pk])
+    assert Regression.objects.filter(good__version="2.6.23", bad__version="2.6.24").exists()

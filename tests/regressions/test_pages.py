@@ -91,6 +91,17 @@ def test_atom_feeds(stepped, client):
     assert len(runs.findall(f"{ATOM}entry")) == 6
 
 
+def test_runs_feed_leaves_withdrawn_runs_out(stepped, client):
+    from benchmarks.services.ownership import run_withdraw
+
+    owner, runs = stepped
+    run_withdraw(run=runs[0], user=owner)
+    feed = ElementTree.fromstring(client.get("/feeds/runs.atom").content)
+    links = [entry.find(f"{ATOM}link").get("href") for entry in feed.findall(f"{ATOM}entry")]
+    assert len(links) == 5
+    assert not [link for link in links if link.endswith(f"/runs/{runs[0].pk}/")]
+
+
 def test_feed_escapes_user_text(db, client):
     from tests.regressions.conftest import step_series
     step_series(policy="<script>alert(1)</script>")
