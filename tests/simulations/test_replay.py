@@ -131,3 +131,25 @@ def test_the_launch_form_asks_for_a_trace(client, owner):
         "trace": "1"})
     assert response.status_code == 302, response.content.decode()[:2000]
     assert SimulationJob.objects.get().spec["trace"] is True
+
+
+@pytest.mark.django_db
+def test_replay_on_a_calibrated_machine_uses_its_topology_and_costs(owner):
+    from benchmarks.simulations.replays import replay_job_create
+    from benchmarks.simulations.tasks import run_point
+    from benchmarks.traces.services import trace_ingest
+    from tests.simulations.test_on_machine import CALIBRATION, calibrated
+
+    machine = calibrated(owner)
+    with BURN.open("rb") as stream:
+        trace = trace_ingest(stream=stream, filename=BURN.name, owner=owner)
+    job = replay_job_create(trace=trace, kernels=["6.6-eevdf"], machine=str(machine.pk),
+                            user=owner)
+    point = job.points.get()
+    assert point.spec["topology"] == "1x2x1" and point.spec["machine"] == CALIBRATION
+    assert job.spec["machine"]["id"] == machine.pk
+    run_point.apply(args=[point.pk])
+    point.refresh_from_db()
+    assert point.status == Status.SUCCEEDED, point.error
+    assert point.result["topology"] == "1x2x1" and point.result["makespan_ms"] > 0
+    assert point.run_id is None  # a replay stores its numbers on the point, not as a run
