@@ -236,6 +236,9 @@ SIMULATION_MAX_POINTS = env_int("SCHEDBENCH_SIMULATION_MAX_POINTS", 500, minimum
 SIMULATION_MAX_EVENTS_PER_RUN = env_int("SCHEDBENCH_SIMULATION_MAX_EVENTS_PER_RUN", 20_000_000,
                                         minimum=1)
 SIMULATION_MAX_EVENTS = env_int("SCHEDBENCH_SIMULATION_MAX_EVENTS", 20_000_000_000, minimum=1)
+# A job with "trace": true keeps the ftrace text of each point's first repeat up to this size.
+SIMULATION_TRACE_MAX_EVENTS = env_int("SCHEDBENCH_SIMULATION_TRACE_MAX_EVENTS", 200_000,
+                                      minimum=1)
 SIMULATION_POINT_TIME_LIMIT = env_int("SCHEDBENCH_SIMULATION_TIME_LIMIT", 600, minimum=1)
 SIMULATION_HEARTBEAT_SECONDS = env_int("SCHEDBENCH_SIMULATION_HEARTBEAT", 5, minimum=1)
 SIMULATION_STALE_SECONDS = env_int("SCHEDBENCH_SIMULATION_STALE", 60, minimum=2)

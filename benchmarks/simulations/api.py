@@ -14,8 +14,9 @@ from benchmarks.api.serializers import (
     ResponseSerializer,
     ServiceValidatedSerializer,
 )
+from benchmarks.traces.models import Trace
 
-from . import selectors, services
+from . import replays, selectors, services
 from .models import SimulationJob
 
 
@@ -33,6 +34,8 @@ class JobSpecSerializer(ServiceValidatedSerializer):
     topology = serializers.CharField(required=False, help_text="SxCxT, e.g. 1x2x1")
     max_events = serializers.IntegerField(required=False)
     title = serializers.CharField(required=False)
+    trace = serializers.BooleanField(required=False, help_text="keep each point's first "
+                                     "repeat as a trace (when it is small enough)")
 
 
 class JobCreatedSerializer(ResponseSerializer):
@@ -136,3 +139,30 @@ def simulation_cancel(request, pk: int):
     return Response(JobCancelledSerializer({
         "id": job.pk, "status": job.status,
         "progress": {"done": job.done, "total": job.total}}).data)
+
+
+class ReplayRequestSerializer(ServiceValidatedSerializer):
+    """Kernels to replay a trace on; `replays.replay_job_create` checks the values."""
+
+    kernels = serializers.ListField(child=serializers.CharField(),
+                                    help_text="simulator kernel profiles, e.g. [\"2.6.22\", "
+                                    "\"6.6-eevdf\"]")
+    machine = serializers.IntegerField(required=False, allow_null=True,
+                                       help_text="a machine id with a calibration: replay on "
+                                       "its topology and calibration")
+
+
+@extend_schema(request=ReplayRequestSerializer, responses={201: JobCreatedSerializer},
+               examples=[OpenApiExample("two kernels", request_only=True, value={
+                   "kernels": ["2.6.22", "6.6-eevdf"]})])
+@api_view(["POST"])
+def trace_replay(request, pk: int):
+    """Launch a simulation job replaying the trace on each kernel (and machine, if given)."""
+    trace = get_object_or_404(Trace, pk=pk)
+    body = ReplayRequestSerializer(data=request.data).validated()
+    job = replays.replay_job_create(trace=trace, kernels=body.get("kernels"),
+                                    machine=body.get("machine"), user=request.user)
+    created = {"id": job.pk, "status": job.status,
+               "url": request.build_absolute_uri(reverse("api-simulation-detail", args=[job.pk])),
+               "page": request.build_absolute_uri(job.get_absolute_url())}
+    return Response(JobCreatedSerializer(created).data, status=status.HTTP_201_CREATED)

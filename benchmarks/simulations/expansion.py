@@ -18,7 +18,7 @@ from benchmarks import vocabulary
 from benchmarks.errors import InputError
 
 JOB_FIELDS = ("workload", "params", "kernels", "tunables", "sweep", "repeat", "seed", "cpus",
-              "topology", "max_events", "title", "machine")
+              "topology", "max_events", "title", "machine", "trace")
 TOPOLOGY_AXES = ("cpus", "topology")
 
 
@@ -195,6 +195,9 @@ def clean_job_spec(data, limits: Limits, machine: MachineTarget | None = None) -
                           limits.max_events_per_run),
         "title": str(data.get("title") or "")[:200],
     }
+    if data.get("trace") not in (None, False, "", "0", "false"):
+        # only when asked, so the spec (and its hash) of an untraced job stays as before
+        spec["trace"] = True
     # PostgreSQL's jsonb does not keep key order, and the first axis is the chart's x: keep the
     # order the user gave in a list.
     spec["axes"] = list(spec["sweep"])

@@ -80,6 +80,8 @@ def spec_from_form(post) -> dict:
     spec = {"workload": workload, "kernels": post.getlist("kernels"), "params": params,
             "tunables": tunables, "sweep": sweep, "repeat": post.get("repeat", "").strip(),
             "seed": post.get("seed", "").strip(), "title": post.get("title", "").strip()}
+    if post.get("trace"):
+        spec["trace"] = True
     on_machine = post.get("on_machine", "").strip()
     machine = post.get("machine", "").strip()
     if on_machine:  # a calibrated real machine brings its own topology

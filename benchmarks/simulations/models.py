@@ -70,6 +70,9 @@ class SimulationPoint(models.Model):
     wall_seconds = models.FloatField(null=True, blank=True)
     run = models.ForeignKey("benchmarks.Run", null=True, blank=True, on_delete=models.SET_NULL,
                             related_name="simulation_points")
+    # A replay point stores no run: its result (makespan, per-task waits, the real trace's)
+    # lives here. See replays.py.
+    result = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["job_id", "index"]

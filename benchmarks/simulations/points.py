@@ -80,6 +80,15 @@ def point_store(*, point: SimulationPoint, build_run) -> bool:
     return True
 
 
+def point_store_result(*, point: SimulationPoint, result: dict, events: int,
+                       wall: float) -> bool:
+    """A replay point's result (no run): the same conditional flip as point_store."""
+    return bool(SimulationPoint.objects.filter(
+        pk=point.pk, status__in=ACTIVE, run__isnull=True).update(
+        status=Status.SUCCEEDED, finished=timezone.now(), result=result, events=events,
+        wall_seconds=wall))
+
+
 def point_fail(*, point_id: int, error: str) -> None:
     SimulationPoint.objects.filter(pk=point_id, status__in=ACTIVE).update(
         status=Status.FAILED, error=error[:2000], finished=timezone.now(), heartbeat=None)

@@ -6,6 +6,7 @@ from benchmarks.models import MetricSummary, Run
 
 from .expansion import sweep_axes
 from .models import SimulationJob, SimulationPoint, Status
+from .replay_points import is_replay, replay_figure
 from .runs import simulator_catalog
 
 
@@ -35,7 +36,8 @@ def point_json(point: SimulationPoint) -> dict:
     return {"index": point.index, "kernel": point.kernel, "values": point.values,
             "seed": point.seed, "status": point.status, "error": point.error or None,
             "attempts": point.attempts, "reused": point.reused, "run": point.run_id,
-            "wall_seconds": point.wall_seconds, "events": point.events}
+            "wall_seconds": point.wall_seconds, "events": point.events,
+            **({"result": point.result} if point.result else {})}
 
 
 def job_json(job: SimulationJob, *, with_points: bool = False) -> dict:
@@ -58,7 +60,10 @@ def job_json(job: SimulationJob, *, with_points: bool = False) -> dict:
 def job_figure(job: SimulationJob) -> dict | None:
     """The live chart, styled as the site's others: the median of the workload's first metric
     per finished point, one line per kernel over the first sweep axis. Two queries, so polling
-    it every second is cheap; the job's frozen comparison has the full statistics."""
+    it every second is cheap; the job's frozen comparison has the full statistics. A replay
+    job's chart is its real-vs-simulated bars (replay_points.py)."""
+    if is_replay(job.spec):
+        return replay_figure(job)
     metrics = simulator_catalog()["workloads"][job.spec["workload"]]["metrics"]
     metric = next(iter(metrics))
     done = list(job.points.filter(status=Status.SUCCEEDED, run__isnull=False)

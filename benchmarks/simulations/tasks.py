@@ -23,7 +23,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 import simulator
 from benchmarks.services.runs import RunError, run_create
 
-from . import points, watchdog
+from . import points, replay_points, run_traces, watchdog
 from .runs import point_run_args
 
 log = logging.getLogger(__name__)
@@ -83,13 +83,29 @@ def _simulate(point, beat: Heartbeat) -> dict:
 
 
 def _execute(point) -> bool:
+    if replay_points.is_replay(point.spec):
+        return _execute_replay(point)
     with Heartbeat(point.pk) as beat:
         result = _simulate(point, beat)
     if beat.stopped.is_set():
         raise PointStopped()
     arguments = point_run_args(point=point, result=result)  # reads, before the transaction
-    return points.point_store(point=point, build_run=lambda: (
+    stored = points.point_store(point=point, build_run=lambda: (
         run_create(**arguments), result["counters"].get("events", 0), result["wall_seconds"]))
+    if stored and point.job.spec.get("trace"):
+        run_traces.point_trace_attach(point_id=point.pk, result=result)
+    return stored
+
+
+def _execute_replay(point) -> bool:
+    """Replay the point's trace (its raw artifact file) on the point's kernel."""
+    with Heartbeat(point.pk) as beat:
+        result = run_traces.point_replay(point)
+    if beat.stopped.is_set():
+        raise PointStopped()
+    return points.point_store_result(
+        point=point, result=replay_points.replay_summary(result),
+        events=result["counters"].get("events", 0), wall=result["wall_seconds"])
 
 
 # The point row is the result (status, error, run): nothing is stored in the result backend.

@@ -7,9 +7,11 @@ from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from benchmarks.errors import InputError
 from benchmarks.selectors import calibrated_machines
+from benchmarks.traces.models import Trace
 
-from . import selectors, services
+from . import replay_points, replays, selectors, services
 from .expansion import JobSpecError
 from .forms import form_catalog, spec_from_form
 from .models import SimulationJob
@@ -41,8 +43,10 @@ def job_new(request):
 def job_detail(request, pk: int):
     job = get_object_or_404(SimulationJob.objects.select_related("owner", "comparison"), pk=pk)
     user = request.user
+    replay = replay_points.is_replay(job.spec)
     return render(request, "simulations/job_detail.html", {
-        "job": job, "points": job.points.order_by("index"),
+        "job": job, "points": job.points.order_by("index"), "replay": replay,
+        "replay_rows": replay_points.replay_rows(job) if replay else [],
         "can_cancel": job.is_active and user.is_authenticated and (
             user.pk == job.owner_id or user.is_staff)})
 
@@ -55,4 +59,19 @@ def job_cancel(request, pk: int):
         services.simulation_cancel(job=job, user=request.user)
     except PermissionDenied:
         messages.error(request, "Only the owner of a simulation or staff can cancel it.")
+    return redirect(job)
+
+
+@login_required
+@require_POST
+def trace_replay(request, pk: int):
+    """The "replay on ..." form of a trace page: kernels (checkboxes) and an optional machine."""
+    trace = get_object_or_404(Trace, pk=pk)
+    try:
+        job = replays.replay_job_create(trace=trace, kernels=request.POST.getlist("kernels"),
+                                        machine=request.POST.get("machine") or None,
+                                        user=request.user)
+    except InputError as exc:
+        messages.error(request, f"Replay not started: {exc.message}")
+        return redirect(trace)
     return redirect(job)

@@ -7,7 +7,9 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 
 import schedtrace
+import simulator
 from benchmarks.errors import InputError
+from benchmarks.selectors import calibrated_machines
 
 from . import selectors, services
 from .models import Trace
@@ -42,6 +44,9 @@ def trace_detail(request, pk: int):
         "cpu_stats": summary.get("cpus", []), "run_numbers": _run_numbers(trace),
         "latency": selectors.latency_histogram(summary.get("latency_hist", [])),
         "others": selectors.traces_listed().exclude(pk=trace.pk)[:50],
+        # the "replay on ..." form, for logged-in users only
+        "replay_kernels": list(simulator.catalog()["kernels"]),
+        "replay_machines": calibrated_machines() if request.user.is_authenticated else [],
     })
 
 

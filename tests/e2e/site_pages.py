@@ -70,6 +70,23 @@ def _extras(owner, run: Run) -> dict:
     return {"traces": traces, "finding": finding, "bisection": bisection}
 
 
+def _replay(owner):
+    """A stored trace and a finished replay job of it on two kernels, run in this process."""
+    from pathlib import Path
+
+    from benchmarks.simulations.replays import replay_job_create
+    from benchmarks.simulations.tasks import run_point
+    from benchmarks.traces.services import trace_ingest
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "ftrace_burn.trace"
+    with path.open("rb") as stream:
+        trace = trace_ingest(stream=stream, filename=path.name, owner=owner)
+    job = replay_job_create(trace=trace, kernels=["2.6.22", "6.6-eevdf"], user=owner)
+    for point in job.points.all():
+        run_point.apply(args=[point.pk])
+    return trace, job
+
+
 def site_data(owner) -> SiteData:
     call_command("load_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
     runs = list(Run.objects.filter(source=RunSource.DEMO).order_by("pk"))
@@ -78,6 +95,7 @@ def site_data(owner) -> SiteData:
     job = _simulate(owner)
     runs[0].submitter = owner  # the owner's own run: the trace attaches to it
     runs[0].save(update_fields=["submitter"])
+    _, replay = _replay(owner)
     return SiteData(
         upload_run=runs[0], other_run=runs[-1],
         thread=Thread.objects.order_by("pk").first(), post=Post.objects.order_by("pk").last(),
@@ -86,7 +104,7 @@ def site_data(owner) -> SiteData:
         table=comparison_create(spec=parse_spec({**picked, "chart": "table"})),
         machine=runs[0].machine, simulation=job,
         simulation_run=Run.objects.filter(source=RunSource.SIMULATOR).order_by("pk").first(),
-        extra=_extras(owner, runs[0]),
+        extra={**_extras(owner, runs[0]), "replay": replay},
     )
 
 
@@ -123,6 +141,8 @@ PAGE_TYPES = [
     ("simulation", lambda d: f"/simulations/{d.simulation.pk}/",
      "#simulation-chart[data-rendered='1']"),
     ("simulation-new", lambda d: "/simulations/new/", "form"),
+    ("replay", lambda d: f"/simulations/{d.extra['replay'].pk}/",
+     "#simulation-chart[data-rendered='1']"),
     ("settings", lambda d: "/settings/", "main"),
     ("search", lambda d: "/search/?q=2.6.24", "main"),
     ("harness", lambda d: "/harness/", "main"),
@@ -144,4 +164,4 @@ PAGE_TYPES = [
 # The pages the accessibility scan covers (issue 15: home, run, comparison, thread, simulation,
 # upload), by PAGE_TYPES name.
 AXE_PAGES = ["home", "run", "simulator-run", "comparison", "thread", "simulation", "upload",
-             "trace", "regression", "bisection", "search"]
+             "trace", "regression", "bisection", "search", "replay"]
