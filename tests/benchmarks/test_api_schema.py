@@ -1,10 +1,14 @@
 """The OpenAPI schema describes the API as it is: errors, token auth, examples that work."""
 
 import json
+from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from tests.factories import make_run
+
+TRACE = Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "ftrace_burn.trace"
 
 pytestmark = pytest.mark.django_db
 
@@ -61,12 +65,24 @@ def test_the_examples_in_the_schema_are_accepted(schema, api_client):
                  params={"loops": loops, "iterations": 500})
         make_run("2.6.24", [8900.0 * loops / 1e6 + i for i in range(3)],
                  params={"loops": loops, "iterations": 500})
+    # Examples on a path with an id are tried on a real object of that kind.
+    ids = {"/api/v1/traces/{id}/": upload_trace(api_client)}
     tried = 0
     for path, method, operation in operations(schema):
         content = operation.get("requestBody", {}).get("content", {})
         for example in content.get("application/json", {}).get("examples", {}).values():
-            response = api_client.generic(method.upper(), path, json.dumps(example["value"]),
+            url = next((path.replace("{id}", str(pk)) for prefix, pk in ids.items()
+                        if path.startswith(prefix.removesuffix("{id}/"))), path)
+            assert "{" not in url, f"no object to try the example on {path} with"
+            response = api_client.generic(method.upper(), url, json.dumps(example["value"]),
                                           content_type="application/json")
             assert response.status_code < 300, (path, example, response.content)
             tried += 1
-    assert tried >= 7
+    assert tried >= 8
+
+
+def upload_trace(api_client) -> int:
+    response = api_client.post("/api/v1/traces/", {
+        "file": SimpleUploadedFile(TRACE.name, TRACE.read_bytes())})
+    assert response.status_code == 201, response.content
+    return response.json()["id"]
