@@ -49,6 +49,9 @@ from .program import (
 # Final: the compiled build keeps these in C statics rather than looking them up per call
 heappush: Final = heapq.heappush
 heappop: Final = heapq.heappop
+heapify: Final = heapq.heapify
+# drop_stale() runs once the heap outgrows twice its live entries, and never below this size
+HEAP_SLACK: Final = 32
 
 
 class Cpu:
@@ -81,6 +84,18 @@ class Cpu:
         self.llc_span: Any = (cpu_id,)
 
 
+def entry_is_live(entry: tuple[int, int, int, Any, int]) -> bool:
+    """False for a heap entry its owner has superseded (the run loop skips those)."""
+    kind = entry[2]
+    if kind == EV_SEG:
+        return entry[4] == entry[3].gen
+    if kind == EV_TIMER:
+        return entry[4] == entry[3].timer_gen
+    if kind == EV_BALANCE:
+        return entry[4] == entry[3].bal_gen
+    return True
+
+
 class Engine:
     __slots__ = ("topo", "policy", "tun", "rng", "_random", "max_events", "trace_file", "now",
                  "heap", "seq", "tasks", "exited", "alive", "stop_at", "tick_ns", "noise",
@@ -91,7 +106,7 @@ class Engine:
                  "warm_ns", "refill_by_distance", "threads", "socket_cpus", "smt_speed",
                  "n_switches", "n_migrations", "n_wakeups", "n_preemptions", "n_yields",
                  "n_decisions", "n_cost_ns", "wakeup_ns", "has_refill", "wake_affine",
-                 "balance_wake", "idle_sibling", "idle_balance_kick", "ftrace")
+                 "balance_wake", "idle_sibling", "idle_balance_kick", "ftrace", "heap_limit")
 
     def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False,
                  ftrace=None):
@@ -112,6 +127,7 @@ class Engine:
         self.now: int = 0
         self.heap: list[tuple[int, int, int, Any, int]] = []
         self.seq: int = 0
+        self.heap_limit: int = HEAP_SLACK
         # live tasks by tid; exited ones only leave their totals behind, so memory stays
         # O(live tasks) however many threads a run forks
         self.tasks: dict[int, Task] = {}
@@ -198,6 +214,20 @@ class Engine:
     def push(self, when, kind, obj, gen):
         self.seq += 1
         heappush(self.heap, (when, self.seq, kind, obj, gen))
+        if len(self.heap) > self.heap_limit:
+            self.drop_stale()
+
+    def drop_stale(self):
+        """Remove superseded events from the heap, in place (run() holds the list).
+
+        An idle CPU re-arms its balance tick earlier each time it goes idle, and the later
+        entries it leaves behind used to make up most of the heap, slowing every push and pop.
+        Results cannot change: (when, seq) is unique, so the live events pop in the same order
+        from any heap holding them, and the entries dropped are those the loop would skip."""
+        heap = self.heap
+        heap[:] = [entry for entry in heap if entry_is_live(entry)]
+        heapify(heap)
+        self.heap_limit = max(HEAP_SLACK, 2 * len(heap))
 
     def trace(self, cpu_id, what, detail=""):
         if self.trace_file is not None:
