@@ -45,6 +45,7 @@
     for (var i = Math.ceil(a / step - 1e-9); i * step <= b + step * 1e-9; i++) {
       values.push(i * step);  // i * step, not a running sum: no drift in the labels
     }
+    if (values.length < 2 && count < 16) { return ticks(a, b, count * 2); }  // a narrow axis
     return { values: values, step: step };
   }
 
@@ -175,7 +176,9 @@
     ctx.textAlign = "center";
     ctx.textBaseline = "top";
     marks.values.forEach(function (t) {
-      ctx.fillText(tickLabel(t, marks.step), xOf(panel, t), g.bottom + 6);
+      var text = tickLabel(t, marks.step), half = ctx.measureText(text).width / 2;
+      var x = Math.min(xOf(panel, t), g.width - half - 1);  // the last label stays whole
+      ctx.fillText(text, x, g.bottom + 6);
     });
     ctx.fillStyle = colours.ink;
     ctx.fillText("ms from the trace's start", (g.left + g.right) / 2, g.bottom + 23);
