@@ -100,6 +100,8 @@ def test_trace_page_zoom_wakeups_keys_sort_and_side_by_side(signed_in):
     wait_fetches(page, 3)
     assert int(page.get_attribute(timeline, "data-wakeups")) > 0
     assert window(page, timeline) == pytest.approx(zoomed)
+    text = hover_lanes(page, canvas, 2, wanted="wakes ")
+    assert text and re.match(r"wakes .+-\d+ at [\d.]+ ms", text), text
 
     # Keyboard: "+" zooms into the middle half, then a double-click shows the whole trace.
     page.focus(canvas)
