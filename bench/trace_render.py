@@ -6,11 +6,12 @@
 Writes the synthetic trace of bench/trace_ingest.py, ingests it through the portal's service,
 serves the portal with gunicorn (DEBUG=0, collectstatic) and opens /traces/<id>/ in headless
 Chromium with a brand-new profile (empty cache): navigation until the timeline is drawn and the
-latency histogram too; then the same page again in that profile (warm: Plotly.js cached).
+latency histogram too; then the same page again in that profile (warm: scripts cached).
 The reference, in the same run and the same cold way, is the page of a 19-event trace: the
-same HTML, CSS and 4.8 MB of Plotly.js, so the difference is what a million events cost.
-Each figure is split at DOMContentLoaded (until then: HTML, and compiling the deferred
-Plotly.js; after it: fetching the timeline window and drawing). Target (issue 13): under 2 s.
+same HTML, CSS and scripts (no chart library: trace.js draws on a canvas), so the difference
+is what a million events cost. Each figure is split at DOMContentLoaded (until then: HTML and
+the deferred scripts; after it: fetching the timeline window and drawing). Target (issue 13):
+under 2 s.
 """
 
 import argparse

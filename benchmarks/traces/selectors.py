@@ -8,7 +8,9 @@ from .models import Trace, TraceTask
 from .services import trace_directory
 from .timeline import STATES, TimelineReader
 
-TASKS_SHOWN = 500
+# The trace page's task table: parsing every row of a big trace delayed its first render; the
+# page fetches the rest from the API on request.
+TASKS_SHOWN = 200
 REASONS = {"R": "preempted (R)", "S": "slept (S)", "D": "blocked on I/O (D)", "X": "exited (X)",
            "Z": "exited (Z)", "I": "idle wait (I)", "T": "stopped (T)", "P": "parked (P)",
            "?": "unknown", "other": "other state"}

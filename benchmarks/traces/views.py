@@ -39,7 +39,7 @@ def trace_detail(request, pk: int):
     tasks = selectors.trace_tasks(trace)
     summary = trace.summary or {}
     return render(request, "traces/trace_detail.html", {
-        "trace": trace, "tasks": tasks, "tasks_shown": selectors.TASKS_SHOWN,
+        "trace": trace, "tasks": tasks,
         "initial_end": trace.duration_ms,
         "cpu_stats": summary.get("cpus", []), "run_numbers": _run_numbers(trace),
         "latency": selectors.latency_histogram(summary.get("latency_hist", [])),

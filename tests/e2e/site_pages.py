@@ -152,7 +152,7 @@ PAGE_TYPES = [
     ("trace", lambda d: f"/traces/{d.extra['traces'][0].pk}/",
      ".trace-timeline[data-ready='1']"),
     ("trace-versus", lambda d: f"/traces/{d.extra['traces'][0].pk}/vs/"
-     f"{d.extra['traces'][1].pk}/", "main"),
+     f"{d.extra['traces'][1].pk}/", ".versus .panel + .panel .trace-timeline[data-ready='1']"),
     ("trace-upload", lambda d: "/traces/upload/", "form"),
     ("regressions", lambda d: "/regressions/", "main"),
     ("regression", lambda d: f"/regressions/{d.extra['finding'].pk}/", "main"),
@@ -164,4 +164,4 @@ PAGE_TYPES = [
 # The pages the accessibility scan covers (issue 15: home, run, comparison, thread, simulation,
 # upload), by PAGE_TYPES name.
 AXE_PAGES = ["home", "run", "simulator-run", "comparison", "thread", "simulation", "upload",
-             "trace", "regression", "bisection", "search", "replay"]
+             "trace", "trace-versus", "regression", "bisection", "search", "replay"]
