@@ -258,7 +258,7 @@ def simulate(norm, rebuild, others=True):
         # a reused pid gets a stand-in number: the old and the new task may overlap now
         tid = task_trace.pid if task_trace.pid not in used else REUSED_TID_BASE + len(used)
         used.add(tid)
-        task = Task(tid, task_trace.comm[:15], None)
+        task = Task(tid, task_trace.comm[:15], [])  # a list: the compiled Task types its program
         task.prog = program(task_trace, lambda child: lambda _eng, _parent: make(child))
         return task
 

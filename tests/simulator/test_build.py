@@ -19,6 +19,7 @@ import simulator
 
 REPO = pathlib.Path(simulator.__file__).resolve().parent.parent
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
+BURN_TRACE = REPO / "tests" / "fixtures" / "traces" / "ftrace_burn.trace"
 
 PROBE = """
 import json, sys
@@ -49,6 +50,22 @@ for kernel in ("2.4", "2.6.22", "2.6.24", "rsdl-0.31", "6.6-eevdf"):
         if fast != plain:
             bad.append(f"reference mode {workload} {kernel}")
 print(json.dumps({"compiled": simulator.COMPILED, "mismatches": bad}))
+"""
+
+# run in the copy with and without the compiled build: the paths the goldens do not take (the
+# ftrace writer's hooks, replay's hand-built tasks) must work compiled and give the same output
+OUTPUTS = """
+import io, json, sys
+sys.path.insert(0, sys.argv[1])
+import simulator
+from simulator.replay import replay
+traced = io.StringIO()
+simulator.run({"workload": "wake-pingpong", "kernel": "6.6-eevdf", "cpus": 2,
+               "params": {"pairs": 2, "roundtrips": 30}}, trace=traced, trace_format="ftrace")
+replayed = replay(sys.argv[2], "2.6.22")
+replayed.pop("wall_seconds")
+print(json.dumps({"compiled": simulator.COMPILED, "ftrace": traced.getvalue(),
+                  "replay": replayed}, sort_keys=True, default=str))
 """
 
 
@@ -107,3 +124,13 @@ def test_compiled_build_gives_the_golden_results(tmp_path):
                            capture_output=True, text=True, check=True,
                            env={**os.environ, "SCHEDBENCH_PURE_PYTHON": ""})
     assert json.loads(check.stdout) == {"compiled": True, "mismatches": []}
+    outputs = {}
+    for pure in ("", "1"):
+        out = subprocess.run([sys.executable, "-c", OUTPUTS, str(tmp_path), str(BURN_TRACE)],
+                             capture_output=True, text=True,
+                             env={**os.environ, "SCHEDBENCH_PURE_PYTHON": pure})
+        assert out.returncode == 0, out.stderr[-2000:]
+        outputs[pure] = json.loads(out.stdout)
+    assert (outputs[""].pop("compiled"), outputs["1"].pop("compiled")) == (True, False)
+    assert outputs[""]["ftrace"].count("sched_switch") > 50
+    assert outputs[""] == outputs["1"]
