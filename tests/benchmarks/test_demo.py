@@ -2,6 +2,7 @@ import pytest
 from django.core.management import call_command
 
 from benchmarks.models import Artifact, Comparison, Run, Sample
+from benchmarks.traces.models import Trace
 
 pytestmark = pytest.mark.django_db
 
@@ -9,12 +10,23 @@ pytestmark = pytest.mark.django_db
 def test_load_demo_loads_the_published_figures_once(capsys):
     call_command("load_demo")
     counts = (Run.objects.count(), Sample.objects.count(), Artifact.objects.count(),
-              Comparison.objects.count())
-    assert counts == (35 + 6 + 16, 35 + 18 + 16, 2 + 2, 2)  # 2 message tables: 4 + 12 runs
+              Comparison.objects.count(), Trace.objects.count())
+    # 2 message tables (4 + 12 runs); artifacts: 2 CSVs, 2 messages and the trace
+    assert counts == (35 + 6 + 16, 35 + 18 + 16, 2 + 2 + 1, 2, 1)
     call_command("load_demo")
     assert "already loaded" in capsys.readouterr().out
     assert (Run.objects.count(), Sample.objects.count(), Artifact.objects.count(),
-            Comparison.objects.count()) == counts
+            Comparison.objects.count(), Trace.objects.count()) == counts
+
+
+def test_demo_trace_is_the_recorded_threadtest(client):
+    call_command("load_demo")
+    trace = Trace.objects.get()
+    assert (trace.format, trace.cpus, trace.owner) == ("ftrace", 2, None)
+    assert trace.events > 4000
+    assert trace.tasks.filter(comm="threadtest").count() > 100
+    page = client.get(f"/traces/{trace.pk}/")
+    assert page.status_code == 200 and b"Linux 6.18" in page.content
 
 
 def test_demo_runs_carry_their_machines_and_params():

@@ -49,6 +49,13 @@ DEMO_SETS = [
 
 DEMO_MBOX = "lkml-threadtest-demo.mbox"
 
+# A scheduler trace the project recorded with its own harness (tests/fixtures/traces/README.md
+# says how), so the trace pages have something to show on a fresh site.
+DEMO_TRACE = {
+    "file": "threadtest_linux-6.18_2vcpu.trace.gz",
+    "title": "threadtest -n 100 -l 200000 on Linux 6.18, 2-vCPU KVM guest (ftrace)",
+}
+
 DEMO_COMPARISONS = [
     {
         "title": "threadtest on a 2-CPU Core 2: 2.6.22 to 2.6.24 by loop size (LKML, Feb 2008)",
@@ -75,6 +82,19 @@ class Command(BaseCommand):
         self.stdout.write(f"{DEMO_MBOX}: {report.imported} messages imported, "
                           f"{report.skipped} already there, {report.runs_extracted} runs extracted")
 
+    def _load_trace(self):
+        from benchmarks.traces.models import Trace
+        from benchmarks.traces.services import trace_ingest
+
+        path = DEMO_DIR / DEMO_TRACE["file"]
+        existing = Trace.objects.filter(artifact__sha256=sha256_of_bytes(path.read_bytes()),
+                                        owner=None).first()
+        if existing is None:
+            with path.open("rb") as stream:
+                existing = trace_ingest(stream=stream, filename=path.name, owner=None,
+                                        title=DEMO_TRACE["title"])
+        self.stdout.write(f"trace /traces/{existing.pk}/: {existing.events} events")
+
     def handle(self, *args, **options):
         for demo in DEMO_SETS:
             path = DEMO_DIR / demo["file"]
@@ -91,6 +111,7 @@ class Command(BaseCommand):
                 )
             self.stdout.write(f"{demo['file']}: {len(outcome.runs)} runs ({outcome.format})")
         self._load_thread()
+        self._load_trace()
         for spec in DEMO_COMPARISONS:
             existing = Comparison.objects.filter(title=spec["title"]).first()
             if existing is None:
