@@ -8,6 +8,7 @@ while some runqueue has a second task, so an idle or evenly loaded machine costs
 
 from typing import TYPE_CHECKING, Any
 
+from .domains import DomainLevel
 from .events import EV_BALANCE
 from .program import Task
 from .topology import build_domains
@@ -83,7 +84,8 @@ def _llc_span(eng: "Engine", cpu_id):
 
 def _wake_affine(eng: "Engine", task: Task, waker: int, prev: int, sync: bool) -> bool:
     """2.6 wake_affine(): move the wakee next to its waker when the waker's CPU is not busier."""
-    level: Any = None
+    level: DomainLevel | None = None
+    d: DomainLevel
     for d in eng.cpus[waker].domains:  # the lowest level spanning both CPUs
         if prev in d.span:
             level = d
@@ -131,7 +133,7 @@ def _idle_sibling(eng: "Engine", task: Task, target: int, prev: int) -> int:
 
 
 # ------------------------------------------------------------------------- periodic balancing
-def _interval_ns(eng: "Engine", cpu: "Cpu", level) -> int:
+def _interval_ns(eng: "Engine", cpu: "Cpu", level: DomainLevel) -> int:
     ms = level.balance_interval_ms
     if cpu.curr is not None:
         ms *= level.busy_factor
@@ -143,6 +145,7 @@ def _schedule_balance(eng: "Engine", cpu: "Cpu", at: int | None = None, kick: bo
         cpu.kicked = True
     if at is None:
         due = -1  # the earliest level due (times are >= 0)
+        lv: DomainLevel
         for lv in cpu.domains:
             level_due: int = lv.last_balance_ns + _interval_ns(eng, cpu, lv)
             if due < 0 or level_due < due:
@@ -184,6 +187,7 @@ def periodic(eng: "Engine", cpu: "Cpu"):
     if eng.overloaded == 0 or not cpu.domains:
         return
     idle = cpu.curr is None and cpu.rq.nr_running == 0
+    level: DomainLevel
     for level in cpu.domains:
         if (kicked and idle) or eng.now >= level.last_balance_ns + _interval_ns(eng, cpu, level):
             level.last_balance_ns = eng.now
@@ -194,6 +198,7 @@ def periodic(eng: "Engine", cpu: "Cpu"):
 
 
 def newidle(eng: "Engine", cpu: "Cpu"):
+    level: DomainLevel
     for level in cpu.domains:
         if NEWIDLE in level.flags and load_balance(eng, cpu, level, "newidle"):
             return True
@@ -230,30 +235,25 @@ def _sync_history(eng: "Engine", cpu: "Cpu"):
         hist[i] = cur + (hist[i] - cur) * keep ** min(ticks, 10_000)
 
 
-def _loads(eng: "Engine", cpu_ids, idx):
-    out = {}
-    for cid in cpu_ids:
-        c = eng.cpus[cid]
-        _sync_history(eng, c)
-        out[cid] = (c.load_hist[idx] if idx else c.load_now, c.load_now)
-    return out
-
-
-def _find_imbalance(eng: "Engine", cpu: "Cpu", level, kind):
+def _find_imbalance(eng: "Engine", cpu: "Cpu", level: DomainLevel, kind: str):
     """Simplified find_busiest_group(): (busiest cpu, load to move) or (None, 0)."""
-    idx = 0 if level.name == "SMT" else eng.tun[LOAD_IDX_TUNABLE[kind]]
-    loads = _loads(eng, level.span, idx)
-    this_load = max(loads[cpu.id])  # target_load
-    total = this_load
+    idx: int = 0 if level.name == "SMT" else eng.tun[LOAD_IDX_TUNABLE[kind]]
+    cpus = eng.cpus
+    for cid in level.span:  # every load history up to date before any is read
+        _sync_history(eng, cpus[cid])
+    this_load: Any = max(cpu.load_hist[idx] if idx else cpu.load_now, cpu.load_now)  # target
+    total: Any = this_load
     busiest: Any = None
     max_load: Any = -1.0
-    for cid, (hist, now) in loads.items():
+    for cid in level.span:
         if cid == cpu.id:
             continue
-        source = min(hist, now)
+        other = cpus[cid]
+        now: Any = other.load_now
+        source: Any = min(other.load_hist[idx] if idx else now, now)  # source_load
         total += source
-        if eng.cpus[cid].rq.nr_running >= 2 and source > max_load:
-            busiest, max_load = eng.cpus[cid], source
+        if other.rq.nr_running >= 2 and source > max_load:
+            busiest, max_load = other, source
     if busiest is None:
         return None, 0
     avg = total / len(level.span)
@@ -282,7 +282,7 @@ def _small_imbalance_moves(cpu: "Cpu", max_load, this_load, per_task):
     return pwr_move > pwr_now
 
 
-def load_balance(eng: "Engine", cpu: "Cpu", level, kind):
+def load_balance(eng: "Engine", cpu: "Cpu", level: DomainLevel, kind: str):
     """Pull queued tasks from the busiest CPU of ``level`` to ``cpu``; True if something moved."""
     eng._counters["balance_attempts"] += 1
     busiest, imbalance = _find_imbalance(eng, cpu, level, kind)
@@ -307,7 +307,7 @@ def load_balance(eng: "Engine", cpu: "Cpu", level, kind):
     return False
 
 
-def _move_tasks(eng: "Engine", src: "Cpu", dst: "Cpu", level, imbalance):
+def _move_tasks(eng: "Engine", src: "Cpu", dst: "Cpu", level: DomainLevel, imbalance):
     policy = eng.policy
     now = eng.now
     moved = moved_load = 0

@@ -8,8 +8,9 @@ modelled: every socket is assumed to see the same memory.
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from .domains import DomainLevel
 from .errors import InvalidValueError
 
 _TOPOLOGY_RE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*[xX]\s*(\d+)\s*$")
@@ -77,24 +78,6 @@ def topology_for_cpus(ncpus, field_name="cpus"):
     return Topology(1, ncpus, 1)
 
 
-@dataclass
-class DomainLevel:
-    """One level of the sched-domain tree as seen from one CPU (per-CPU balancing state)."""
-
-    name: str
-    span: tuple
-    min_interval_ms: float
-    max_interval_ms: float
-    busy_factor: int
-    imbalance_pct: int
-    cache_nice_tries: int
-    flags: frozenset
-    balance_interval_ms: float = 0.0
-    nr_balance_failed: int = 0
-    last_balance_ns: int = 0
-    extra: dict = field(default_factory=dict)
-
-
 # Defaults from the 2.6.22-2.6.24 topology.h initialisers (see docs/simulator.md).
 LEVEL_DEFAULTS = {
     "SMT": {"min_interval_ms": 1, "max_interval_ms": 2, "busy_factor": 64, "imbalance_pct": 110,
@@ -124,6 +107,5 @@ def build_domains(topo, cpu, flags_for_level, busy_factor):
         params = dict(LEVEL_DEFAULTS[name])
         params["busy_factor"] = busy_factor
         level = DomainLevel(name=name, span=span, flags=frozenset(flags_for_level(name)), **params)
-        level.balance_interval_ms = level.min_interval_ms
         levels.append(level)
     return levels
