@@ -743,8 +743,8 @@ class Engine:
     def plan(self, cpu: Cpu):
         """Schedule the single pending event of a CPU: action end, slice expiry or handover."""
         task: Task = cpu.curr  # a CPU with a task: only then is there something to plan
-        start = cpu.seg_start
-        end: int | None = None
+        start: int = cpu.seg_start
+        end: int = -1  # none pending (times are >= 0); an int, not None, so it is never boxed
         if task.spin_on is None:
             left = task.remaining if task.remaining > 0 else 0
             speed = cpu.speed
@@ -758,15 +758,15 @@ class Engine:
                 end = start + delay
             if task.spins_left is not None:  # a bounded spinner gives up after its last yield
                 give_up = start + max(0, task.spins_left) * self.yield_ns
-                if end is None or give_up < end:
+                if end < 0 or give_up < end:
                     end = give_up
         if cpu.need_resched:
             end = self.now
         # the slice-expiry instant is absolute: it only moves when the runqueue changes
         preempt_at = cpu.preempt_at if cpu.preempt_valid else self.slice_expiry(cpu, task, start)
-        if preempt_at is not None and (end is None or preempt_at < end):
+        if preempt_at is not None and (end < 0 or preempt_at < end):
             end = preempt_at
-        if end is None:
+        if end < 0:
             cpu.gen += 1  # nothing pending: whatever was armed is obsolete
             cpu.pending_at = None
         elif cpu.pending_at is None or end != cpu.pending_at:  # arm(), inlined (hottest path)
@@ -775,14 +775,14 @@ class Engine:
             self.seq += 1
             heappush(self.heap, (end, self.seq, EV_SEG, cpu, cpu.gen))
 
-    def arm(self, cpu: Cpu, when):
+    def arm(self, cpu: Cpu, when: int):
         """Make ``when`` the CPU's one pending segment event (older ones become stale)."""
         cpu.gen += 1
         cpu.pending_at = when
         self.seq += 1
         heappush(self.heap, (when, self.seq, EV_SEG, cpu, cpu.gen))
 
-    def slice_expiry(self, cpu: Cpu, task: Task, start):
+    def slice_expiry(self, cpu: Cpu, task: Task, start: int) -> int | None:
         preempt_at: int | None = None
         if self.tick_preempts and (cpu.rq.nr_running > 1 or self.global_queue):
             raw = self.policy.preempt_time(cpu.rq, task, start)
