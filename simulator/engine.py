@@ -80,7 +80,8 @@ class Cpu:
         self.load_tick: int = 0
         self.kicked: bool = False
         self.preempt_valid: bool = False
-        self.pending_at: int | None = None
+        # the time of the CPU's one live segment event, -1 when none (an int, never boxed)
+        self.pending_at: int = -1
         self.llc_span: Any = (cpu_id,)
 
 
@@ -275,7 +276,6 @@ class Engine:
         slice_only = self.policy.account_is_slice
         ev_seg, ev_timer, ev_balance, ev_sample, ev_call = (EV_SEG, EV_TIMER, EV_BALANCE,
                                                             EV_SAMPLE, EV_CALL)
-        unset: int | None = None
         self._seed_events()
         while heap and self.alive > 0:
             when, _seq, kind, obj, gen = heappop(heap)
@@ -283,9 +283,7 @@ class Engine:
                 cpu: Cpu = obj
                 if gen != cpu.gen:
                     continue  # stale: the CPU re-planned since
-                # not `= None`: the compiled build would take pending_at for None from here on,
-                # though the calls below may arm the CPU again
-                cpu.pending_at = unset
+                cpu.pending_at = -1
                 self.now = when
                 task = cpu.curr
                 if (task is None or cpu.speed != 1.0 or cpu.need_resched
@@ -336,8 +334,7 @@ class Engine:
                             preempt_at = self.slice_expiry(cpu, task, start)
                         if preempt_at is not None and preempt_at < end:
                             end = preempt_at
-                        pending = cpu.pending_at
-                        if pending is None or end != pending:  # Engine.arm(), inlined
+                        if end != cpu.pending_at:  # Engine.arm(), inlined
                             gen = cpu.gen = cpu.gen + 1
                             cpu.pending_at = end
                             seq = self.seq = self.seq + 1
@@ -429,7 +426,7 @@ class Engine:
             if kind == EV_SEG:
                 if gen != obj.gen:
                     continue
-                obj.pending_at = None
+                obj.pending_at = -1
                 self.now = when
                 self.segment_end_reference(obj)
             elif kind == EV_TIMER:
@@ -642,7 +639,7 @@ class Engine:
     def wake_idle_cpu(self, cpu: Cpu):
         """An idle CPU got work: it runs it after the machine's wakeup-to-run latency (an
         already waking CPU keeps its earlier instant)."""
-        if cpu.pending_at is not None and cpu.pending_at >= self.now:
+        if cpu.pending_at >= self.now:  # -1 (none) never is
             return
         self.arm(cpu, self.now + self.idle_wake_ns)
 
@@ -768,8 +765,8 @@ class Engine:
             end = preempt_at
         if end < 0:
             cpu.gen += 1  # nothing pending: whatever was armed is obsolete
-            cpu.pending_at = None
-        elif cpu.pending_at is None or end != cpu.pending_at:  # arm(), inlined (hottest path)
+            cpu.pending_at = -1
+        elif end != cpu.pending_at:  # arm(), inlined (hottest path)
             cpu.gen += 1
             cpu.pending_at = end
             self.seq += 1
@@ -892,7 +889,7 @@ class Engine:
         cpu.preempt_at = None
         cpu.preempt_valid = False
         cpu.gen += 1
-        cpu.pending_at = None
+        cpu.pending_at = -1
         if prev is not None and self.contention:
             self.update_speeds()
         elif prev is not None and cpu.siblings:

@@ -94,8 +94,7 @@ def step(eng: "Engine", cpu: "Cpu", task: Task):
                 preempt_at = eng.slice_expiry(cpu, task, start)
             if preempt_at is not None and preempt_at < end:
                 end = preempt_at
-            pending = cpu.pending_at
-            if pending is None or end != pending:  # Engine.arm(), inlined
+            if end != cpu.pending_at:  # Engine.arm(), inlined
                 gen = cpu.gen = cpu.gen + 1
                 cpu.pending_at = end
                 seq = eng.seq = eng.seq + 1
