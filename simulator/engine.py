@@ -74,7 +74,8 @@ class Cpu:
         self.bal_at: int | None = None
         self.bal_gen: int = 0
         self.siblings: list[int] = siblings
-        self.preempt_at: int | None = None
+        # when the running task's slice expires, -1 when it does not (an int, never boxed)
+        self.preempt_at: int = -1
         self.load_hist: list[float] = [0.0] * 5
         self.load_now: Any = 0
         self.load_tick: int = 0
@@ -324,7 +325,7 @@ class Engine:
                             ns = int(scaled) or 1
                         task.remaining = ns
                         preempt_at = cpu.preempt_at
-                        if cpu.need_resched or (preempt_at is not None and when >= preempt_at):
+                        if cpu.need_resched or (preempt_at >= 0 and when >= preempt_at):
                             self.begin(cpu, task)
                             break
                         # no preemption due: Engine.plan() for a fresh run segment
@@ -332,7 +333,7 @@ class Engine:
                         end = start + (ns if cpu.speed == 1.0 else int(-(-ns // cpu.speed)))
                         if not cpu.preempt_valid:
                             preempt_at = self.slice_expiry(cpu, task, start)
-                        if preempt_at is not None and preempt_at < end:
+                        if preempt_at >= 0 and preempt_at < end:
                             end = preempt_at
                         if end != cpu.pending_at:  # Engine.arm(), inlined
                             gen = cpu.gen = cpu.gen + 1
@@ -527,7 +528,7 @@ class Engine:
     def _replan_all_running(self):
         """Shared queue: a task now waits, so every running task may need its slice expiry."""
         for c in self.cpus:
-            if c.curr is not None and c.preempt_at is None and c.curr.state == RUNNING:
+            if c.curr is not None and c.preempt_at < 0 and c.curr.state == RUNNING:
                 c.preempt_valid = False
                 self.account(c)
                 self.plan(c)
@@ -728,7 +729,7 @@ class Engine:
             self.begin(cpu, task)
 
     def preempt_due(self, cpu: Cpu, task: Task) -> bool:
-        if cpu.preempt_at is None or self.now < cpu.preempt_at:
+        if cpu.preempt_at < 0 or self.now < cpu.preempt_at:
             return False
         if not self.policy.tick_preempt(cpu.rq, task, self.now):
             cpu.preempt_valid = False
@@ -761,7 +762,7 @@ class Engine:
             end = self.now
         # the slice-expiry instant is absolute: it only moves when the runqueue changes
         preempt_at = cpu.preempt_at if cpu.preempt_valid else self.slice_expiry(cpu, task, start)
-        if preempt_at is not None and (end < 0 or preempt_at < end):
+        if preempt_at >= 0 and (end < 0 or preempt_at < end):
             end = preempt_at
         if end < 0:
             cpu.gen += 1  # nothing pending: whatever was armed is obsolete
@@ -779,8 +780,9 @@ class Engine:
         self.seq += 1
         heappush(self.heap, (when, self.seq, EV_SEG, cpu, cpu.gen))
 
-    def slice_expiry(self, cpu: Cpu, task: Task, start: int) -> int | None:
-        preempt_at: int | None = None
+    def slice_expiry(self, cpu: Cpu, task: Task, start: int) -> int:
+        """When the running task's slice expires (>= start), or -1 if it does not."""
+        preempt_at = -1
         if self.tick_preempts and (cpu.rq.nr_running > 1 or self.global_queue):
             raw = self.policy.preempt_time(cpu.rq, task, start)
             if raw is not None:
@@ -848,7 +850,7 @@ class Engine:
         if nxt.wall_until is not None:  # the wall clock ran on while it waited
             left = nxt.wall_until - cpu.seg_start
             nxt.remaining = left if left > 0 else 0
-        cpu.preempt_at = None
+        cpu.preempt_at = -1
         cpu.preempt_valid = not self.tick_preempts  # no tick preempts: None is already valid
         policy.on_pick(rq, nxt, now)
         if was_idle:
@@ -886,7 +888,7 @@ class Engine:
         if self.ftrace is not None and prev is not None:
             self.ftrace.switch(cpu, prev, None)
         cpu.curr = None
-        cpu.preempt_at = None
+        cpu.preempt_at = -1
         cpu.preempt_valid = False
         cpu.gen += 1
         cpu.pending_at = -1
