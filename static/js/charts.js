@@ -18,8 +18,22 @@
     return (title && (title.text || (typeof title === "string" ? title : ""))) || "";
   }
 
+  // On a phone a legend above the plot wraps to more rows and runs into the title: the title
+  // goes to the top of the chart and the top margin grows by two legend rows.
+  function roomForTitle(layout) {
+    var legend = layout.legend;
+    if (window.innerWidth >= 600 || !titleOf(layout) || !legend || legend.yanchor !== "bottom") {
+      return;
+    }
+    var title = typeof layout.title === "string" ? { text: layout.title } : layout.title;
+    layout.title = Object.assign({}, title, { yref: "container", y: 0.99, yanchor: "top" });
+    var margin = layout.margin || {};
+    layout.margin = Object.assign({}, margin, { t: (margin.t || 70) + 40 });
+  }
+
   function themed(figure) {
     var data = copy(figure.data || []), layout = copy(figure.layout || {});
+    roomForTitle(layout);
     Object.keys(layout).forEach(function (key) {
       if (/^[xy]axis\d*$/.test(key) && layout[key].automargin === undefined) {
         layout[key].automargin = true;
