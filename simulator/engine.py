@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from . import balance
 from .errors import EventBudgetExceeded
-from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER
+from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER, NO_TIME
 from .interp import (  # the handlers the action loop below calls directly
     HANDLERS,
     _op_lock,
@@ -50,7 +50,7 @@ from .program import (
 heappush: Final = heapq.heappush
 heappop: Final = heapq.heappop
 heapify: Final = heapq.heapify
-# drop_stale() runs once the heap outgrows twice its live entries, and never below this size
+# push() runs drop_stale() once the heap outgrows twice its live entries, never below this size
 HEAP_SLACK: Final = 32
 
 
@@ -74,15 +74,15 @@ class Cpu:
         self.bal_at: int | None = None
         self.bal_gen: int = 0
         self.siblings: list[int] = siblings
-        # when the running task's slice expires, -1 when it does not (an int, never boxed)
-        self.preempt_at: int = -1
+        # when the running task's slice expires, NO_TIME when it does not
+        self.preempt_at: int = NO_TIME
         self.load_hist: list[float] = [0.0] * 5
         self.load_now: Any = 0
         self.load_tick: int = 0
         self.kicked: bool = False
         self.preempt_valid: bool = False
-        # the time of the CPU's one live segment event, -1 when none (an int, never boxed)
-        self.pending_at: int = -1
+        # the time of the CPU's one live segment event, NO_TIME when there is none
+        self.pending_at: int = NO_TIME
         self.llc_span: Any = (cpu_id,)
 
 
@@ -284,7 +284,7 @@ class Engine:
                 cpu: Cpu = obj
                 if gen != cpu.gen:
                     continue  # stale: the CPU re-planned since
-                cpu.pending_at = -1
+                cpu.pending_at = NO_TIME
                 self.now = when
                 task = cpu.curr
                 if (task is None or cpu.speed != 1.0 or cpu.need_resched
@@ -325,7 +325,7 @@ class Engine:
                             ns = int(scaled) or 1
                         task.remaining = ns
                         preempt_at = cpu.preempt_at
-                        if cpu.need_resched or (preempt_at >= 0 and when >= preempt_at):
+                        if cpu.need_resched or (preempt_at != NO_TIME and when >= preempt_at):
                             self.begin(cpu, task)
                             break
                         # no preemption due: Engine.plan() for a fresh run segment
@@ -333,7 +333,7 @@ class Engine:
                         end = start + (ns if cpu.speed == 1.0 else int(-(-ns // cpu.speed)))
                         if not cpu.preempt_valid:
                             preempt_at = self.slice_expiry(cpu, task, start)
-                        if preempt_at >= 0 and preempt_at < end:
+                        if preempt_at != NO_TIME and preempt_at < end:
                             end = preempt_at
                         if end != cpu.pending_at:  # Engine.arm(), inlined
                             gen = cpu.gen = cpu.gen + 1
@@ -427,7 +427,7 @@ class Engine:
             if kind == EV_SEG:
                 if gen != obj.gen:
                     continue
-                obj.pending_at = -1
+                obj.pending_at = NO_TIME
                 self.now = when
                 self.segment_end_reference(obj)
             elif kind == EV_TIMER:
@@ -528,7 +528,7 @@ class Engine:
     def _replan_all_running(self):
         """Shared queue: a task now waits, so every running task may need its slice expiry."""
         for c in self.cpus:
-            if c.curr is not None and c.preempt_at < 0 and c.curr.state == RUNNING:
+            if c.curr is not None and c.preempt_at == NO_TIME and c.curr.state == RUNNING:
                 c.preempt_valid = False
                 self.account(c)
                 self.plan(c)
@@ -640,7 +640,7 @@ class Engine:
     def wake_idle_cpu(self, cpu: Cpu):
         """An idle CPU got work: it runs it after the machine's wakeup-to-run latency (an
         already waking CPU keeps its earlier instant)."""
-        if cpu.pending_at >= self.now:  # -1 (none) never is
+        if cpu.pending_at != NO_TIME and cpu.pending_at >= self.now:
             return
         self.arm(cpu, self.now + self.idle_wake_ns)
 
@@ -729,7 +729,7 @@ class Engine:
             self.begin(cpu, task)
 
     def preempt_due(self, cpu: Cpu, task: Task) -> bool:
-        if cpu.preempt_at < 0 or self.now < cpu.preempt_at:
+        if cpu.preempt_at == NO_TIME or self.now < cpu.preempt_at:
             return False
         if not self.policy.tick_preempt(cpu.rq, task, self.now):
             cpu.preempt_valid = False
@@ -742,7 +742,7 @@ class Engine:
         """Schedule the single pending event of a CPU: action end, slice expiry or handover."""
         task: Task = cpu.curr  # a CPU with a task: only then is there something to plan
         start: int = cpu.seg_start
-        end: int = -1  # none pending (times are >= 0); an int, not None, so it is never boxed
+        end: int = NO_TIME  # nothing pending
         if task.spin_on is None:
             left = task.remaining if task.remaining > 0 else 0
             speed = cpu.speed
@@ -756,17 +756,17 @@ class Engine:
                 end = start + delay
             if task.spins_left is not None:  # a bounded spinner gives up after its last yield
                 give_up = start + max(0, task.spins_left) * self.yield_ns
-                if end < 0 or give_up < end:
+                if end == NO_TIME or give_up < end:
                     end = give_up
         if cpu.need_resched:
             end = self.now
         # the slice-expiry instant is absolute: it only moves when the runqueue changes
         preempt_at = cpu.preempt_at if cpu.preempt_valid else self.slice_expiry(cpu, task, start)
-        if preempt_at >= 0 and (end < 0 or preempt_at < end):
+        if preempt_at != NO_TIME and (end == NO_TIME or preempt_at < end):
             end = preempt_at
-        if end < 0:
+        if end == NO_TIME:
             cpu.gen += 1  # nothing pending: whatever was armed is obsolete
-            cpu.pending_at = -1
+            cpu.pending_at = NO_TIME
         elif end != cpu.pending_at:  # arm(), inlined (hottest path)
             cpu.gen += 1
             cpu.pending_at = end
@@ -781,8 +781,8 @@ class Engine:
         heappush(self.heap, (when, self.seq, EV_SEG, cpu, cpu.gen))
 
     def slice_expiry(self, cpu: Cpu, task: Task, start: int) -> int:
-        """When the running task's slice expires (>= start), or -1 if it does not."""
-        preempt_at = -1
+        """When the running task's slice expires (>= start), or NO_TIME if it does not."""
+        preempt_at = NO_TIME
         if self.tick_preempts and (cpu.rq.nr_running > 1 or self.global_queue):
             raw = self.policy.preempt_time(cpu.rq, task, start)
             if raw is not None:
@@ -850,7 +850,7 @@ class Engine:
         if nxt.wall_until is not None:  # the wall clock ran on while it waited
             left = nxt.wall_until - cpu.seg_start
             nxt.remaining = left if left > 0 else 0
-        cpu.preempt_at = -1
+        cpu.preempt_at = NO_TIME
         cpu.preempt_valid = not self.tick_preempts  # no tick preempts: None is already valid
         policy.on_pick(rq, nxt, now)
         if was_idle:
@@ -888,10 +888,10 @@ class Engine:
         if self.ftrace is not None and prev is not None:
             self.ftrace.switch(cpu, prev, None)
         cpu.curr = None
-        cpu.preempt_at = -1
+        cpu.preempt_at = NO_TIME
         cpu.preempt_valid = False
         cpu.gen += 1
-        cpu.pending_at = -1
+        cpu.pending_at = NO_TIME
         if prev is not None and self.contention:
             self.update_speeds()
         elif prev is not None and cpu.siblings:

@@ -3,7 +3,7 @@
 import heapq
 from typing import TYPE_CHECKING, Any, Final
 
-from .events import EV_SEG, EV_TIMER
+from .events import EV_SEG, EV_TIMER, NO_TIME
 from .policies.base import remove_task
 from .program import (
     ADD,
@@ -84,7 +84,7 @@ def step(eng: "Engine", cpu: "Cpu", task: Task):
                 ns = int(scaled) or 1
             task.remaining = ns
             preempt_at = cpu.preempt_at
-            if cpu.need_resched or (preempt_at >= 0 and eng.now >= preempt_at):
+            if cpu.need_resched or (preempt_at != NO_TIME and eng.now >= preempt_at):
                 eng.begin(cpu, task)
                 return
             # no preemption due: Engine.plan() for a fresh run segment
@@ -92,7 +92,7 @@ def step(eng: "Engine", cpu: "Cpu", task: Task):
             end = start + (ns if cpu.speed == 1.0 else int(-(-ns // cpu.speed)))
             if not cpu.preempt_valid:
                 preempt_at = eng.slice_expiry(cpu, task, start)
-            if preempt_at >= 0 and preempt_at < end:
+            if preempt_at != NO_TIME and preempt_at < end:
                 end = preempt_at
             if end != cpu.pending_at:  # Engine.arm(), inlined
                 gen = cpu.gen = cpu.gen + 1
