@@ -339,7 +339,8 @@
     el.dataset.decimated = body.decimated ? "1" : "0";
     el.dataset.wakeups = body.wakeups ? String(body.wakeups.length) : "";
     panel.status.textContent = body.segments.length + " segments" +
-      (body.decimated ? " (short runs merged at this zoom; zoom in for every switch)" : "") +
+      (body.decimated ? " (grey: short runs merged at this zoom, zoom in for every switch; " +
+        "blank: idle)" : " (blank: idle)") +
       (body.wakeups ? " · " + body.wakeups.length + " wakeups" +
         (body.wakeups_thinned ? " (thinned)" : "") : "");
     panel.canvas.setAttribute("aria-label", "Timeline of " + body.cpus.length + " CPU" +
