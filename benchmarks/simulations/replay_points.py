@@ -5,6 +5,7 @@ Imported by tasks.py and selectors.py; it imports neither, so the package has no
 
 from benchmarks.charts import LEGEND_ON_TOP, PALETTE, base_layout
 from benchmarks.charts import axis as chart_axis
+from benchmarks.traces.models import Trace
 
 from .models import SimulationJob, Status
 
@@ -31,6 +32,14 @@ def replay_summary(result: dict) -> dict:
             "task_rows": result["tasks"][:TASKS_KEPT],
             "real": {"makespan_ms": result["real"]["makespan_ms"],
                      **_waits(result["real"]["tasks"])}}
+
+
+def replay_trace_warnings(job: SimulationJob) -> list[str]:
+    """What the replayed trace's parser warned of (lost events, a truncated end): the recorded
+    row comes from that trace, so its page says so too. [] when the trace is gone."""
+    warnings = (Trace.objects.filter(pk=(job.spec.get("trace") or {}).get("id"))
+                .values_list("warnings", flat=True).first())
+    return list(warnings or [])
 
 
 def replay_rows(job: SimulationJob) -> list[dict]:

@@ -47,6 +47,7 @@ def job_detail(request, pk: int):
     return render(request, "simulations/job_detail.html", {
         "job": job, "points": job.points.order_by("index"), "replay": replay,
         "replay_rows": replay_points.replay_rows(job) if replay else [],
+        "replay_warnings": replay_points.replay_trace_warnings(job) if replay else [],
         "can_cancel": job.is_active and user.is_authenticated and (
             user.pk == job.owner_id or user.is_staff)})
 

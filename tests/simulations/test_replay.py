@@ -68,6 +68,21 @@ def test_trace_page_offers_the_replay_form(client, django_user_model):
     assert job.spec["trace"]["id"] == trace_id and job.spec["cpus"] == 2 and job.total == 1
 
 
+@pytest.mark.django_db
+def test_replay_page_carries_the_trace_warnings(api_client, client):
+    """The recorded row comes from the trace: a trace that lost events says so on the job."""
+    pages = {}
+    for path in (BURN, FIXTURES / "edge_cases.trace"):
+        trace_id = upload(api_client, path)
+        job_id = replay(api_client, trace_id, {"kernels": ["2.6.22"]}).json()["id"]
+        pages[path.name] = client.get(f"/simulations/{job_id}/").content.decode()
+    assert "replay-warning" not in pages[BURN.name]
+    lossy = pages["edge_cases.trace"]
+    assert lossy.count('class="notice warn replay-warning"') >= 1 and "lost" in lossy
+    Trace.objects.all().delete()  # a job outlives its trace: no warning, no error
+    assert client.get(f"/simulations/{job_id}/").status_code == 200
+
+
 @pytest.mark.worker
 @pytest.mark.slow
 def test_replay_job_shows_real_and_simulated_makespans(celery_worker_factory, api_client):
