@@ -16,7 +16,7 @@ import sys
 
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
 # the modules an event passes through, in dependency order (what the build compiles)
-HOT_MODULES = ("events", "program", "policies.base", "policies.cfs", "policies.eevdf",
+HOT_MODULES = ("events", "eventq", "program", "policies.base", "policies.cfs", "policies.eevdf",
                "policies.globalq", "policies.o1", "policies.rsdl", "domains", "balance", "interp",
                "engine")
 GROUP = "simulator._hot"  # the compiled modules' shared runtime: simulator/_hot__mypyc*.so

@@ -196,13 +196,13 @@ def make_policy(norm, ncpus):
     return make_family_policy(family, kernel, tun, ncpus)
 
 
-def run_once(norm, topo, repeat_index, trace, reference=False, ftrace=None):
+def run_once(norm, topo, repeat_index, trace, reference=False, ftrace=None, queue=None):
     from .wl_common import Build
 
     policy = make_policy(norm, topo.ncpus)
     eng = Engine(topo, policy, norm["tunables"], norm["seed"] + repeat_index,
                  norm["max_events"], None if ftrace is not None else trace,
-                 reference=reference, ftrace=ftrace)
+                 reference=reference, ftrace=ftrace, queue=queue)
     workload = WORKLOADS[norm["workload"]]
     build = Build(eng, norm["params"])
     workload.build(build)
@@ -223,8 +223,9 @@ def ftrace_writer(trace, trace_format):
     return FtraceWriter(trace)
 
 
-def run(spec, *, trace=None, progress=None, reference=False, trace_format="text"):
-    """Run ``spec``; ``reference=True`` uses the engine's plain (non-inlined) paths.
+def run(spec, *, trace=None, progress=None, reference=False, trace_format="text", queue=None):
+    """Run ``spec``; ``reference=True`` uses the engine's plain (non-inlined) paths, ``queue``
+    ("indexed" or "heapq") picks the event queue (simulator/eventq.py; None: the build's).
     ``trace`` (a text file) gets the engine's debug log, or with ``trace_format="ftrace"``
     the schedule as ftrace text (see simulator/ftrace.py)."""
     norm = validate(spec)
@@ -235,7 +236,7 @@ def run(spec, *, trace=None, progress=None, reference=False, trace_format="text"
     for r in range(norm["repeat"]):
         if trace is not None:
             trace.write(f"# repeat {r} seed {norm['seed'] + r}\n")
-        runs.append(run_once(norm, topo, r, trace, reference, ftrace))
+        runs.append(run_once(norm, topo, r, trace, reference, ftrace, queue))
         if progress is not None:
             progress(r + 1, norm["repeat"])
     return assemble(norm, runs, time.perf_counter() - started)

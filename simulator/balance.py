@@ -9,7 +9,6 @@ while some runqueue has a second task, so an idle or evenly loaded machine costs
 from typing import TYPE_CHECKING, Any
 
 from .domains import DomainLevel
-from .events import EV_BALANCE
 from .program import Task
 from .topology import build_domains
 
@@ -154,8 +153,7 @@ def _schedule_balance(eng: "Engine", cpu: "Cpu", at: int | None = None, kick: bo
     if cpu.bal_at is not None and cpu.bal_at <= at:
         return
     cpu.bal_at = at
-    cpu.bal_gen += 1
-    eng.push(at, EV_BALANCE, cpu, cpu.bal_gen)
+    eng.queue.schedule(cpu.bal_event, at)
 
 
 def became_overloaded(eng: "Engine", busy_cpu: "Cpu"):

@@ -1,8 +1,8 @@
-"""The discrete-event engine: integer-nanosecond clock, a heap with lazy cancellation.
+"""The discrete-event engine: integer-nanosecond clock, an event queue of reusable events.
 
-Events are tuples ``(time, seq, kind, obj, gen)``.  Instead of removing a cancelled event from the
-heap, the owner bumps its generation counter and the stale event is dropped when popped, so
-cancelling is O(1) and the heap holds at most a few events per CPU and per sleeping task.
+Each CPU owns one segment event and one balance event, each sleeping task one timer event
+(simulator/eventq.py); re-planning moves the owner's event rather than adding another, so the
+queue holds at most a few events per CPU and per sleeping task.
 
 A CPU has at most one pending segment event: the moment its running task finishes its current
 action, its slice expires at a tick, or a spinner would hand the CPU over -- whichever is first.
@@ -11,12 +11,12 @@ Progress inside a segment is computed analytically from elapsed time and the CPU
 them (slice expiry, a due balance pass).
 """
 
-import heapq
 import random
-from typing import Any, Final
+from typing import Any
 
 from . import balance
 from .errors import EventBudgetExceeded
+from .eventq import Event, EventQueue, new_queue
 from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER, NO_TIME
 from .interp import (  # the handlers the action loop below calls directly
     HANDLERS,
@@ -46,17 +46,10 @@ from .program import (
     Task,
 )
 
-# Final: the compiled build keeps these in C statics rather than looking them up per call
-heappush: Final = heapq.heappush
-heappop: Final = heapq.heappop
-heapify: Final = heapq.heapify
-# push() runs drop_stale() once the heap outgrows twice its live entries, never below this size
-HEAP_SLACK: Final = 32
-
 
 class Cpu:
-    __slots__ = ("id", "rq", "curr", "seg_start", "speed", "gen", "busy_ns", "sys_ns",
-                 "need_resched", "domains", "bal_at", "bal_gen", "siblings", "preempt_at",
+    __slots__ = ("id", "rq", "curr", "seg_start", "speed", "seg_event", "busy_ns", "sys_ns",
+                 "need_resched", "domains", "bal_at", "bal_event", "siblings", "preempt_at",
                  "load_hist", "load_now", "load_tick", "kicked", "preempt_valid",
                  "pending_at", "llc_span")
 
@@ -66,13 +59,14 @@ class Cpu:
         self.curr: Task | None = None
         self.seg_start: int = 0
         self.speed: float = 1.0
-        self.gen: int = 0
+        # the CPU's run-segment event: when its task's action ends, its slice expires, ...
+        self.seg_event: Event = Event(EV_SEG, self)
         self.busy_ns: int = 0
         self.sys_ns: int = 0
         self.need_resched: bool = False
         self.domains: list[Any] = []
         self.bal_at: int | None = None
-        self.bal_gen: int = 0
+        self.bal_event: Event = Event(EV_BALANCE, self)
         self.siblings: list[int] = siblings
         # when the running task's slice expires, NO_TIME when it does not
         self.preempt_at: int = NO_TIME
@@ -86,21 +80,9 @@ class Cpu:
         self.llc_span: Any = (cpu_id,)
 
 
-def entry_is_live(entry: tuple[int, int, int, Any, int]) -> bool:
-    """False for a heap entry its owner has superseded (the run loop skips those)."""
-    kind = entry[2]
-    if kind == EV_SEG:
-        return entry[4] == entry[3].gen
-    if kind == EV_TIMER:
-        return entry[4] == entry[3].timer_gen
-    if kind == EV_BALANCE:
-        return entry[4] == entry[3].bal_gen
-    return True
-
-
 class Engine:
     __slots__ = ("topo", "policy", "tun", "rng", "_random", "max_events", "trace_file", "now",
-                 "heap", "seq", "tasks", "exited", "alive", "stop_at", "tick_ns", "noise",
+                 "queue", "tasks", "exited", "alive", "stop_at", "tick_ns", "noise",
                  "refill_us", "_counters", "marks", "samples", "overloaded", "pending_timers",
                  "depth", "track_load", "policy_account", "cpus", "global_queue", "tick_preempts",
                  "hrtick", "newidle", "switch_ns", "flat_cost", "reference", "step",
@@ -108,10 +90,10 @@ class Engine:
                  "warm_ns", "refill_by_distance", "threads", "socket_cpus", "smt_speed",
                  "n_switches", "n_migrations", "n_wakeups", "n_preemptions", "n_yields",
                  "n_decisions", "n_cost_ns", "wakeup_ns", "has_refill", "wake_affine",
-                 "balance_wake", "idle_sibling", "idle_balance_kick", "ftrace", "heap_limit")
+                 "balance_wake", "idle_sibling", "idle_balance_kick", "ftrace")
 
     def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False,
-                 ftrace=None):
+                 ftrace=None, queue=None):
         # reference mode routes every event through the plain functions (step_reference,
         # account(), sleep()) instead of the inlined copies of the fast path; results must be
         # identical (tests/simulator/test_reference_mode.py)
@@ -127,9 +109,8 @@ class Engine:
         # an FtraceWriter (simulator/ftrace.py) or None; hooks sit where the schedule changes
         self.ftrace: Any = ftrace
         self.now: int = 0
-        self.heap: list[tuple[int, int, int, Any, int]] = []
-        self.seq: int = 0
-        self.heap_limit: int = HEAP_SLACK
+        # "indexed" or "heapq" (simulator/eventq.py); None: the faster one in this build
+        self.queue: EventQueue = new_queue(queue)
         # live tasks by tid; exited ones only leave their totals behind, so memory stays
         # O(live tasks) however many threads a run forks
         self.tasks: dict[int, Task] = {}
@@ -213,23 +194,9 @@ class Engine:
         return counters
 
     # ----------------------------------------------------------------- event plumbing
-    def push(self, when, kind, obj, gen):
-        self.seq += 1
-        heappush(self.heap, (when, self.seq, kind, obj, gen))
-        if len(self.heap) > self.heap_limit:
-            self.drop_stale()
-
-    def drop_stale(self):
-        """Remove superseded events from the heap, in place (run() holds the list).
-
-        An idle CPU re-arms its balance tick earlier each time it goes idle, and the later
-        entries it leaves behind used to make up most of the heap, slowing every push and pop.
-        Results cannot change: (when, seq) is unique, so the live events pop in the same order
-        from any heap holding them, and the entries dropped are those the loop would skip."""
-        heap = self.heap
-        heap[:] = [entry for entry in heap if entry_is_live(entry)]
-        heapify(heap)
-        self.heap_limit = max(HEAP_SLACK, 2 * len(heap))
+    def push(self, when, kind, obj):
+        """Queue a one-off event (a sample, the stop, a call)."""
+        self.queue.schedule(Event(kind, obj), when)
 
     def trace(self, cpu_id, what, detail=""):
         if self.trace_file is not None:
@@ -249,9 +216,9 @@ class Engine:
     # ----------------------------------------------------------------- main loop
     def _seed_events(self):
         if self.tun["vmstat_interval_ms"] > 0:
-            self.push(0, EV_SAMPLE, None, 0)
+            self.push(0, EV_SAMPLE, None)
         if self.stop_at is not None:
-            self.push(self.stop_at, EV_STOP, None, 0)
+            self.push(self.stop_at, EV_STOP, None)
         for cpu in self.cpus:
             self.arm(cpu, 0)
 
@@ -265,7 +232,7 @@ class Engine:
         same through the plain functions; a test requires both to give identical results."""
         if self.reference:
             return self.run_reference()
-        heap = self.heap
+        queue = self.queue
         rand = self._random
         noise = self.noise
         budget = self.max_events
@@ -278,12 +245,14 @@ class Engine:
         ev_seg, ev_timer, ev_balance, ev_sample, ev_call = (EV_SEG, EV_TIMER, EV_BALANCE,
                                                             EV_SAMPLE, EV_CALL)
         self._seed_events()
-        while heap and self.alive > 0:
-            when, _seq, kind, obj, gen = heappop(heap)
+        while self.alive > 0:
+            event = queue.pop()
+            if event is None:
+                break
+            when = event.when
+            kind = event.kind
             if kind == ev_seg:
-                cpu: Cpu = obj
-                if gen != cpu.gen:
-                    continue  # stale: the CPU re-planned since
+                cpu: Cpu = event.obj
                 cpu.pending_at = NO_TIME
                 self.now = when
                 task = cpu.curr
@@ -336,10 +305,8 @@ class Engine:
                         if preempt_at != NO_TIME and preempt_at < end:
                             end = preempt_at
                         if end != cpu.pending_at:  # Engine.arm(), inlined
-                            gen = cpu.gen = cpu.gen + 1
                             cpu.pending_at = end
-                            seq = self.seq = self.seq + 1
-                            heappush(heap, (end, seq, EV_SEG, cpu, gen))
+                            queue.schedule(cpu.seg_event, end)
                         break
                     if code == LOOP:  # iterations left, kept at the LOOP's pc + 1 (None: not begun)
                         loops = task.loops
@@ -390,16 +357,12 @@ class Engine:
                         break
                     pc = task.pc  # a handler that returns False leaves the task where it was
             elif kind == ev_timer:
-                sleeper: Task = obj
-                if gen != sleeper.timer_gen:
-                    continue
+                sleeper: Task = event.obj
                 self.now = when
                 self.pending_timers -= 1  # the task's timer fired
                 self.wake(sleeper, None, direct=True)
             elif kind == ev_balance:
-                balancer: Cpu = obj
-                if gen != balancer.bal_gen:
-                    continue
+                balancer: Cpu = event.obj
                 self.now = when
                 balance.periodic(self, balancer)
             elif kind == ev_sample:
@@ -407,7 +370,7 @@ class Engine:
                 self.sample()
             elif kind == ev_call:
                 self.now = when
-                obj(self)
+                event.obj(self)
             else:
                 self.now = when
                 break
@@ -418,27 +381,25 @@ class Engine:
 
     def run_reference(self):
         """run() without inlined copies: every event through its plain handler."""
-        heap = self.heap
         budget = self.max_events
         events = 0
         self._seed_events()
-        while heap and self.alive > 0:
-            when, _seq, kind, obj, gen = heappop(heap)
+        while self.alive > 0:
+            event = self.queue.pop()
+            if event is None:
+                break
+            when = event.when
+            kind = event.kind
+            obj = event.obj
             if kind == EV_SEG:
-                if gen != obj.gen:
-                    continue
                 obj.pending_at = NO_TIME
                 self.now = when
                 self.segment_end_reference(obj)
             elif kind == EV_TIMER:
-                if gen != obj.timer_gen:
-                    continue
                 self.now = when
                 self.pending_timers -= 1
                 self.wake(obj, None, direct=True)
             elif kind == EV_BALANCE:
-                if gen != obj.bal_gen:
-                    continue
                 self.now = when
                 balance.periodic(self, obj)
             elif kind == EV_SAMPLE:
@@ -646,7 +607,7 @@ class Engine:
 
     def call_at(self, when, fn):
         """Run ``fn(engine)`` at simulated time ``when`` (workload bookkeeping, e.g. warm-up)."""
-        self.push(when, EV_CALL, fn, 0)
+        self.push(when, EV_CALL, fn)
 
     def check_preempt_after_pull(self, cpu: Cpu):
         if cpu.curr is None:
@@ -765,20 +726,16 @@ class Engine:
         if preempt_at != NO_TIME and (end == NO_TIME or preempt_at < end):
             end = preempt_at
         if end == NO_TIME:
-            cpu.gen += 1  # nothing pending: whatever was armed is obsolete
+            self.queue.cancel(cpu.seg_event)  # nothing pending: whatever was armed is obsolete
             cpu.pending_at = NO_TIME
         elif end != cpu.pending_at:  # arm(), inlined (hottest path)
-            cpu.gen += 1
             cpu.pending_at = end
-            self.seq += 1
-            heappush(self.heap, (end, self.seq, EV_SEG, cpu, cpu.gen))
+            self.queue.schedule(cpu.seg_event, end)
 
     def arm(self, cpu: Cpu, when: int):
-        """Make ``when`` the CPU's one pending segment event (older ones become stale)."""
-        cpu.gen += 1
+        """Make ``when`` the instant of the CPU's one pending segment event."""
         cpu.pending_at = when
-        self.seq += 1
-        heappush(self.heap, (when, self.seq, EV_SEG, cpu, cpu.gen))
+        self.queue.schedule(cpu.seg_event, when)
 
     def slice_expiry(self, cpu: Cpu, task: Task, start: int) -> int:
         """When the running task's slice expires (>= start), or NO_TIME if it does not."""
@@ -890,7 +847,7 @@ class Engine:
         cpu.curr = None
         cpu.preempt_at = NO_TIME
         cpu.preempt_valid = False
-        cpu.gen += 1
+        self.queue.cancel(cpu.seg_event)
         cpu.pending_at = NO_TIME
         if prev is not None and self.contention:
             self.update_speeds()
@@ -1019,6 +976,8 @@ class Engine:
         task.state = DONE
         self.alive -= 1
         self._leave_cpu(cpu, task)
+        if task.timer_event is not None and not task.timer_event.queued:
+            task.timer_event = None  # it refers back to the task: no cycle left behind
         totals = self.exited.setdefault(task.group, [0, 0])
         totals[0] += task.wait_sum
         totals[1] += task.sum_exec
@@ -1042,11 +1001,16 @@ class Engine:
                 cpu = self.cpus[t.cpu]
                 self.arm(cpu, self.now)
 
-    def sleep(self, cpu: Cpu, task: Task, until):
-        gen = task.timer_gen = task.timer_gen + 1
+    def arm_timer(self, task: Task, until: int):
+        """Wake ``task`` at ``until`` (its one timer: arming it again moves it)."""
+        timer = task.timer_event
+        if timer is None:
+            timer = task.timer_event = Event(EV_TIMER, task)
         self.pending_timers += 1
-        self.seq += 1
-        heappush(self.heap, (until, self.seq, EV_TIMER, task, gen))
+        self.queue.schedule(timer, until)
+
+    def sleep(self, cpu: Cpu, task: Task, until):
+        self.arm_timer(task, until)
         task.state = BLOCKED  # block(), inlined
         self._leave_cpu(cpu, task)
         self.schedule(cpu)
@@ -1062,7 +1026,7 @@ class Engine:
             self.policy.nr_running_total(self))
         self.samples.append((self.now, running, self.n_switches, busy, sys))
         if self.alive > 0 and not self.stalled():
-            self.push(self.now + interval, EV_SAMPLE, None, 0)
+            self.push(self.now + interval, EV_SAMPLE, None)
 
     def stalled(self):
         """Every task blocked with no timer pending: nothing can ever happen again."""

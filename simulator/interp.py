@@ -1,9 +1,8 @@
 """Executes a task's instantaneous actions until it reaches a running action, blocks or exits."""
 
-import heapq
 from typing import TYPE_CHECKING, Any, Final
 
-from .events import EV_SEG, EV_TIMER, NO_TIME
+from .events import NO_TIME
 from .policies.base import remove_task
 from .program import (
     ADD,
@@ -34,9 +33,6 @@ from .program import (
 if TYPE_CHECKING:  # annotations only (the engine imports this module)
     from .engine import Cpu, Engine
 
-
-# Final: the compiled build keeps it in a C static rather than looking it up per call
-heappush: Final = heapq.heappush
 
 
 def _finish_spin(task: Task):
@@ -95,10 +91,8 @@ def step(eng: "Engine", cpu: "Cpu", task: Task):
             if preempt_at != NO_TIME and preempt_at < end:
                 end = preempt_at
             if end != cpu.pending_at:  # Engine.arm(), inlined
-                gen = cpu.gen = cpu.gen + 1
                 cpu.pending_at = end
-                seq = eng.seq = eng.seq + 1
-                heappush(eng.heap, (end, seq, EV_SEG, cpu, gen))
+                eng.queue.schedule(cpu.seg_event, end)
             return
         if code == LOOP:  # iterations left, kept at the LOOP's pc + 1 (None: not begun)
             loops = task.loops
@@ -268,10 +262,7 @@ def _op_timer(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
         eng.sleep(cpu, task, task.release)
         return True
     # Engine.sleep(cpu, task, task.release), inlined: this runs once per job
-    gen = task.timer_gen = task.timer_gen + 1
-    eng.pending_timers += 1
-    seq = eng.seq = eng.seq + 1
-    heappush(eng.heap, (task.release, seq, EV_TIMER, task, gen))
+    eng.arm_timer(task, task.release)
     task.state = BLOCKED
     eng._leave_cpu(cpu, task)
     eng.schedule(cpu)

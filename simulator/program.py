@@ -90,7 +90,7 @@ class Task:
         "tid", "name", "group", "prog", "pc", "loops", "remaining", "state", "cpu", "last_cpu",
         "last_ran", "exec_start", "sum_exec", "prev_sum_exec", "weight", "nice", "vruntime",
         "deadline", "slice_left", "prio", "level", "quota", "expired", "wait_start", "wait_sum",
-        "timer_gen", "key", "affinity", "spin_on", "spin_yield", "spin_target",
+        "timer_event", "key", "affinity", "spin_on", "spin_yield", "spin_target",
         "parent", "joinsem", "data", "never_ran", "period", "release", "lock_mode",
         "yield_pending", "skip", "job_deadline", "spins_left", "wall_until",
     )
@@ -121,7 +121,7 @@ class Task:
         self.expired: bool = False
         self.wait_start: int = 0
         self.wait_sum: int = 0
-        self.timer_gen: int = 0
+        self.timer_event: Any = None  # an eventq.Event once the task first sleeps on a timer
         self.key: Any = None
         self.affinity: Any = affinity
         self.spin_on: Any = None

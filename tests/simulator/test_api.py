@@ -198,7 +198,7 @@ def test_memory_follows_live_tasks_not_history():
     eng, _ = run_once(norm, parse_topology(norm["topology"]), 0, None)
     assert eng.counters["forks"] == 300
     assert len(eng.tasks) <= 1
-    assert len(eng.heap) < 20
+    assert len(eng.queue) < 20
 
 
 def test_boolean_sysctls_are_0_1_integers():
