@@ -4,13 +4,17 @@ in the same process (target >= 0.5), RSS of a 10M-event run, SimSo side by side.
 Run from the repository root:  .venv/bin/python bench/simulator_speed.py [--quick]
 Rates use process CPU time, best of --runs (default 3), so other load on a shared machine
 distorts them as little as possible (wall time is printed beside).  One Python process = one
-core.  The bare loop pops an event tuple of the engine's shape and pushes one follow-up, over
-a heap of as many pending events as the chatroom keeps (one per CPU plus timers): the cost
-floor of any heapq-based discrete-event simulator in this interpreter.
+core.  The bare loop (the issue's reference) pops an event tuple (time, seq, kind, object,
+generation) and pushes one follow-up with heapq, over a heap of as many pending events as the
+chatroom keeps (one per CPU plus timers): the cost floor of a heapq-based discrete-event
+simulator in this interpreter.  The engine's own queue (simulator/eventq.py) is not heapq in the
+compiled build but an indexed heap several times faster; for context, every profile is also
+given as a ratio to the same bare loop on that queue.
 
 An event is one scheduler event popped from the engine's queue and processed (the run's
 `events` counter): a CPU's run segment ending, a timer, a balance tick, a vmstat sample.
-Stale queue entries (superseded plans, skipped when popped) are not counted.
+Superseded entries of the pure-Python build's lazy heapq queue, skipped when popped, are not
+counted.
 
 The simulator measured is whichever build `import simulator` picks: the mypyc-compiled hot
 modules when `python -m simulator.build` (make compile) built them and they are current, else
@@ -37,6 +41,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import simulator  # noqa: E402
+from simulator import eventq  # noqa: E402
 
 SIMSO_PYTHON = os.environ.get("SIMSO_PYTHON", "/tmp/simso-venv/bin/python")
 # 8 periodic tasks (period_ms:wcet_ms), implicit deadlines, on 4 CPUs: utilisation 2.19
@@ -66,6 +71,19 @@ def bare_loop_rate(events, pending=16, runs=3):
             when, _seq, kind, obj, gen = pop(heap)
             seq += 1
             push(heap, (when + 1000 + (seq & 1023), seq, kind, obj, gen))
+        return {"cpu_seconds": time.process_time() - cpu0}
+
+    return events / best_of(runs, once)["cpu_seconds"]
+
+
+def engine_queue_rate(events, runs=3):
+    """Events/s of the same bare loop on the engine's own queue (simulator/eventq.py), for
+    context: the compiled build's indexed heap is faster than heapq, so part of the ratio to
+    the heapq loop is the queue's own speed-up; this shows how much."""
+    def once():
+        queue = eventq.new_queue()
+        cpu0 = time.process_time()
+        eventq.bare_loop(queue, events)
         return {"cpu_seconds": time.process_time() - cpu0}
 
     return events / best_of(runs, once)["cpu_seconds"]
@@ -170,6 +188,7 @@ def main():
     parser.add_argument("--kernels", help="comma-separated profiles (default: every one)")
     args = parser.parse_args()
     messages = 200 if args.quick else 2000
+    queue_name = type(eventq.new_queue()).__name__
     print(f"simulator {simulator.__version__} ({simulator._compiled.STATE}), "
           f"Python {sys.version.split()[0]}, best of {args.runs} runs, "
           f"load average {os.getloadavg()[0]:.2f} at start")
@@ -178,19 +197,25 @@ def main():
     # The bare loop is timed again right before each profile: this host's speed drifts by a
     # fifth within minutes, and one reference for the whole run skewed every ratio with it.
     bare_events = 2_000_000 if not args.quick else 300_000
-    print("bare heapq loop (pop + push one follow-up), timed before each profile")
-    ratios = []
+    print("bare heapq loop (pop + push one follow-up), timed before each profile; for "
+          f"context, the same loop on the engine's own queue ({queue_name}) too")
+    ratios, own_ratios = [], []
     kernels = args.kernels.split(",") if args.kernels else list(simulator.catalog()["kernels"])
     for kernel in kernels:
         bare = bare_loop_rate(bare_events, runs=args.runs)
+        own = engine_queue_rate(bare_events, runs=args.runs)
         events, wall, cpu, rate = chatroom_rate(kernel, messages, args.runs)
         ratios.append(rate / bare)
+        own_ratios.append(rate / own)
         print(f"chatroom 10 rooms x 20 clients x {messages} messages, 8 CPUs, {kernel:9}: "
               f"{events} events, {cpu:.2f} CPU-s ({wall:.2f} s wall) = {rate:,.0f} events/s "
-              f"= {rate / bare:.3f} of the bare loop ({bare:,.0f} events/s)")
+              f"= {rate / bare:.3f} of the bare loop ({bare:,.0f} events/s); context: "
+              f"{rate / own:.3f} of it on the engine's queue ({own:,.0f} events/s)")
     print(f"ratio to the bare loop: min {min(ratios):.3f}, max {max(ratios):.3f} "
           f"(target >= 0.5: {'met' if min(ratios) >= 0.5 else 'NOT met'}; "
           f"load average now {os.getloadavg()[0]:.2f})")
+    print(f"context: ratio to the same bare loop on the engine's own queue: "
+          f"min {min(own_ratios):.3f}, max {max(own_ratios):.3f}")
     big = 2000 if args.quick else 25000
     events, wall, rss_kb = rss_child(big)
     print(f"memory: chatroom x {big} messages: {events} events in {wall:.1f} s, "

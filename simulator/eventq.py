@@ -185,6 +185,20 @@ class LazyHeapQueue(EventQueue):
         self.limit = max(HEAP_SLACK, 2 * len(entries))
 
 
+def bare_loop(queue: EventQueue, events: int, pending: int = 16) -> None:
+    """The bare event loop of bench/simulator_speed.py on ``queue``: pop the earliest event,
+    schedule it again a little later, ``events`` times over ``pending`` events.  It lives here
+    so that it runs compiled whenever this module is (a loop in the bench would time the
+    interpreter's calls into the compiled queue instead)."""
+    for i in range(pending):
+        queue.schedule(Event(0, None), i)
+    seq = pending
+    for _ in range(events):
+        ev = queue.pop()
+        seq += 1
+        queue.schedule(ev, ev.when + 1000 + (seq & 1023))
+
+
 def _probe() -> None:
     """A function whose type tells whether this module runs compiled."""
 
