@@ -77,7 +77,7 @@ def select_fork_cpu(eng: "Engine", task: Task, parent_cpu):
     return home if _allowed(task, home) else _first_allowed(task)
 
 
-def _llc_span(eng: "Engine", cpu_id):
+def _llc_span(eng: "Engine", cpu_id: int) -> tuple[int, ...]:
     return eng.cpus[cpu_id].llc_span  # found once by setup()
 
 
@@ -121,11 +121,13 @@ def select_wake_cpu(eng: "Engine", task: Task, waker_cpu: int | None, sync: bool
 
 def _idle_sibling(eng: "Engine", task: Task, target: int, prev: int) -> int:
     """select_idle_sibling(): an idle CPU sharing the target's cache, the previous CPU first."""
-    span = _llc_span(eng, target)
-    if prev in span and eng.cpus[prev].curr is None and eng.cpus[prev].rq.nr_running == 0:
+    cpus = eng.cpus
+    span = cpus[target].llc_span
+    prev_cpu = cpus[prev]
+    if prev_cpu.curr is None and prev_cpu.rq.nr_running == 0 and prev in span:
         return prev
     for cid in span:
-        cpu = eng.cpus[cid]
+        cpu = cpus[cid]
         if cpu.curr is None and cpu.rq.nr_running == 0 and _allowed(task, cid):
             return cid
     return target
@@ -158,12 +160,13 @@ def _schedule_balance(eng: "Engine", cpu: "Cpu", at: int | None = None, kick: bo
 
 def became_overloaded(eng: "Engine", busy_cpu: "Cpu"):
     """A runqueue got its second task: CPUs that could pull it need balance ticks again."""
-    if eng.policy.global_queue or not busy_cpu.domains:
+    if eng.global_queue or not busy_cpu.domains:
         return
     kick = eng.idle_balance_kick
+    cpus = eng.cpus
     for cid in busy_cpu.domains[-1].span:
-        cpu = eng.cpus[cid]
-        if cid == busy_cpu.id:
+        cpu = cpus[cid]
+        if cpu is busy_cpu:
             continue
         if kick and cpu.curr is None and cpu.rq.nr_running == 0:
             _schedule_balance(eng, cpu, eng.now, kick=True)

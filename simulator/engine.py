@@ -15,6 +15,7 @@ import random
 from typing import Any
 
 from . import balance
+from .domains import DomainLevel
 from .errors import EventBudgetExceeded
 from .eventq import Event, EventQueue, new_queue
 from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER, NO_TIME
@@ -64,7 +65,7 @@ class Cpu:
         self.busy_ns: int = 0
         self.sys_ns: int = 0
         self.need_resched: bool = False
-        self.domains: list[Any] = []
+        self.domains: list[DomainLevel] = []
         self.bal_at: int | None = None
         self.bal_event: Event = Event(EV_BALANCE, self)
         self.siblings: list[int] = siblings
@@ -77,7 +78,7 @@ class Cpu:
         self.preempt_valid: bool = False
         # the time of the CPU's one live segment event, NO_TIME when there is none
         self.pending_at: int = NO_TIME
-        self.llc_span: Any = (cpu_id,)
+        self.llc_span: tuple[int, ...] = (cpu_id,)
 
 
 class Engine:

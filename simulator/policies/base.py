@@ -15,6 +15,7 @@ from ..program import Task
 
 MS: Final = 1_000_000
 NICE_0: Final = 1024
+NICE_0_SHIFT: Final = 10  # NICE_0 == 1 << NICE_0_SHIFT
 
 
 def remove_task(tasks: list[Task], task: Task) -> None:
@@ -22,7 +23,7 @@ def remove_task(tasks: list[Task], task: Task) -> None:
     element, without a rich comparison per element before it (hot in O(n) queues)."""
     for i in range(len(tasks)):
         if tasks[i] is task:
-            del tasks[i]
+            tasks.pop(i)  # not `del tasks[i]`: the compiled build has a native pop(i)
             return
     raise ValueError("task not in list")
 

@@ -165,7 +165,9 @@ class RsdlPolicy(Policy):
     def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):
         task.quota -= elapsed
         quotas: list[int] = rq.extra
-        quotas[task.level] -= elapsed
+        level = task.level
+        left: int = quotas[level] - elapsed
+        quotas[level] = left
         if rq.nr_queued == 0:
             # alone: rotations would change nothing visible; apply them lazily
             while task.quota <= 0:
@@ -205,8 +207,12 @@ class RsdlPolicy(Policy):
 
     def queued_tasks(self, rq: RunQueue):
         tasks = list(reversed(rq.expired))
-        for q in reversed(rq.active):
-            tasks.extend(reversed(q))
+        active = rq.active
+        bitmap: int = rq.seq  # the levels holding tasks, visited worst first
+        while bitmap:
+            level = bitmap.bit_length() - 1
+            bitmap ^= 1 << level
+            tasks.extend(reversed(active[level]))
         return tasks
 
     def hot(self, task: Task, now: int, level):
