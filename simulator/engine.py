@@ -246,10 +246,19 @@ class Engine:
         ev_seg, ev_timer, ev_balance, ev_sample, ev_call = (EV_SEG, EV_TIMER, EV_BALANCE,
                                                             EV_SAMPLE, EV_CALL)
         self._seed_events()
+        # the event being handled stays queued until the next turn of the loop settles it
+        # (EventQueue.first()): rescheduling it then costs one move, not a removal and a push
+        in_hand: Event | None = None
+        in_hand_seq = 0
         while self.alive > 0:
-            event = queue.pop()
+            if in_hand is not None:
+                queue.settle(in_hand, in_hand_seq)
+            event = queue.first()
             if event is None:
+                in_hand = None
                 break
+            in_hand = event
+            in_hand_seq = event.seq
             when = event.when
             kind = event.kind
             if kind == ev_seg:
@@ -378,6 +387,8 @@ class Engine:
             events += 1
             if events > budget:
                 break
+        if in_hand is not None:
+            queue.settle(in_hand, in_hand_seq)
         return self._finish(events, budget)
 
     def run_reference(self):

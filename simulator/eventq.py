@@ -85,6 +85,20 @@ class EventQueue:
             if last.pos == pos:
                 self._sift_down(last, pos)
 
+    def first(self) -> Event | None:
+        """The earliest event, left in the queue while the engine handles it (settle() then
+        takes it out), or None when the queue is empty.  Handling an event usually schedules it
+        again -- a CPU's segment ends and its next one is planned -- and a queued event moves
+        in one sift where a popped one would need two (out, then in again)."""
+        heap = self.heap
+        return heap[0] if heap else None
+
+    def settle(self, ev: Event, seq: int) -> None:
+        """``ev``, returned by first() with sequence number ``seq``, has been handled: take it
+        out of the queue unless the handling scheduled it again (or cancelled it)."""
+        if ev.seq == seq:
+            self.cancel(ev)
+
     def pop(self) -> Event | None:
         """Remove and return the earliest event, or None when the queue is empty."""
         heap = self.heap
@@ -165,6 +179,15 @@ class LazyHeapQueue(EventQueue):
 
     def cancel(self, ev: Event) -> None:
         ev.pos = NOT_QUEUED
+
+    def first(self) -> Event | None:
+        entries = self.entries
+        while entries:
+            _when, seq, ev = entries[0]
+            if ev.seq == seq and ev.pos != NOT_QUEUED:
+                return ev
+            heapq.heappop(entries)
+        return None
 
     def pop(self) -> Event | None:
         entries = self.entries

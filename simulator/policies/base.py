@@ -9,9 +9,12 @@ Version differences inside a family are tunables (see profiles.py), never tests 
 """
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from ..program import Task
+
+if TYPE_CHECKING:  # annotations only (the engine imports the policies)
+    from ..engine import Cpu, Engine
 
 MS: Final = 1_000_000
 NICE_0: Final = 1024
@@ -145,6 +148,17 @@ class Policy(ABC):
     def yield_handover_delay(self, rq: RunQueue, task: Task, now: int) -> int | None:
         """A yield-spinner that does not hand over now: ns until it would, or None (never)."""
         return None
+
+    # ------------------------------------------------------------------ shared-queue classes
+    def preempt_target(self, eng: "Engine", task: Task) -> "Cpu | None":
+        """Classes with one queue for every CPU (``global_queue``): the CPU that should switch
+        to ``task``, just queued, now -- an idle one, else one whose task it beats -- or None.
+        (Declared here so that the engine's call compiles to a direct one.)"""
+        return None
+
+    def nr_running_total(self, eng: "Engine") -> int:
+        """Classes with one queue for every CPU: the runnable tasks, running ones included."""
+        return 0
 
     # ------------------------------------------------------------------ costs and balancing
     def decision_cost(self, rq: RunQueue) -> int:

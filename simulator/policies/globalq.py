@@ -29,7 +29,7 @@ class GlobalPolicy(Policy):
     def new_rq(self, cpu_id):
         return self.shared
 
-    def nr_running_total(self, eng):
+    def nr_running_total(self, eng: "Engine") -> int:
         return self.shared.nr_running
 
     def enqueue(self, rq: RunQueue, task: Task, how, now: int):

@@ -36,8 +36,10 @@ def test_both_queues_agree_on_a_busy_chatroom():
         simulator.run(spec, queue="heapq"))
 
 
-# one operation on a queue of 12 events: (0, i, when) schedule, (1, i, _) cancel, (2, _, _) pop
-OPERATIONS = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 11), st.integers(0, 40)),
+# one operation on a queue of 12 events: (0, i, when) schedule, (1, i, _) cancel, (2, _, _) pop,
+# (3, _, later) handle the earliest as the engine does: first(), schedule it again `later` ns
+# on if that is odd, settle()
+OPERATIONS = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 11), st.integers(0, 40)),
                       max_size=300)
 
 
@@ -50,9 +52,17 @@ def _replay(queue, operations):
             queue.schedule(events[index], when)
         elif op == 1:
             queue.cancel(events[index])
-        else:
+        elif op == 2:
             ev = queue.pop()
             popped.append(None if ev is None else (ev.obj, ev.when))
+        else:
+            ev = queue.first()
+            popped.append(None if ev is None else (ev.obj, ev.when))
+            if ev is not None:
+                seq = ev.seq
+                if when % 2:
+                    queue.schedule(ev, ev.when + when)
+                queue.settle(ev, seq)
     while (ev := queue.pop()) is not None:
         popped.append((ev.obj, ev.when))
     return popped
@@ -73,7 +83,11 @@ def _model(operations):
             popped.append(None)
         else:
             first = min(pending, key=pending.get)
-            popped.append((first, pending.pop(first)[0]))
+            first_when = pending.pop(first)[0]
+            popped.append((first, first_when))
+            if op == 3 and when % 2:
+                seq += 1
+                pending[first] = (first_when + when, seq)
     for index in sorted(pending, key=pending.get):
         popped.append((index, pending[index][0]))
     return popped
