@@ -33,6 +33,12 @@ sys.path.insert(0, {root!r})
 from bench.simulator_speed import bare_loop_rate
 bare_loop_rate({events}, runs=1)
 """
+ENGINE_QUEUE = """
+import sys
+sys.path.insert(0, {root!r})
+from simulator import eventq
+eventq.bare_loop(eventq.new_queue(), {events})
+"""
 CHATROOM = """
 import json, sys
 sys.path.insert(0, {root!r})
@@ -76,13 +82,16 @@ def main() -> None:
           "counted by callgrind; each figure is the difference between two sizes")
     bare, _ = per_event(lambda n: BARE.format(root=str(ROOT), events=n), 10_000, 210_000)
     print(f"bare heapq loop (pop + push one follow-up): {bare:,.0f} instructions/event")
+    own, _ = per_event(lambda n: ENGINE_QUEUE.format(root=str(ROOT), events=n), 10_000, 210_000)
+    print(f"context: the same loop on the engine's own queue: {own:,.0f} instructions/event")
     kernels = args.kernels.split(",") if args.kernels else list(simulator.catalog()["kernels"])
     for kernel in kernels:
         cost, events = per_event(
             lambda m, k=kernel: CHATROOM.format(root=str(ROOT), kernel=k, messages=m),
             1, args.messages)
         print(f"chatroom 10 x 20 x {args.messages}, 8 CPUs, {kernel:9}: {events} events, "
-              f"{cost:,.0f} instructions/event = {bare / cost:.3f} of the bare loop")
+              f"{cost:,.0f} instructions/event = {bare / cost:.3f} of the bare loop "
+              f"({own / cost:.3f} of it on the engine's queue)")
 
 
 if __name__ == "__main__":

@@ -83,6 +83,22 @@ def main():
               f"{statistics.median(idx):.2f} ({min(times) / 1e3:.0f}-{max(times) / 1e3:.0f} ms) | "
               f"{got['time_us'][0] / 1e3:.0f} ms, idx {got['idx'][0]:.2f} | "
               f"{got['time_us'][0] / med:.2f} |")
+    if not args.calibration:
+        report_drift(json.loads(calibration.read_text())["calibration"], bindir, work)
+
+
+def report_drift(before, bindir, work):
+    """Calibrate again after the runs: a shared host's speed moves within minutes, and a
+    prediction made from a fast moment's calibration is compared with a slow moment's runs."""
+    after = json.loads(harness("calibrate", "--dry-run", "--bin", str(bindir), cwd=work))
+    after = after["calibration"]
+    moved = after["loop_ns"] / before["loop_ns"]
+    print(f"calibrated again after the runs: loop_ns {after['loop_ns']} (before "
+          f"{before['loop_ns']}: x{moved:.2f}), thread_create_join_us "
+          f"{after['thread_create_join_us']} (before {before['thread_create_join_us']})")
+    if abs(moved - 1.0) > 0.1:
+        print("the host's speed moved by more than 10 % during the runs: the predictions "
+              "above come from one speed and the measurements partly from another")
 
 
 if __name__ == "__main__":
