@@ -38,6 +38,26 @@ def measure(binary, args, repeat):
     return outputs
 
 
+PROBE_LOOPS = 200_000_000
+
+
+def probe_loop_ns(bindir):
+    """The counting loop's speed right now, both CPUs busy: one threadtest iteration of
+    PROBE_LOOPS loops per side (about 60 ms).  A shared host's speed moves within seconds
+    (another tenant on the same physical core: no steal time shows in the guest), so each row
+    is bracketed by two probes to show the speed its measurements ran at."""
+    out = subprocess.run([str(bindir / "threadtest"), "-n", "1", "-l", str(PROBE_LOOPS)],
+                         check=True, capture_output=True, text=True).stdout
+    return float(re.search(r"time (\d+) ms", out).group(1)) * 1e6 / PROBE_LOOPS
+
+
+def measure_row(bindir, binary, args, repeat):
+    """The outputs of ``repeat`` runs, and the loop speed probed before and after them."""
+    before = probe_loop_ns(bindir)
+    outs = measure(bindir / binary, args, repeat)
+    return outs, (before, probe_loop_ns(bindir))
+
+
 def predict(calibration, kernel, workload, params):
     argv = [sys.executable, "-m", "simulator", "run", "--kernel", kernel, "--machine",
             str(calibration), "--workload", workload, "--format", "json"]
@@ -61,19 +81,20 @@ def main():
         calibration.write_text(harness("calibrate", "--dry-run", "--bin", str(bindir), cwd=work))
     print(f"calibration: {json.loads(calibration.read_text())['calibration']}")
     print(f"| benchmark | measured (median of {args.repeat}; min-max) | predicted "
-          f"({args.kernel}) | predicted / measured |")
-    print("|---|---|---|---|")
+          f"({args.kernel}) | predicted / measured | loop ns before/after (probe) |")
+    print("|---|---|---|---|---|")
     for label, loops in THREADTEST_LOOPS:
-        outs = measure(bindir / "threadtest", ["-n", "500", "-l", label], args.repeat)
+        outs, probes = measure_row(bindir, "threadtest", ["-n", "500", "-l", label], args.repeat)
         times = [float(re.search(r"time (\d+) ms", o).group(1)) for o in outs]
         got = predict(calibration, args.kernel, "threadtest",
                       {"iterations": 500, "loops": loops})["time_ms"][0]
         med = statistics.median(times)
         print(f"| threadtest -n 500 -l {label} | {med:.0f} ms ({min(times):.0f}-{max(times):.0f}) "
-              f"| {got:.0f} ms | {got / med:.2f} |")
+              f"| {got:.0f} ms | {got / med:.2f} | {probes[0]:.2f} / {probes[1]:.2f} |")
     for burst in BURSTS_US:
         n = BURN_TOTAL_US // burst
-        outs = measure(bindir / "threadtest_burn", ["-n", str(n), "-b", str(burst)], args.repeat)
+        outs, probes = measure_row(bindir, "threadtest_burn", ["-n", str(n), "-b", str(burst)],
+                                   args.repeat)
         times = [float(re.search(r"time: (\d+)", o).group(1)) for o in outs]
         idx = [float(re.search(r"idx: ([\d.]+)", o).group(1)) for o in outs]
         got = predict(calibration, args.kernel, "threadtest-burn",
@@ -82,7 +103,7 @@ def main():
         print(f"| threadtest_burn -n {n} -b {burst} | {med / 1e3:.0f} ms, idx "
               f"{statistics.median(idx):.2f} ({min(times) / 1e3:.0f}-{max(times) / 1e3:.0f} ms) | "
               f"{got['time_us'][0] / 1e3:.0f} ms, idx {got['idx'][0]:.2f} | "
-              f"{got['time_us'][0] / med:.2f} |")
+              f"{got['time_us'][0] / med:.2f} | {probes[0]:.2f} / {probes[1]:.2f} |")
     if not args.calibration:
         report_drift(json.loads(calibration.read_text())["calibration"], bindir, work)
 
