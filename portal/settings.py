@@ -212,6 +212,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "processed_folder": str(_broker_dir / "processed"),
         "control_folder": str(_broker_dir / "control"),  # kombu's default is the CWD
         "store_processed": False,
+        # kombu checks the folder again this often once a worker is free (default 1 s): each
+        # message waited that long, so a 100-point sweep lost 100 s and the demo's detection
+        # backlog held a new user's first simulation for a minute
+        "polling_interval": 0.1,
     }
     for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)

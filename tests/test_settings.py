@@ -57,3 +57,21 @@ def test_tls_settings_follow_the_environment(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, text=True,
                          capture_output=True, check=True).stdout
     assert out.split("\n")[0] == "True 31536000 ('HTTP_X_FORWARDED_PROTO', 'https') True"
+
+
+def test_the_embedded_broker_hands_out_queued_messages_without_a_second_each(tmp_path):
+    """kombu's filesystem transport waits its polling interval before each next message once
+    the worker is free again: at its default of 1 s a sweep's points ran 1 s apart, and the
+    demo's 57 detection tasks held a new user's first simulation for a minute."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "CELERY_BROKER_URL"}
+    env.update({"SCHEDBENCH_DATA_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "portal.settings"})
+    script = ("from django.conf import settings as s; print(s.CELERY_BROKER_URL, "
+              "s.CELERY_BROKER_TRANSPORT_OPTIONS['polling_interval'])")
+    out = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, text=True,
+                         capture_output=True, check=True).stdout.split()
+    assert out[0] == "filesystem://"
+    assert float(out[1]) <= 0.1
