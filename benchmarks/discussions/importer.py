@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from benchmarks.models import RunSource
 from benchmarks.services.ingest import IngestError, UploadMetadata, upload_ingest
+from benchmarks.services.runs import runs_stored_together
 
 from . import notifications
 from .extraction import find_tables
@@ -331,7 +332,8 @@ def mbox_import(*, data: bytes, user, target: Target | None = None,
                 thread=thread, new_posts=report.posts_by_thread[thread.pk], site_url=site_url)
     report.imported = len(stored)
     report.seconds["read_and_store"] = time.perf_counter() - started
-    _extract(stored, user, report, progress)
+    with runs_stored_together():  # one detection pass per series, not one per message's run
+        _extract(stored, user, report, progress)
     report.seconds["extract_runs"] = time.perf_counter() - started - report.seconds[
         "read_and_store"]
     return report

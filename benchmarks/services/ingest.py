@@ -36,6 +36,7 @@ from benchmarks.services.runs import (
     run_prepare,
     runs_replace,
     runs_store_once,
+    runs_stored_together,
 )
 
 SOURCE_LINES_SHOWN = 40
@@ -358,7 +359,8 @@ def upload_ingest(
             artifact.metadata, artifact.forced_format = asdict(metadata), format or ""
             artifact.source = source
             artifact.idempotency_key = idempotency_key if submitter is not None else None
-            outcome.runs = _derive_runs(artifact, parsed, previews)
+            with runs_stored_together():  # one detection pass per series, not one per run
+                outcome.runs = _derive_runs(artifact, parsed, previews)
             artifact.answered_run_ids = [run.pk for run in outcome.runs]
             artifact.save(update_fields=["answered_run_ids"])
             if after_store is not None:

@@ -3,7 +3,9 @@
 import hashlib
 import json
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +30,38 @@ from benchmarks.services.catalog import CatalogError, metric_get_or_create
 from benchmarks.services.jsonvalues import MAX_SAMPLE_MAGNITUDE, json_value_check, sample_problem
 from benchmarks.services.samples import SampleWriter
 from benchmarks.signals import runs_stored
+
+# the ids of the runs stored inside an open runs_stored_together() block, None outside one
+_stored_together: ContextVar[list[int] | None] = ContextVar("runs_stored_together", default=None)
+
+
+@contextmanager
+def runs_stored_together() -> Iterator[None]:
+    """Runs stored inside the block announce themselves (`runs_stored`) once, when it ends.
+
+    An upload or a mail import of many runs then asks for one regression-detection pass per
+    series, where announcing each run alone queued one pass per run over the same series.
+    Nested blocks join the outermost.  The runs are announced even when the block raises: a
+    run whose transaction rolled back meanwhile has no rows, and detection finds nothing of it."""
+    if _stored_together.get() is not None:
+        yield
+        return
+    ids: list[int] = []
+    token = _stored_together.set(ids)
+    try:
+        yield
+    finally:
+        _stored_together.reset(token)
+        if ids:
+            runs_stored.send(sender=Run, run_ids=ids)
+
+
+def _announce_stored(run_ids: list[int]) -> None:
+    together = _stored_together.get()
+    if together is None:
+        runs_stored.send(sender=Run, run_ids=run_ids)
+    else:
+        together.extend(run_ids)
 
 
 class RunError(InputError):
@@ -211,7 +245,7 @@ def _store_rows(prepared: list[PreparedRun], *, samples: SampleWriter | None = N
                 writer.add(run_id=item.run.pk, metric_id=metric.pk, values=values)
         if samples is None:
             writer.flush()
-        runs_stored.send(sender=Run, run_ids=[run.pk for run in runs])
+        _announce_stored([run.pk for run in runs])
 
 
 def run_create(**description) -> Run:

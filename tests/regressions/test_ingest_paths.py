@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks.discussions.importer import mbox_import
 from benchmarks.models import Run
-from tests.factories import CORE2
+from tests.factories import CORE2, make_run
 
 pytestmark = pytest.mark.django_db
 MBOX = Path(__file__).resolve().parent.parent / "fixtures" / "mbox" / "threadtest.mbox"
@@ -89,3 +89,46 @@ def test_withdrawal_and_restore_redo_detection_of_the_series(stepped,
         assert detections(callbacks) == 1
     regressions_detect_runs(run_ids=[bad_side[0].pk])
     assert Regression.objects.filter(good__version="2.6.23", bad__version="2.6.24").exists()
+
+
+def test_an_upload_of_many_runs_queues_one_detection(api_client,
+                                                     django_capture_on_commit_callbacks):
+    """Announcing each run alone queued one detection pass per run over the same series."""
+    sweep = "\n".join(f"{kernel}: {ms} ms" for kernel, ms in
+                      (("2.6.22", 150), ("2.6.23", 151), ("2.6.24", 190), ("2.6.25", 188)))
+    with django_capture_on_commit_callbacks() as callbacks:
+        reply = api_client.post("/api/v1/uploads/", {
+            "text": sweep + "\n", "benchmark": "threadtest", "machine": "box"})
+    assert reply.status_code == 201, reply.content
+    assert len(reply.json()["runs"]) == 4
+    assert detections(callbacks) == 1
+
+
+def test_a_mail_import_queues_one_detection(django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as callbacks:
+        report = mbox_import(data=MBOX.read_bytes(), user=None)
+    assert report.runs_extracted > 1
+    assert detections(callbacks) == 1
+
+
+def test_runs_stored_together_announces_once_even_when_nested():
+    from benchmarks.services.runs import runs_stored_together
+    from benchmarks.signals import runs_stored
+
+    heard = []
+
+    def listener(sender, run_ids, **kwargs):
+        heard.append(list(run_ids))
+
+    runs_stored.connect(listener)
+    try:
+        with runs_stored_together():
+            make_run("2.6.22", [1.0])
+            with runs_stored_together():
+                make_run("2.6.24", [2.0])
+            assert heard == []
+        assert len(heard) == 1 and len(heard[0]) == 2
+        make_run("2.6.25", [3.0])
+        assert len(heard) == 2 and len(heard[1]) == 1
+    finally:
+        runs_stored.disconnect(listener)
