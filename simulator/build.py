@@ -1,7 +1,9 @@
 """Optional compiled build of the simulator's hot modules with mypyc.
 
-    python -m simulator.build           compile them in place (needs mypy and a C compiler)
-    python -m simulator.build --clean   remove the compiled modules again
+    python -m simulator.build               compile them in place (needs mypy and a C compiler)
+    python -m simulator.build --if-possible the same where this machine can, else say why and
+                                            leave the package pure Python (what `make run` does)
+    python -m simulator.build --clean       remove the compiled modules again
 
 The compiled modules are only an accelerator: they are extension modules beside the .py files,
 which Python imports in preference to the sources.  Without them (no compiler, or never built)
@@ -14,8 +16,10 @@ SCHEDBENCH_PURE_PYTHON=1 forces the pure-Python sources.
 import argparse
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 
 from ._compiled import GROUP, HOT_MODULES, MANIFEST, PACKAGE_DIR, compiled_files, source_hashes
@@ -54,6 +58,21 @@ def clean():
     return removed
 
 
+def build_problem() -> str | None:
+    """Why this machine cannot build the compiled modules (no mypy, no C compiler, no Python
+    headers), or None when it can."""
+    try:
+        import mypyc  # noqa: F401
+    except ImportError:
+        return "mypy is not installed"
+    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    if not compiler or shutil.which(compiler[0]) is None:
+        return f"no C compiler ({compiler[0] if compiler else 'CC is empty'})"
+    if not (pathlib.Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
+        return "no Python headers (Python.h)"
+    return None
+
+
 def build(verbose=False):
     """Compile HOT_MODULES in place; returns the number of extension modules written."""
     try:
@@ -87,11 +106,26 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clean", action="store_true", help="remove the compiled modules")
     parser.add_argument("--verbose", action="store_true", help="show the compiler's output")
+    parser.add_argument("--if-possible", action="store_true",
+                        help="where the machine cannot compile, or the build fails, say why and "
+                             "exit 0 with the package pure Python")
     args = parser.parse_args(argv)
     if args.clean:
         print(f"removed {clean()} compiled modules; the simulator is pure Python")
         return
-    count = build(verbose=args.verbose)
+    if not args.if_possible:
+        count = build(verbose=args.verbose)
+    else:
+        problem = build_problem()
+        if problem is None:
+            try:
+                count = build(verbose=args.verbose)
+            except SystemExit as failed:  # build() cleaned up: the package is pure Python
+                problem = str(failed).splitlines()[0].removeprefix("simulator.build: ")
+        if problem is not None:
+            print(f"simulator.build: not compiled ({problem}); the simulator runs as pure "
+                  "Python, with identical results")
+            return
     print(f"compiled {count} extension modules in {PACKAGE_DIR} "
           f"({', '.join(HOT_MODULES)}); `python -m simulator.build --clean` removes them")
 

@@ -134,3 +134,32 @@ def test_compiled_build_gives_the_golden_results(tmp_path):
     assert (outputs[""].pop("compiled"), outputs["1"].pop("compiled")) == (True, False)
     assert outputs[""]["ftrace"].count("sched_switch") > 50
     assert outputs[""] == outputs["1"]
+
+
+def _build_if_possible(root, **env):
+    return subprocess.run([sys.executable, "-m", "simulator.build", "--if-possible"], cwd=root,
+                          capture_output=True, text=True, env={**os.environ, **env})
+
+
+def test_make_runs_build_says_why_it_did_not_compile_without_a_compiler(tmp_path):
+    """`make run` builds with --if-possible: no compiler is a line of explanation and exit 0,
+    and the package stays pure Python."""
+    _copy_package(tmp_path)
+    done = _build_if_possible(tmp_path, CC="/nonexistent/cc")
+    assert done.returncode == 0 and done.stderr == ""
+    assert "not compiled (no C compiler (/nonexistent/cc))" in done.stdout
+    assert not list((tmp_path / "simulator").rglob(f"*{SUFFIX}"))
+    assert not (tmp_path / "simulator" / "_compiled.manifest").exists()
+    compiled, _engine_file, _state = _probe(tmp_path, SCHEDBENCH_PURE_PYTHON="")
+    assert compiled is False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _can_compile(), reason="needs mypy (requirements-dev)")
+def test_make_runs_build_survives_a_compiler_that_fails(tmp_path):
+    _copy_package(tmp_path)
+    done = _build_if_possible(tmp_path, CC="false")  # found on PATH, fails every compile
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "not compiled (compilation failed)" in done.stdout
+    assert not list((tmp_path / "simulator").rglob(f"*{SUFFIX}"))
+    assert not (tmp_path / "simulator" / "_compiled.manifest").exists()
