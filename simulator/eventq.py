@@ -165,7 +165,7 @@ class LazyHeapQueue(EventQueue):
         self.limit: int = HEAP_SLACK
 
     def __len__(self) -> int:
-        """Entries held, superseded ones included (those are at most half, see compact())."""
+        """Entries held, superseded ones included (compact() keeps them from piling up)."""
         return len(self.entries)
 
     def schedule(self, ev: Event, when: int) -> None:
