@@ -59,11 +59,16 @@ class EventQueue:
         """Live events (an indexed heap holds no others)."""
         return len(self.heap)
 
-    def schedule(self, ev: Event, when: int) -> None:
-        """Make ``when`` the instant of ``ev``, queued or not, with the next sequence number."""
+    def _stamp(self, ev: Event, when: int) -> int:
+        """Give ``ev`` its new instant and the next sequence number, which it returns."""
         seq = self.seq = self.seq + 1
         ev.when = when
         ev.seq = seq
+        return seq
+
+    def schedule(self, ev: Event, when: int) -> None:
+        """Make ``when`` the instant of ``ev``, queued or not, with the next sequence number."""
+        self._stamp(ev, when)
         pos = ev.pos
         if pos == NOT_QUEUED:
             pos = len(self.heap)
@@ -169,9 +174,7 @@ class LazyHeapQueue(EventQueue):
         return len(self.entries)
 
     def schedule(self, ev: Event, when: int) -> None:
-        seq = self.seq = self.seq + 1
-        ev.when = when
-        ev.seq = seq
+        seq = self._stamp(ev, when)
         ev.pos = 0
         heapq.heappush(self.entries, (when, seq, ev))
         if len(self.entries) > self.limit:
