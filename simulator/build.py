@@ -64,7 +64,7 @@ def build_problem() -> str | None:
     try:
         import mypyc  # noqa: F401
     except ImportError:
-        return "mypy is not installed"
+        return "mypy is not installed (pip install -r requirements-compile.txt)"
     compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
     if not compiler or shutil.which(compiler[0]) is None:
         return f"no C compiler ({compiler[0] if compiler else 'CC is empty'})"
@@ -74,12 +74,11 @@ def build_problem() -> str | None:
 
 
 def build(verbose=False):
-    """Compile HOT_MODULES in place; returns the number of extension modules written."""
-    try:
-        import mypyc  # noqa: F401
-    except ImportError as exc:
-        raise SystemExit("simulator.build: mypy is not installed "
-                         "(pip install -r requirements-dev.txt)") from exc
+    """Compile HOT_MODULES in place; returns the number of extension modules written.
+    Exits with the reason when the machine cannot (build_problem()) or the compilation fails."""
+    problem = build_problem()
+    if problem is not None:
+        raise SystemExit(f"simulator.build: {problem}")
     clean()
     root = PACKAGE_DIR.parent
     sources = [str(PACKAGE_DIR.relative_to(root) / f"{m.replace('.', '/')}.py")
@@ -113,19 +112,15 @@ def main(argv=None):
     if args.clean:
         print(f"removed {clean()} compiled modules; the simulator is pure Python")
         return
-    if not args.if_possible:
+    try:
         count = build(verbose=args.verbose)
-    else:
-        problem = build_problem()
-        if problem is None:
-            try:
-                count = build(verbose=args.verbose)
-            except SystemExit as failed:  # build() cleaned up: the package is pure Python
-                problem = str(failed).splitlines()[0].removeprefix("simulator.build: ")
-        if problem is not None:
-            print(f"simulator.build: not compiled ({problem}); the simulator runs as pure "
-                  "Python, with identical results")
-            return
+    except SystemExit as failed:  # build() never leaves a partial build behind
+        if not args.if_possible:
+            raise
+        problem = str(failed).splitlines()[0].removeprefix("simulator.build: ")
+        print(f"simulator.build: not compiled ({problem}); the simulator runs as pure Python, "
+              "with identical results")
+        return
     print(f"compiled {count} extension modules in {PACKAGE_DIR} "
           f"({', '.join(HOT_MODULES)}); `python -m simulator.build --clean` removes them")
 

@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # annotations only (the engine imports this module)
     from .engine import Cpu, Engine
 
 
-
 def _finish_spin(task: Task):
     obj = task.spin_on
     remove_task(obj.spinners, task)
