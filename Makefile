@@ -33,7 +33,7 @@ demo: migrate
 # Hashed, gzipped copies under the data dir (what pages link when DEBUG=0); redone only when a
 # static source or the pinned packages (Plotly.js comes from one) changed.
 DATA_DIR := $(or $(SCHEDBENCH_DATA_DIR),var)
-STATIC_SOURCES := $(shell find static benchmarks -path '*static/*' -type f 2>/dev/null)
+STATIC_SOURCES := $(shell find static benchmarks simulations discussions regressions traces bisection -path '*static/*' -type f 2>/dev/null)
 static: $(DATA_DIR)/staticfiles/staticfiles.json
 
 $(DATA_DIR)/staticfiles/staticfiles.json: $(STATIC_SOURCES) $(VENV)/.installed-run

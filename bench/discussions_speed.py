@@ -78,8 +78,8 @@ def inner(args) -> None:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from benchmarks.discussions.importer import mbox_import
-    from benchmarks.discussions.models import Thread
+    from discussions.importer import mbox_import
+    from discussions.models import Thread
 
     Thread.objects.all().delete()
     user, _ = get_user_model().objects.get_or_create(username="bench-importer")

@@ -72,10 +72,10 @@ def one_run_incremental(rounds: int = 5) -> None:
     from django.test.utils import CaptureQueriesContext
 
     from benchmarks.models import Benchmark, Kernel, Machine, Sample
-    from benchmarks.regressions.models import Regression
-    from benchmarks.regressions.services import detect_on_commit, regressions_detect_runs
     from benchmarks.services.runs import MetricInput, Provenance, run_create
     from benchmarks.signals import runs_stored
+    from regressions.models import Regression
+    from regressions.services import detect_on_commit, regressions_detect_runs
 
     # Timed apart: storing the run must not include queueing its detection.
     runs_stored.disconnect(detect_on_commit, dispatch_uid="regressions-detect")

@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.regressions.detect import detect  # noqa: E402
+from regressions.detect import detect  # noqa: E402
 
 KERNELS, REPEATS = 20, 5
 

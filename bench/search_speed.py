@@ -53,7 +53,7 @@ def body(rng: random.Random) -> str:
 
 
 def fill(posts: int) -> None:
-    from benchmarks.discussions.models import Post, Thread
+    from discussions.models import Post, Thread
 
     if Post.objects.count() >= posts:
         return
@@ -83,8 +83,8 @@ def on_the_fly(q: str):
     from django.contrib.postgres.search import SearchRank, SearchVector
     from django.db.models import F, Q
 
-    from benchmarks import search
-    from benchmarks.discussions.models import Post
+    from benchmarks.search import engine as search
+    from discussions.models import Post
 
     _, query = search._fts(search.POST_VECTOR, q)
     return (Post.objects.filter(deleted=False)
@@ -115,7 +115,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from benchmarks import search
+    from benchmarks.search import engine as search
 
     call_command("migrate", verbosity=0)
     fill(args.posts)

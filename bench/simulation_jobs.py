@@ -73,7 +73,7 @@ def workers_cpu_seconds(workers: list[subprocess.Popen]) -> float:
 
 def clear_tables() -> None:
     from benchmarks.models import Comparison, Run
-    from benchmarks.simulations.models import SimulationJob
+    from simulations.models import SimulationJob
 
     SimulationJob.objects.all().delete()
     Comparison.objects.all().delete()
@@ -82,8 +82,8 @@ def clear_tables() -> None:
 
 def run_job(spec: dict, owner) -> tuple[float, object]:
     """Launch, wait for the end; the wall time from launch to the last point's commit."""
-    from benchmarks.simulations.models import ACTIVE
-    from benchmarks.simulations.services import simulation_create
+    from simulations.models import ACTIVE
+    from simulations.services import simulation_create
 
     started = time.perf_counter()
     job = simulation_create(spec=spec, owner=owner)

@@ -122,7 +122,7 @@ CHILD = {
     "count": "n = 0\nwith open(PATH, 'rb') as f:\n    for _ in f:\n        n += 1\nprint(n)",
     "schedtrace": (
         "import tempfile, schedtrace\n"
-        "from benchmarks.traces.timeline import TimelineWriter\n"
+        "from traces.timeline import TimelineWriter\n"
         "with tempfile.TemporaryDirectory() as d:\n"
         "    w = TimelineWriter(d)\n"
         "    s, t = schedtrace.analyse(PATH, on_segment=w.segment, on_wakeup=w.wakeup)\n"

@@ -82,7 +82,7 @@ def main() -> None:
     django.setup()
     from django.contrib.auth import get_user_model
 
-    from benchmarks.traces.services import trace_ingest
+    from traces.services import trace_ingest
 
     folder = ROOT / "var" / "bench"
     folder.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
-from benchmarks import versions
+from benchmarks.identity import versions
 
 
 class Benchmark(models.Model):

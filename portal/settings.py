@@ -45,11 +45,11 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_celery_results",
     "benchmarks",
-    "benchmarks.discussions",
-    "benchmarks.simulations",
-    "benchmarks.traces",
-    "benchmarks.regressions",
-    "benchmarks.bisect",
+    "discussions",
+    "simulations",
+    "traces",
+    "regressions",
+    "bisection",
 ]
 
 MIDDLEWARE = [
@@ -199,7 +199,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # Two `status` choice sets (simulation jobs, regression findings) need distinct names.
     "ENUM_NAME_OVERRIDES": {
-        "RegressionStatusEnum": "benchmarks.regressions.models.Status",
+        "RegressionStatusEnum": "regressions.models.Status",
     },
 }
 
@@ -234,7 +234,7 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
-# Simulation jobs (benchmarks/simulations): per-job limits, time limit per point, and the
+# Simulation jobs (simulations): per-job limits, time limit per point, and the
 # heartbeat/stale intervals of the watchdog that re-queues points of a dead worker.
 SIMULATION_MAX_POINTS = env_int("SCHEDBENCH_SIMULATION_MAX_POINTS", 500, minimum=1)
 SIMULATION_MAX_EVENTS_PER_RUN = env_int("SCHEDBENCH_SIMULATION_MAX_EVENTS_PER_RUN", 20_000_000,

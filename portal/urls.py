@@ -3,8 +3,10 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from benchmarks import artifact_views, site_views, views
 from benchmarks.comparisons import views as comparison_views
+from benchmarks.pages import artifacts as artifact_views
+from benchmarks.pages import site as site_views
+from benchmarks.pages import views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -44,11 +46,11 @@ urlpatterns = [
     path("settings/tokens/<int:pk>/revoke/", views.token_delete, name="token-revoke"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("benchmarks.api.urls")),
-    path("", include("benchmarks.discussions.urls")),
-    path("", include("benchmarks.simulations.urls")),
-    path("", include("benchmarks.traces.urls")),
-    path("", include("benchmarks.regressions.urls")),
-    path("", include("benchmarks.bisect.urls")),
+    path("", include("discussions.urls")),
+    path("", include("simulations.urls")),
+    path("", include("traces.urls")),
+    path("", include("regressions.urls")),
+    path("", include("bisection.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves its start-up script as a file, so the docs page keeps the CSP.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"),

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.models import Run
-from benchmarks.simulations.models import SimulationJob
-from benchmarks.traces.models import Trace
+from simulations.models import SimulationJob
+from traces.models import Trace
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

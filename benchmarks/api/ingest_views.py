@@ -25,13 +25,13 @@ from benchmarks.api.uploads import (
     max_bytes,
     read_upload,
 )
-from benchmarks.bisect.selectors import joined_answer
-from benchmarks.bisect.services import bisect_claim, bisect_join
 from benchmarks.errors import TooLarge
 from benchmarks.models import Run, RunSource
-from benchmarks.regressions.verdicts import MAX_RUNS, runs_verdicts
 from benchmarks.services.ingest import upload_ingest
 from benchmarks.services.submissions import SubmissionError, run_submit, runs_bulk_submit
+from bisection.selectors import joined_answer
+from bisection.services import bisect_claim, bisect_join
+from regressions.verdicts import MAX_RUNS, runs_verdicts
 
 PREVIEW_VALUES = 10_000
 

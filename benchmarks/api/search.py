@@ -5,8 +5,8 @@ from rest_framework.decorators import api_view, permission_classes
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
-from benchmarks import search as site_search
 from benchmarks.api.serializers import SearchResultSerializer
+from benchmarks.search import engine as site_search
 
 
 def _group_dict(request, q: str, group: site_search.Group) -> dict:

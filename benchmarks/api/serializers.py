@@ -6,7 +6,7 @@ from rest_framework import serializers
 from benchmarks.errors import InputError
 from benchmarks.models import Benchmark, Kernel, Machine, Metric, Run
 from benchmarks.selectors import samples_by_metric
-from benchmarks.simulations.selectors import job_for_run
+from simulations.selectors import job_for_run
 
 
 class MachineSerializer(serializers.ModelSerializer):

@@ -2,7 +2,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from benchmarks.api import calibration, comparison_views, ingest_views, search, views
-from benchmarks.regressions.api import RegressionViewSet
+from regressions.api import RegressionViewSet
 
 router = DefaultRouter()
 router.register("runs", views.RunViewSet, basename="api-run")

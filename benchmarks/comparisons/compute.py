@@ -12,11 +12,12 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import connection
 
-from benchmarks import selectors, stats
+from benchmarks import selectors
+from benchmarks.analysis import stats
+from benchmarks.analysis.envdiff import environment_diff, plain
+from benchmarks.analysis.exercise import not_exercised
 from benchmarks.comparisons import dimensions
 from benchmarks.comparisons.spec import ComparisonSpec, SpecError
-from benchmarks.envdiff import environment_diff, plain
-from benchmarks.exercise import not_exercised
 from benchmarks.models import (
     Benchmark,
     Kernel,
@@ -27,7 +28,7 @@ from benchmarks.models import (
     Run,
     Sample,
 )
-from benchmarks.recipes import rerun_recipe
+from benchmarks.pages.recipes import rerun_recipe
 
 NOISY_CV = 0.05
 FEW_SAMPLES = 5

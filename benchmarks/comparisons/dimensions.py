@@ -3,7 +3,7 @@ its values."""
 
 import math
 
-from benchmarks import versions, vocabulary
+from benchmarks.identity import versions, vocabulary
 from benchmarks.models import Run
 
 UNSET = "(unset)"

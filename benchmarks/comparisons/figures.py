@@ -1,6 +1,6 @@
 """Plotly figure dicts for comparisons: line, grouped bars, box/strip, heatmap, table."""
 
-from benchmarks.charts import PALETTE, axis, base_layout
+from benchmarks.analysis.charts import PALETTE, axis, base_layout
 from benchmarks.comparisons.spec import ComparisonSpec
 
 NORMALIZED = "normalized to baseline"

@@ -1,5 +1,5 @@
 """Runs get a result identity (one run per result set) and reparse successors; existing params
-and tunables are rewritten in the one vocabulary of benchmarks/vocabulary.py."""
+and tunables are rewritten in the one vocabulary of benchmarks/identity/vocabulary.py."""
 
 from collections import defaultdict
 
@@ -18,7 +18,7 @@ def _values_by_run(Sample, run_ids):
 
 
 def _canonicalise(run, slug, RunParam):
-    from benchmarks import vocabulary
+    from benchmarks.identity import vocabulary
 
     params = vocabulary.canonical_params(run.params, benchmark=slug)
     tunables = vocabulary.canonical_tunables(run.tunables)

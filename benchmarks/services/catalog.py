@@ -7,8 +7,8 @@ import unicodedata
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
-from benchmarks import versions
 from benchmarks.errors import InputError
+from benchmarks.identity import versions
 from benchmarks.models import Benchmark, Kernel, Machine, Metric
 from benchmarks.services.jsonvalues import json_value_check
 

@@ -17,8 +17,8 @@ from django.db import IntegrityError, transaction
 
 from benchmarks import parsers, selectors
 from benchmarks.errors import InputError
-from benchmarks.format_help import layout_hint
 from benchmarks.models import Artifact, Run
+from benchmarks.pages.format_help import layout_hint
 from benchmarks.parsers.base import HEAD_SIZE
 from benchmarks.services.artifacts import artifact_file_discard_if_orphaned, artifact_store
 from benchmarks.services.catalog import (

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import transaction
 
-from benchmarks import stats, vocabulary
+from benchmarks.analysis import stats
 from benchmarks.errors import InputError
+from benchmarks.identity import vocabulary
 from benchmarks.models import (
     Artifact,
     Benchmark,

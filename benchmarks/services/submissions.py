@@ -6,12 +6,6 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
-from benchmarks.bisect.services import (
-    BisectClaim,
-    bisect_claim,
-    bisect_join,
-    bisect_join_all,
-)
 from benchmarks.errors import InputError
 from benchmarks.models import Run, RunSource
 from benchmarks.parsers.units import metric_info
@@ -33,6 +27,12 @@ from benchmarks.services.runs import (
     runs_store_once,
 )
 from benchmarks.services.samples import SampleWriter
+from bisection.services import (
+    BisectClaim,
+    bisect_claim,
+    bisect_join,
+    bisect_join_all,
+)
 
 RUN_FIELDS = {
     "benchmark", "kernel", "machine", "policy", "label", "tunables", "params", "environment",
@@ -174,7 +174,7 @@ def _prepare(payload, *, submitter, source, cache: CatalogCache) -> PreparedRun:
 
 
 def _bisect_claim(payload, submitter, where: str | None = None) -> BisectClaim | None:
-    """`"bisect": id` (and `"commit"`) joins the run to a bisection's step (benchmarks.bisect)."""
+    """`"bisect": id` (and `"commit"`) joins the run to a bisection's step (bisection)."""
     if not isinstance(payload, Mapping):
         return None
     try:

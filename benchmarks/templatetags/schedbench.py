@@ -2,7 +2,7 @@ import math
 
 from django import template
 
-from benchmarks import envdiff
+from benchmarks.analysis import envdiff
 
 register = template.Library()
 
@@ -67,7 +67,7 @@ def flat_pairs(mapping):
 
 @register.filter
 def plain(value):
-    """A stored JSON value as a person reads it (see benchmarks.envdiff.plain)."""
+    """A stored JSON value as a person reads it (see benchmarks.analysis.envdiff.plain)."""
     return envdiff.plain(value)
 
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from benchmarks.comparisons.spec import parse_spec
-from benchmarks.discussions import services as discussions
 from benchmarks.services.comparisons import comparison_create
 from benchmarks.services.tokens import token_create
-from benchmarks.traces.services import trace_ingest
+from discussions import services as discussions
 from tests.factories import make_run
+from traces.services import trace_ingest
 
 pytestmark = [
     pytest.mark.schemathesis,

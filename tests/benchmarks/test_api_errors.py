@@ -4,8 +4,6 @@ import pytest
 
 from benchmarks.api.uploads import UploadInvalid, UploadTooLarge
 from benchmarks.comparisons.spec import SpecError
-from benchmarks.discussions.services import DiscussionError, RateLimited
-from benchmarks.discussions.targets import TargetError
 from benchmarks.errors import InputError, TooLarge
 from benchmarks.errors import RateLimited as RateLimitedBase
 from benchmarks.parsers.base import ParseError, UnknownFormat
@@ -13,7 +11,9 @@ from benchmarks.services.catalog import CatalogError
 from benchmarks.services.ingest import IngestError
 from benchmarks.services.runs import RunError
 from benchmarks.services.submissions import SubmissionError
-from benchmarks.simulations.expansion import JobSpecError
+from discussions.services import DiscussionError, RateLimited
+from discussions.targets import TargetError
+from simulations.expansion import JobSpecError
 
 ALL_INPUT_ERRORS = [
     UploadInvalid, UploadTooLarge, SpecError, DiscussionError, RateLimited, TargetError,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from benchmarks import stats
+from benchmarks.analysis import stats
 from benchmarks.comparisons.compute import compute
 from benchmarks.comparisons.spec import SpecError, parse_spec
 from benchmarks.models import Run
@@ -277,8 +277,8 @@ def test_environment_diff_leaves_out_the_compared_dimensions():
 
 
 def test_threads_about_a_comparison_come_as_a_fragment(sweep, api_client, api_user, client):
-    from benchmarks.discussions.services import thread_create
-    from benchmarks.discussions.targets import target_resolve
+    from discussions.services import thread_create
+    from discussions.targets import target_resolve
 
     slug = save(api_client)
     page = client.get(f"/c/{slug}/").content.decode()

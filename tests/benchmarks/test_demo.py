@@ -2,7 +2,7 @@ import pytest
 from django.core.management import call_command
 
 from benchmarks.models import Artifact, Comparison, Run, Sample
-from benchmarks.traces.models import Trace
+from traces.models import Trace
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +45,7 @@ def test_demo_runs_carry_their_machines_and_params():
 
 
 def test_demo_thread_extracts_each_table_once():
-    from benchmarks.discussions.models import Post
+    from discussions.models import Post
 
     call_command("load_demo")
     posts = list(Post.objects.order_by("thread_order"))

@@ -1,7 +1,7 @@
 import pytest
 from django.urls import reverse
 
-from benchmarks.envdiff import environment_diff
+from benchmarks.analysis.envdiff import environment_diff
 from tests.factories import CORE2, make_run
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@
 import pytest
 from django.test import Client
 
-from benchmarks.envdiff import machine_diff
+from benchmarks.analysis.envdiff import machine_diff
 from benchmarks.services.ownership import run_withdraw
 from tests.factories import CORE2, make_run
 

@@ -101,7 +101,7 @@ def test_no_context_switch_beyond_placement_is_flagged():
                      unit="count", params={"threads": 4})
     lively = make_run("2.6.24", [3.0, 900.0], benchmark="wake", metric="context_switches",
                       unit="count", params={"threads": 4})
-    from benchmarks.exercise import not_exercised
+    from benchmarks.analysis.exercise import not_exercised
 
     reasons = not_exercised(Run.objects.select_related("benchmark", "machine"))
     assert set(reasons) == {quiet.pk} and lively.pk not in reasons

@@ -5,12 +5,12 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from benchmarks import search
 from benchmarks.comparisons.spec import parse_spec
-from benchmarks.discussions import services as discussions
-from benchmarks.discussions.models import Post
+from benchmarks.search import engine as search
 from benchmarks.services.comparisons import comparison_create
 from benchmarks.services.ownership import run_update, run_withdraw
+from discussions import services as discussions
+from discussions.models import Post
 from tests.factories import CORE2, make_run
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks import stats
+from benchmarks.analysis import stats
 
 
 def test_summary_of_known_samples():

@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase
 
+from benchmarks.identity.versions import scheduler_family, sort_key
 from benchmarks.models import Kernel
-from benchmarks.versions import scheduler_family, sort_key
 
 NATURAL = [
     "2.6.9",

@@ -5,9 +5,9 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from benchmarks import vocabulary
 from benchmarks.comparisons.compute import compute
 from benchmarks.comparisons.spec import parse_spec
+from benchmarks.identity import vocabulary
 from benchmarks.models import Run, RunParam
 from benchmarks.services.runs import MetricInput, Provenance, run_prepare
 from tests.factories import CORE2, make_run

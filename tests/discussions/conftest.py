@@ -54,6 +54,6 @@ def signed_in(client, poster):
 @pytest.fixture
 def imported(mbox_bytes, poster):
     """The realistic threadtest thread, imported once."""
-    from benchmarks.discussions.importer import mbox_import
+    from discussions.importer import mbox_import
 
     return mbox_import(data=mbox_bytes("threadtest.mbox"), user=poster)

@@ -6,7 +6,7 @@ import pytest
 from django.core import mail
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from benchmarks.discussions.models import Post, Thread, ThreadFollow
+from discussions.models import Post, Thread, ThreadFollow
 from tests.factories import make_run
 
 pytestmark = pytest.mark.django_db

@@ -2,10 +2,10 @@
 
 import pytest
 
-from benchmarks.discussions.extraction import find_tables
-from benchmarks.discussions.importer import mbox_import
-from benchmarks.discussions.models import Post, PostRun
 from benchmarks.models import Run
+from discussions.extraction import find_tables
+from discussions.importer import mbox_import
+from discussions.models import Post, PostRun
 
 pytestmark = pytest.mark.django_db
 

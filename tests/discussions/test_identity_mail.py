@@ -3,9 +3,9 @@ import, links to the run of the message that first reported it; n is not inflate
 
 import pytest
 
-from benchmarks.discussions.importer import mbox_import
-from benchmarks.discussions.models import Post, PostRun
 from benchmarks.models import Run
+from discussions.importer import mbox_import
+from discussions.models import Post, PostRun
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from benchmarks.discussions import services
-from benchmarks.discussions.models import ImportJob, Post, Thread
+from discussions import services
+from discussions.models import ImportJob, Post, Thread
 from tests.conftest import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -77,7 +77,7 @@ def test_an_import_over_the_size_limit_is_a_413(api_client, settings):
 
 
 def test_progress_is_reported_stage_by_stage(api_client, monkeypatch):
-    from benchmarks.discussions import importjobs
+    from discussions import importjobs
 
     stages = []
     real = importjobs._progress
@@ -98,7 +98,7 @@ def test_progress_is_reported_stage_by_stage(api_client, monkeypatch):
 
 
 def test_follower_mail_is_sent_by_a_task(other_user, poster, monkeypatch):
-    from benchmarks.discussions import notifications
+    from discussions import notifications
 
     other_user.email = "jan@example.com"
     other_user.save()

@@ -6,10 +6,10 @@ import mailbox
 import pytest
 from django.urls import reverse
 
-from benchmarks.discussions import services
-from benchmarks.discussions.importer import mbox_import
-from benchmarks.discussions.mbox import split_mbox
-from benchmarks.discussions.models import Post
+from discussions import services
+from discussions.importer import mbox_import
+from discussions.mbox import split_mbox
+from discussions.models import Post
 
 pytestmark = pytest.mark.django_db
 

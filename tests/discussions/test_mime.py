@@ -2,10 +2,10 @@
 
 import pytest
 
-from benchmarks.discussions.importer import mbox_import
-from benchmarks.discussions.mail import parse_message, split_inline_attachments
-from benchmarks.discussions.mbox import split_mbox
-from benchmarks.discussions.models import Attachment, Post
+from discussions.importer import mbox_import
+from discussions.mail import parse_message, split_inline_attachments
+from discussions.mbox import split_mbox
+from discussions.models import Attachment, Post
 
 
 def chunks_of(data: bytes):

@@ -7,9 +7,9 @@ from django.core import mail
 from django.test import Client
 from django.urls import reverse
 
-from benchmarks.discussions import services
-from benchmarks.discussions.models import Post, Thread, ThreadFollow
-from benchmarks.discussions.selectors import MAX_INDENT
+from discussions import services
+from discussions.models import Post, Thread, ThreadFollow
+from discussions.selectors import MAX_INDENT
 from tests.factories import make_run
 
 pytestmark = pytest.mark.django_db
@@ -186,7 +186,7 @@ def test_import_page_reports_threads_runs_skips_and_problems(
 
 
 def test_comparison_report_is_offered_as_a_reply_draft(signed_in, poster, monkeypatch):
-    from benchmarks.discussions import drafts
+    from discussions import drafts
 
     monkeypatch.setitem(drafts._SOURCES, "comparison",
                         lambda key, site: f"report {key} from {site}/c/{key}/\n")

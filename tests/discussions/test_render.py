@@ -2,8 +2,8 @@
 
 import re
 
-from benchmarks.discussions.quoting import attribution_author, quote_for_reply
-from benchmarks.discussions.render import render_attachment_text, render_body
+from discussions.quoting import attribution_author, quote_for_reply
+from discussions.render import render_attachment_text, render_body
 
 MAIL = ("""On Mon, 11 Feb 2008, Olof Example wrote:
 > Loop to 1M:
@@ -106,9 +106,9 @@ def test_reply_with_quote_prequotes_under_an_attribution_and_drops_the_signature
 
 
 def test_stored_rendering_is_used_only_while_the_renderer_version_matches(db, poster):
-    from benchmarks.discussions import services
-    from benchmarks.discussions.models import Post
-    from benchmarks.discussions.render import RENDER_VERSION, post_body_html
+    from discussions import services
+    from discussions.models import Post
+    from discussions.render import RENDER_VERSION, post_body_html
 
     services.thread_create(user=poster, subject="s", body="> q\nhello <b>")
     post = Post.objects.get()

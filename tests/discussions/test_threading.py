@@ -5,9 +5,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from benchmarks.discussions.importer import mbox_import
-from benchmarks.discussions.models import Post, Thread
-from benchmarks.discussions.ordering import Node, thread_layout
+from discussions.importer import mbox_import
+from discussions.models import Post, Thread
+from discussions.ordering import Node, thread_layout
 
 T0 = datetime(2008, 2, 11, 10, tzinfo=UTC)
 

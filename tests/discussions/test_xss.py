@@ -5,8 +5,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from benchmarks.discussions.importer import mbox_import
-from benchmarks.discussions.models import Post
+from discussions.importer import mbox_import
+from discussions.models import Post
 
 pytestmark = pytest.mark.django_db
 

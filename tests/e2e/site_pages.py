@@ -11,9 +11,9 @@ from pathlib import Path
 from django.core.management import call_command
 
 from benchmarks.comparisons.spec import parse_spec
-from benchmarks.discussions.models import Post, Thread
 from benchmarks.models import Comparison, Machine, Run, RunSource
 from benchmarks.services.comparisons import comparison_create
+from discussions.models import Post, Thread
 
 
 @dataclass
@@ -34,9 +34,9 @@ class SiteData:
 
 def _simulate(owner):
     """A tiny finished simulation job, its points run in this process (no worker needed)."""
-    from benchmarks.simulations.models import SimulationJob
-    from benchmarks.simulations.services import simulation_create
-    from benchmarks.simulations.tasks import run_point
+    from simulations.models import SimulationJob
+    from simulations.services import simulation_create
+    from simulations.tasks import run_point
 
     spec = {"workload": "threadtest", "params": {"iterations": 5},
             "kernels": ["2.6.22", "2.6.24"], "sweep": {"loops": [100000, 1000000]},
@@ -53,10 +53,10 @@ RECORDED_TRACE = Path(__file__).resolve().parent.parent / "fixtures/traces/ftrac
 def _extras(owner, run: Run) -> dict:
     """What the trace, regression and bisection pages need: a recorded trace attached to one of
     the owner's runs and a standalone one, the demo's findings, a bisection session."""
-    from benchmarks.bisect.services import bisection_create
-    from benchmarks.regressions.models import Regression
-    from benchmarks.regressions.services import regressions_detect_all
-    from benchmarks.traces.services import trace_ingest
+    from bisection.services import bisection_create
+    from regressions.models import Regression
+    from regressions.services import regressions_detect_all
+    from traces.services import trace_ingest
 
     traces = []
     for run_id in (run.pk, None):
@@ -74,9 +74,9 @@ def _replay(owner):
     """A stored trace and a finished replay job of it on two kernels, run in this process."""
     from pathlib import Path
 
-    from benchmarks.simulations.replays import replay_job_create
-    from benchmarks.simulations.tasks import run_point
-    from benchmarks.traces.services import trace_ingest
+    from simulations.replays import replay_job_create
+    from simulations.tasks import run_point
+    from traces.services import trace_ingest
 
     path = Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "ftrace_burn.trace"
     with path.open("rb") as stream:

@@ -5,11 +5,11 @@ import re
 
 import pytest
 
-from benchmarks.bisect import services
-from benchmarks.bisect.models import Bisection
 from benchmarks.comparisons.spec import parse_spec
 from benchmarks.services.comparisons import comparison_create
-from tests.bisect.test_api import BAD, GOOD, make_finding
+from bisection import services
+from bisection.models import Bisection
+from tests.bisection.test_api import BAD, GOOD, make_finding
 from tests.factories import make_run
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.discussions.models import Post, PostRun
+from discussions.models import Post, PostRun
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 MBOX = Path(__file__).resolve().parent.parent / "fixtures" / "mbox" / "threadtest.mbox"

@@ -2,8 +2,8 @@
 
 import pytest
 
-from benchmarks.regressions.models import Regression
-from benchmarks.regressions.services import regressions_detect_all
+from regressions.models import Regression
+from regressions.services import regressions_detect_all
 from tests.regressions.conftest import step_series
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

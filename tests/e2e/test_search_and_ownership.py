@@ -3,8 +3,8 @@ owner tags and withdraws a run, which then leaves the run list and the search.""
 
 import pytest
 
-from benchmarks.discussions import services as discussions
 from benchmarks.models import Run
+from discussions import services as discussions
 from tests.factories import make_run
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from benchmarks.models import Run
-from benchmarks.simulations.models import SimulationJob
+from simulations.models import SimulationJob
 
 pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from benchmarks.traces.services import trace_ingest
 from tests.factories import make_run
+from traces.services import trace_ingest
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
@@ -145,7 +145,7 @@ def test_trace_page_zoom_wakeups_keys_sort_and_side_by_side(signed_in):
 
 
 def test_task_table_shows_the_busiest_and_fetches_the_rest(signed_in):
-    from benchmarks.traces import selectors
+    from traces import selectors
 
     page = signed_in
     trace = ingest(page.user, "ftrace_threadtest.trace.gz", "threadtest")

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from benchmarks.bisect import commits
+from bisection import commits
 from tests.harness.conftest import SCRIPT
 
 RELEASES = [
@@ -74,8 +74,8 @@ def test_run_bisect_against_a_live_portal_prints_the_line_to_type(live_server, o
                                                                     django_user_model, tmp_path):
     """The real routine: run the good kernel, the bad kernel, then the commit git checked out,
     each with --bisect; the last answer is the line to type."""
-    from benchmarks.bisect.services import bisection_create
     from benchmarks.services.tokens import token_create
+    from bisection.services import bisection_create
 
     user = django_user_model.objects.create_user("bisector")
     token = token_create(user=user, name="t")[1]

@@ -10,8 +10,8 @@ import pytest
 
 from benchmarks.models import Run
 from benchmarks.services.tokens import token_create
-from benchmarks.traces.models import Trace
 from tests.harness.conftest import SCRIPT
+from traces.models import Trace
 
 pytestmark = [
     pytest.mark.django_db(transaction=True), pytest.mark.slow,

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from benchmarks.regressions.services import regressions_detect_runs
+from regressions.services import regressions_detect_runs
 from tests.factories import make_run
 
 

@@ -7,9 +7,9 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from benchmarks.regressions.models import Regression
-from benchmarks.regressions.selectors import RegressionFilters, regressions_list
 from benchmarks.services.tokens import token_create
+from regressions.models import Regression
+from regressions.selectors import RegressionFilters, regressions_list
 from tests.factories import CORE2, make_run
 from tests.regressions.conftest import step_series
 
@@ -74,7 +74,7 @@ def test_bulk_answer_has_verdicts(api_client):
 
 def test_list_filters_and_shape(stepped, client):
     step_series(params={"loops": 1000000}, seed=4)
-    from benchmarks.regressions.services import regressions_detect_all
+    from regressions.services import regressions_detect_all
     regressions_detect_all()
     body = client.get("/api/v1/regressions/", {"benchmark": "threadtest",
                                                "metric": "time_ms"}).json()
@@ -94,7 +94,7 @@ def test_list_filters_and_shape(stepped, client):
 def test_list_selector_query_count_does_not_grow(stepped, django_assert_num_queries):
     for seed in range(3):
         step_series(params={"loops": 20000 + seed}, seed=seed)
-    from benchmarks.regressions.services import regressions_detect_all
+    from regressions.services import regressions_detect_all
     regressions_detect_all()
     assert Regression.objects.count() == 4
     with django_assert_num_queries(3):

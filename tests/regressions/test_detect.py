@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from benchmarks.regressions.detect import detect, energy_split, verdict
+from regressions.detect import detect, energy_split, verdict
 
 
 def series(levels, *, repeats=5, cv=0.03, seed=0):

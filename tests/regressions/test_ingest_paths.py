@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.discussions.importer import mbox_import
 from benchmarks.models import Run
+from discussions.importer import mbox_import
 from tests.factories import CORE2, make_run
 
 pytestmark = pytest.mark.django_db
@@ -51,9 +51,9 @@ def test_mail_import(django_capture_on_commit_callbacks):
 
 def test_simulation_point(django_capture_on_commit_callbacks, django_user_model):
     import simulator
-    from benchmarks.simulations.models import SimulationPoint
-    from benchmarks.simulations.runs import point_run_create
-    from benchmarks.simulations.services import simulation_create
+    from simulations.models import SimulationPoint
+    from simulations.runs import point_run_create
+    from simulations.services import simulation_create
     from tests.simulations.conftest import tiny_spec
 
     job = simulation_create(spec=tiny_spec(), owner=django_user_model.objects.create_user("o"))
@@ -68,9 +68,9 @@ def test_withdrawal_and_restore_redo_detection_of_the_series(stepped,
                                                              django_capture_on_commit_callbacks):
     """A finding resting on a withdrawn run's numbers goes away with the withdrawal (the series
     is detected again) and comes back with the restore."""
-    from benchmarks.regressions.models import Regression
-    from benchmarks.regressions.services import regressions_detect_runs
     from benchmarks.services.ownership import run_restore, run_withdraw
+    from regressions.models import Regression
+    from regressions.services import regressions_detect_runs
 
     owner, runs = stepped
     bad_side = [run for run in runs if run.kernel.version in ("2.6.24", "2.6.25")]

@@ -7,7 +7,7 @@ from xml.etree import ElementTree
 import pytest
 
 from benchmarks.models import Comparison
-from benchmarks.regressions.models import Follow, Regression
+from regressions.models import Follow, Regression
 
 pytestmark = pytest.mark.django_db
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -105,7 +105,7 @@ def test_runs_feed_leaves_withdrawn_runs_out(stepped, client):
 def test_feed_escapes_user_text(db, client):
     from tests.regressions.conftest import step_series
     step_series(policy="<script>alert(1)</script>")
-    from benchmarks.regressions.services import regressions_detect_all
+    from regressions.services import regressions_detect_all
     regressions_detect_all()
     body = client.get("/feeds/runs.atom").content.decode()
     assert "<script>alert" not in body

@@ -5,10 +5,10 @@ from django.core import mail
 from django.core.management import call_command
 
 from benchmarks.models import Run
-from benchmarks.regressions.models import Follow, Regression, Status
-from benchmarks.regressions.notifications import new_findings_mail
-from benchmarks.regressions.series import series_of_runs
-from benchmarks.regressions.services import (
+from regressions.models import Follow, Regression, Status
+from regressions.notifications import new_findings_mail
+from regressions.series import series_of_runs
+from regressions.services import (
     regression_status_set,
     regressions_detect_runs,
     series_detect,
@@ -112,7 +112,7 @@ def test_series_detect_tolerates_a_deleted_metric_series(stepped):
 
 def test_stored_runs_queue_detection_on_commit_in_chunks(db, django_capture_on_commit_callbacks,
                                                           monkeypatch):
-    from benchmarks.regressions import services
+    from regressions import services
 
     monkeypatch.setattr(services, "TASK_CHUNK", 2)
     with django_capture_on_commit_callbacks() as stored:
@@ -130,5 +130,5 @@ def test_a_thread_can_be_attached_to_a_finding(stepped, api_client):
         "attach_to": {"type": "regression", "id": str(finding.pk)}},
         content_type="application/json")
     assert reply.status_code == 201, reply.content
-    from benchmarks.discussions.models import Thread
+    from discussions.models import Thread
     assert Thread.objects.attached_to("regression", finding.pk).count() == 1

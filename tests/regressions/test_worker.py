@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmarks.regressions.models import Follow, Regression
+from regressions.models import Follow, Regression
 from tests.conftest import wait_until
 from tests.factories import CORE2, make_run
 

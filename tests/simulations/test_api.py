@@ -3,7 +3,7 @@
 import pytest
 from django.test import Client
 
-from benchmarks.simulations.models import SimulationJob, SimulationPoint, Status
+from simulations.models import SimulationJob, SimulationPoint, Status
 from tests.simulations.conftest import tiny_spec
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 from benchmarks.models import Run
-from benchmarks.simulations.models import Status
-from benchmarks.simulations.services import simulation_create
+from simulations.models import Status
+from simulations.services import simulation_create
 from tests.conftest import free_port, wait_until
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]

@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 import simulator
-from benchmarks.simulations.expansion import Limits, cli_command, derive_seed, expand
-from benchmarks.simulations.runs import defaults_for
+from simulations.expansion import Limits, cli_command, derive_seed, expand
+from simulations.runs import defaults_for
 
 LIMITS = Limits(max_points=100, max_events_per_run=10**7, max_events=10**12)
 

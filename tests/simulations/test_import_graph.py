@@ -1,4 +1,4 @@
-"""The modules of benchmarks/simulations import each other without a cycle, counting the imports
+"""The modules of simulations import each other without a cycle, counting the imports
 inside functions too (a deferred import hides a cycle from Python, not from a reader)."""
 
 import ast
@@ -6,7 +6,7 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-import benchmarks.simulations as package
+import simulations as package
 
 PACKAGE = package.__name__
 

@@ -9,10 +9,10 @@ from benchmarks.comparisons.spec import parse_spec
 from benchmarks.models import Comparison, Machine, MachineCalibration, Run
 from benchmarks.services.calibrations import calibration_create
 from benchmarks.services.catalog import machine_get_or_create
-from benchmarks.simulations.comparison import comparison_spec, measured_beside
-from benchmarks.simulations.expansion import JobSpecError
-from benchmarks.simulations.models import Status
-from benchmarks.simulations.services import simulation_create
+from simulations.comparison import comparison_spec, measured_beside
+from simulations.expansion import JobSpecError
+from simulations.models import Status
+from simulations.services import simulation_create
 from simulator.machine import MachineModel
 from tests.conftest import wait_until
 from tests.factories import make_run

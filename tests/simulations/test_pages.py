@@ -3,8 +3,8 @@
 import pytest
 
 import simulator
-from benchmarks.discussions.targets import target_resolve
-from benchmarks.simulations.models import SimulationJob
+from discussions.targets import target_resolve
+from simulations.models import SimulationJob
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +65,7 @@ def test_a_good_form_launches_and_lists_the_job(signed_in, owner):
 
 
 def test_a_stranger_sees_no_cancel_button(client, owner):
-    from benchmarks.simulations.services import simulation_create
+    from simulations.services import simulation_create
     from tests.simulations.conftest import tiny_spec
 
     job = simulation_create(spec=tiny_spec(), owner=owner)

@@ -6,10 +6,10 @@ import pytest
 from django.utils import timezone
 
 from benchmarks.models import Run
-from benchmarks.simulations import points, tasks
-from benchmarks.simulations.models import SimulationPoint, Status
-from benchmarks.simulations.services import simulation_create
-from benchmarks.simulations.tasks import run_point
+from simulations import points, tasks
+from simulations.models import SimulationPoint, Status
+from simulations.services import simulation_create
+from simulations.tasks import run_point
 from tests.factories import make_run
 from tests.simulations.conftest import tiny_spec
 
@@ -124,7 +124,7 @@ def test_a_transient_database_error_is_retried(owner, sent, monkeypatch):
 
 
 def test_two_sweep_axes_chart_and_compare_without_mixing_points(owner, sent):
-    from benchmarks.simulations.selectors import job_figure
+    from simulations.selectors import job_figure
 
     job = simulation_create(spec=tiny_spec(kernels=["2.6.24"], topology=None,
                                            sweep={"loops": [100000, 1000000], "cpus": [1, 2]}),

@@ -5,13 +5,13 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from benchmarks.simulations.models import SimulationJob, Status
-from benchmarks.simulations.replay_points import replay_rows
-from benchmarks.simulations.run_traces import point_trace_attach
-from benchmarks.simulations.services import simulation_create
-from benchmarks.traces.models import Trace
+from simulations.models import SimulationJob, Status
+from simulations.replay_points import replay_rows
+from simulations.run_traces import point_trace_attach
+from simulations.services import simulation_create
 from tests.conftest import wait_until
 from tests.simulations.conftest import tiny_spec
+from traces.models import Trace
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
 THREADTEST = FIXTURES / "ftrace_threadtest.trace.gz"
@@ -150,10 +150,10 @@ def test_the_launch_form_asks_for_a_trace(client, owner):
 
 @pytest.mark.django_db
 def test_replay_on_a_calibrated_machine_uses_its_topology_and_costs(owner):
-    from benchmarks.simulations.replays import replay_job_create
-    from benchmarks.simulations.tasks import run_point
-    from benchmarks.traces.services import trace_ingest
+    from simulations.replays import replay_job_create
+    from simulations.tasks import run_point
     from tests.simulations.test_on_machine import CALIBRATION, calibrated
+    from traces.services import trace_ingest
 
     machine = calibrated(owner)
     with BURN.open("rb") as stream:

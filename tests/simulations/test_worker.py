@@ -5,9 +5,9 @@ import signal
 import pytest
 
 from benchmarks.models import Comparison, MonitorSeries, Run, Sample
-from benchmarks.simulations.models import SimulationJob, SimulationPoint, Status
-from benchmarks.simulations.services import simulation_cancel, simulation_create
 from benchmarks.tasks import ping
+from simulations.models import SimulationJob, SimulationPoint, Status
+from simulations.services import simulation_cancel, simulation_create
 from tests.conftest import wait_until
 from tests.simulations.conftest import tiny_spec
 

@@ -9,8 +9,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from benchmarks.models import Artifact
-from benchmarks.traces.models import Trace, TraceTask
 from tests.factories import make_run
+from traces.models import Trace, TraceTask
 
 pytestmark = pytest.mark.django_db
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"

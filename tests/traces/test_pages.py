@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from benchmarks.traces import selectors
-from benchmarks.traces.services import trace_ingest
 from tests.factories import make_run
+from traces import selectors
+from traces.services import trace_ingest
 
 pytestmark = pytest.mark.django_db
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"

@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from benchmarks.traces.timeline import (
+from traces.timeline import (
     FIELDS,
     MAX_SEGMENTS,
     TimelineReader,

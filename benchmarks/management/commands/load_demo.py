@@ -77,15 +77,15 @@ class Command(BaseCommand):
 
     def _load_thread(self):
         """A short mail thread whose tables become runs (re-importing it adds nothing)."""
-        from benchmarks.discussions.importer import mbox_import
+        from discussions.importer import mbox_import
 
         report = mbox_import(data=(DEMO_DIR / DEMO_MBOX).read_bytes(), user=None)
         self.stdout.write(f"{DEMO_MBOX}: {report.imported} messages imported, "
                           f"{report.skipped} already there, {report.runs_extracted} runs extracted")
 
     def _load_trace(self):
-        from benchmarks.traces.models import Trace
-        from benchmarks.traces.services import trace_ingest
+        from traces.models import Trace
+        from traces.services import trace_ingest
 
         path = DEMO_DIR / DEMO_TRACE["file"]
         existing = Trace.objects.filter(artifact__sha256=sha256_of_bytes(path.read_bytes()),

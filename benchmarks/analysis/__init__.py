@@ -1,0 +1,1 @@
+"""Numbers about runs: sample statistics, figures, what differs between setups."""

@@ -1,8 +1,0 @@
-from django.apps import AppConfig
-
-
-class BisectConfig(AppConfig):
-    name = "benchmarks.bisect"
-    label = "bisect"
-    verbose_name = "Bisections"
-    default_auto_field = "django.db.models.BigAutoField"

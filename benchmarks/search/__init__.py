@@ -1,0 +1,1 @@
+"""Site search: the core's own groups plus those features register (see sources.py)."""

@@ -1,0 +1,20 @@
+from django.apps import AppConfig
+
+
+class RegressionsConfig(AppConfig):
+    name = "regressions"
+    label = "regressions"
+    verbose_name = "Regressions"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from benchmarks.signals import runs_stored, runs_visibility_changed
+        from discussions.targets import register_target
+
+        from . import tasks  # noqa: F401  (registers the tasks by name)
+        from .models import regression_by_pk_text
+        from .services import detect_on_commit
+
+        register_target("regression", regression_by_pk_text)
+        runs_stored.connect(detect_on_commit, dispatch_uid="regressions-detect")
+        runs_visibility_changed.connect(detect_on_commit, dispatch_uid="regressions-redetect")

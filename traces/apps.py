@@ -1,0 +1,26 @@
+from django.apps import AppConfig
+from django.db import transaction
+from django.db.models.signals import post_delete
+
+
+def _remove_timeline_files(sender, instance, **kwargs):
+    """A deleted trace (or one deleted with its artifact) takes its timeline folder along,
+    once the deletion is committed."""
+    from .services import trace_directory
+    from .timeline import remove_directory
+
+    path = trace_directory(instance)
+    transaction.on_commit(lambda: remove_directory(path))
+
+
+class TracesConfig(AppConfig):
+    name = "traces"
+    label = "traces"
+    verbose_name = "Traces"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from .models import Trace
+
+        post_delete.connect(_remove_timeline_files, sender=Trace,
+                            dispatch_uid="traces-remove-timeline-files")
