@@ -53,6 +53,8 @@ run: demo static $(if $(NO_COMPILE),,simulator/_compiled.manifest)
 	$(BIN)/celery -A portal worker --concurrency=1 --loglevel=WARNING & worker=$$!; \
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
+# One more worker next to `make run`: on the embedded broker they share var/broker/ safely (message
+# files are written and claimed atomically, portal/fsbroker.py); across hosts use Redis.
 worker: $(VENV)/.installed-run
 	$(BIN)/celery -A portal worker --loglevel=INFO
 

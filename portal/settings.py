@@ -205,6 +205,9 @@ SPECTACULAR_SETTINGS = {
 
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "filesystem://"
 if CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's filesystem transport with atomic writes and claims (portal/fsbroker.py): kombu's
+    # own lets a worker read a message half-written and die when several workers share it
+    CELERY_BROKER_TRANSPORT = "portal.fsbroker:Transport"
     _broker_dir = DATA_DIR / "broker"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
@@ -217,7 +220,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         # backlog held a new user's first simulation for a minute
         "polling_interval": 0.1,
     }
-    for _sub in ("queue", "processed", "control"):
+    for _sub in ("queue", "processed", "control", "rejected"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
 else:
     # A worker that dies keeps its unacked messages; Redis hands them out again after this.
