@@ -6,8 +6,9 @@ import logging
 import sys
 
 from django.conf import settings
+from django.core.exceptions import BadRequest
 from django.db import InterfaceError, OperationalError
-from django.http import HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.views import defaults
 
@@ -41,6 +42,37 @@ def framable_anywhere(view):
         response["Content-Security-Policy"] = "; ".join(directives + ["frame-ancestors *"])
         return response
     return wrapped
+
+
+def api_error(message: str, status: int) -> JsonResponse:
+    """The API's one error shape (benchmarks/api/errors.py) for answers made outside DRF."""
+    return JsonResponse({"error": message, "field": None, "line": None}, status=status)
+
+
+class RequestGuardMiddleware:
+    """Answers two things no view should have to: a NUL byte in the path or query string (no
+    URL of the site holds one, and PostgreSQL refuses it in a query with a 500), and an /api/
+    path no route matches (the API's JSON 404, not the site's HTML page)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        api = request.path.startswith("/api/")
+        if "\x00" in request.path:
+            if api:
+                return api_error("the path contains a NUL byte", 404)
+            raise Http404("the path contains a NUL byte")
+        if any("\x00" in key or any("\x00" in value for value in values)
+               for key, values in request.GET.lists()):
+            if api:
+                return api_error("the query string contains a NUL byte", 400)
+            raise BadRequest("the query string contains a NUL byte")
+        response = self.get_response(request)
+        if (api and response.status_code == 404
+                and not response.get("Content-Type", "").startswith("application/json")):
+            return api_error(f"no API endpoint at {request.path}", 404)
+        return response
 
 
 def wants_json(request) -> bool:
