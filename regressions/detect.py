@@ -17,11 +17,17 @@ Method (see docs/regressions.md):
 3. A side whose boundary kernel has a single value cannot be tested per kernel: such a change is
    reported only when both windows hold two or more values, separate completely and differ by
    UNREPEATED_MIN_CHANGE, and is marked `needs_repeats`.
+
+Bounds (docs/regressions.md, "Bounds"): the search holds at most SEARCH_MAX_SAMPLES values of a
+series (each kernel thinned to an evenly spaced, deterministic subsample of at least
+PER_KERNEL_MIN values) over its newest MAX_KERNELS kernels, and never builds an n x n matrix:
+distances are summed in row blocks of at most BLOCK cells. The true number of values per kernel
+(`sizes`) still decides what needs repeats and is what findings report.
 """
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -34,6 +40,45 @@ MIN_EFFECT = 0.3  # |rank-biserial| (or |Cohen's d| for Welch) at least this
 UNREPEATED_MIN_CHANGE = 0.10
 BOOTSTRAP = 400
 VERDICT_ALPHA = 0.05
+MIN_REPEATS = 2  # values a kernel at the change needs before a change can be a regression
+SEARCH_MAX_SAMPLES = 4000  # values of one series the search holds at most
+PER_KERNEL_MIN = 5
+PER_KERNEL_MAX = 2000
+MAX_KERNELS = SEARCH_MAX_SAMPLES // PER_KERNEL_MIN  # newest kernels searched
+BLOCK = 1 << 20  # cells of one block of the distance sums (8 MiB of float64)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """What makes a change a finding and a submission a regression (per benchmark; see
+    regressions.models.BenchmarkThresholds)."""
+
+    min_change: float = MIN_CHANGE
+    alpha: float = ALPHA
+    min_effect: float = MIN_EFFECT
+    min_repeats: int = MIN_REPEATS
+    verdict_alpha: float = VERDICT_ALPHA
+    source: str = "default"
+
+    def as_dict(self) -> dict:
+        return {"min_change": self.min_change, "alpha": self.alpha,
+                "min_effect": self.min_effect, "min_repeats": self.min_repeats,
+                "verdict_alpha": self.verdict_alpha, "source": self.source}
+
+
+DEFAULT_THRESHOLDS = Thresholds()
+
+
+def thinned(values: np.ndarray, limit: int) -> np.ndarray:
+    """At most `limit` values, evenly spaced over the array (deterministic, order kept)."""
+    if values.size <= limit:
+        return values
+    return values[np.linspace(0, values.size - 1, limit).round().astype(np.int64)]
+
+
+def per_kernel_limit(kernels: int) -> int:
+    """Values kept per kernel so that a search over `kernels` kernels stays bounded."""
+    return int(min(PER_KERNEL_MAX, max(PER_KERNEL_MIN, SEARCH_MAX_SAMPLES // max(1, kernels))))
 
 
 @dataclass(frozen=True)
@@ -47,23 +92,24 @@ class ChangePoint:
     needs_repeats: bool
     good_kernels: tuple[int, ...]  # indices of the kernels in the good window
     bad_kernels: tuple[int, ...]
+    n_tested: tuple[int, int] = (0, 0)  # values the test saw (good, bad) after thinning
 
 
 def energy_split(values: np.ndarray, bounds: np.ndarray) -> tuple[int, float]:
     """The sample boundary (one of `bounds`) maximising the E-divisive statistic, and its value.
 
     `values` are one segment's samples in kernel order; `bounds` the candidate split positions
-    (kernel starts, excluding 0 and len). All splits are scored from one distance matrix with 2-D
-    prefix sums: O(n^2) for the whole segment, not per split."""
-    distances = np.abs(values[:, None] - values[None, :])
-    prefix = distances.cumsum(axis=0).cumsum(axis=1)
-    total = prefix[-1, -1]
-    rows = distances.sum(axis=1).cumsum()
+    (kernel starts, excluding 0 and len). Every split is scored from two per-row sums of the
+    distance matrix (the whole row, and the part left of the diagonal), computed in blocks of
+    at most BLOCK cells: O(n^2) time, O(n) memory beyond one block."""
     size = values.size
+    rows, lower = _distance_row_sums(values)
+    row_cum = np.cumsum(rows)
+    total = row_cum[-1]
     m = bounds.astype(np.float64)
     n = size - m
-    within_left = prefix[bounds - 1, bounds - 1]
-    cross = rows[bounds - 1] - within_left
+    within_left = 2 * np.cumsum(lower)[bounds - 1]  # both triangles of the left square
+    cross = row_cum[bounds - 1] - within_left
     within_right = total - within_left - 2 * cross
     with np.errstate(divide="ignore", invalid="ignore"):
         mean_left = np.where(m > 1, within_left / (m * (m - 1)), 0.0)
@@ -72,6 +118,21 @@ def energy_split(values: np.ndarray, bounds: np.ndarray) -> tuple[int, float]:
     score = m * n / size * energy
     best = int(np.argmax(score))
     return int(bounds[best]), float(score[best])
+
+
+def _distance_row_sums(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each i: sum_j |x_i - x_j| and sum_{j<i} |x_i - x_j|."""
+    size = values.size
+    rows, lower = np.empty(size), np.empty(size)
+    step = max(1, BLOCK // max(1, size))
+    for start in range(0, size, step):
+        stop = min(size, start + step)
+        block = np.abs(values[start:stop, None] - values[None, :])
+        rows[start:stop] = block.sum(axis=1)
+        left = block[:, :stop]
+        left[np.arange(stop - start)[:, None] + start <= np.arange(stop)[None, :]] = 0.0
+        lower[start:stop] = left.sum(axis=1)
+    return rows, lower
 
 
 def _median(values: np.ndarray, axis: int = -1) -> np.ndarray | float:
@@ -97,10 +158,18 @@ def _ratio_ci(good: np.ndarray, bad: np.ndarray, seed: int) -> tuple[float, floa
 
 
 class Series:
-    """One series' groups, with what the segmentation needs precomputed."""
+    """One series' groups, with what the segmentation needs precomputed.
 
-    def __init__(self, groups: Sequence[np.ndarray]):
-        self.groups = [np.asarray(group, dtype=np.float64) for group in groups]
+    `sizes` are the true numbers of values per kernel when the groups are already thinned
+    (regressions.series reads a bounded subsample); by default the groups' own sizes."""
+
+    def __init__(self, groups: Sequence[np.ndarray], *, sizes: Sequence[int] | None = None,
+                 thresholds: Thresholds = DEFAULT_THRESHOLDS):
+        arrays = [np.asarray(group, dtype=np.float64) for group in groups]
+        limit = per_kernel_limit(len(arrays))
+        self.groups = [thinned(group, limit) for group in arrays]
+        self.true_sizes = np.array(sizes if sizes is not None else [g.size for g in arrays])
+        self.thresholds = thresholds
         self.sizes = np.array([group.size for group in self.groups])
         self.starts = np.concatenate(([0], np.cumsum(self.sizes)))
         self.flat = np.concatenate(self.groups) if self.groups else np.empty(0)
@@ -118,27 +187,27 @@ class Series:
     def local_split(self, lo: int, hi: int) -> int | None:
         """The boundary in (lo, hi) whose local windows differ most, if significantly so.
 
-        Mann-Whitney U of every boundary at once: U is a rectangle sum of the segment's
-        pairwise "greater than" matrix, read from its 2-D prefix sums."""
-        offset = self.starts[lo]
-        values = self.flat[offset:self.starts[hi]]
-        greater = (values[:, None] > values[None, :]) + 0.5 * (values[:, None] == values[None, :])
-        prefix = np.zeros((values.size + 1, values.size + 1))
-        prefix[1:, 1:] = greater.cumsum(axis=0).cumsum(axis=1)
-        index = np.arange(lo + 1, hi)
-        g0 = self.starts[np.maximum(lo, index - WINDOW)] - offset
-        mid = self.starts[index] - offset
-        b1 = self.starts[np.minimum(hi, index + WINDOW)] - offset
-        m, n = (b1 - mid).astype(np.float64), (mid - g0).astype(np.float64)
-        u = prefix[b1, mid] - prefix[mid, mid] - prefix[b1, g0] + prefix[mid, g0]
-        usable = (m >= 2) & (n >= 2)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            effect = np.abs(2 * u / (m * n) - 1)
-            z = np.abs(u - m * n / 2) / np.sqrt(m * n * (m + n + 1) / 12)
-        z = np.where(usable & (effect >= MIN_EFFECT), z, 0.0)
-        best = int(np.argmax(z))
-        p = math.erfc(z[best] / math.sqrt(2))
-        return int(index[best]) if p < ALPHA / max(1, hi - lo - 1) else None
+        Mann-Whitney U of each boundary's windows (up to WINDOW kernels a side), counted by
+        binary search in the sorted good window: no pairwise matrix."""
+        best_z, best_index = 0.0, None
+        for index in range(lo + 1, hi):
+            good = self.window(range(max(lo, index - WINDOW), index))
+            bad = self.window(range(index, min(hi, index + WINDOW)))
+            m, n = float(bad.size), float(good.size)
+            if m < 2 or n < 2:
+                continue
+            ordered = np.sort(good)
+            u = float((np.searchsorted(ordered, bad, "left")
+                       + np.searchsorted(ordered, bad, "right")).sum()) / 2
+            if abs(2 * u / (m * n) - 1) < self.thresholds.min_effect:
+                continue
+            z = abs(u - m * n / 2) / math.sqrt(m * n * (m + n + 1) / 12)
+            if z > best_z:
+                best_z, best_index = z, index
+        if best_index is None:
+            return None
+        p = math.erfc(best_z / math.sqrt(2))
+        return best_index if p < self.thresholds.alpha / max(1, hi - lo - 1) else None
 
     def measure(self, index: int, lo: int, hi: int, *, final: bool = False):
         """The change at kernel `index` within segment [lo, hi), if it is confirmed.
@@ -146,6 +215,7 @@ class Series:
         While searching, a normal approximation of Mann-Whitney U screens candidates (scipy's
         test costs ~100x a numpy median); `final` measures with the comparisons' own test and
         adds the bootstrap CI."""
+        limits = self.thresholds
         good_k = range(max(lo, index - WINDOW), index)
         bad_k = range(index, min(hi, index + WINDOW))
         good, bad = self.window(good_k), self.window(bad_k)
@@ -155,16 +225,19 @@ class Series:
         if base <= 0 or level < 0:  # a ratio of signed levels means nothing
             return None
         change = level / base
-        needs_repeats = bool(self.sizes[index - 1] < 2 or self.sizes[index] < 2)
-        if abs(change - 1) < (UNREPEATED_MIN_CHANGE if needs_repeats else MIN_CHANGE):
+        unrepeated = bool(self.sizes[index - 1] < 2 or self.sizes[index] < 2)
+        needs_repeats = unrepeated or bool(
+            min(self.true_sizes[index - 1], self.true_sizes[index]) < limits.min_repeats)
+        if abs(change - 1) < (UNREPEATED_MIN_CHANGE if unrepeated else limits.min_change):
             return None
-        if needs_repeats:
+        if unrepeated:
             if not (good.max() < bad.min() or bad.max() < good.min()):
                 return None
-        elif not _screen(bad, good):
+        elif not _screen_p(bad, good, limits.min_effect) < limits.alpha:
             return None
         verdict = stats.compare_samples(bad, good) if final else None
-        if verdict is not None and not needs_repeats and not _confirmed(verdict, good, bad):
+        if verdict is not None and not unrepeated and not _confirmed(verdict, good, bad,
+                                                                     limits):
             return None
         return ChangePoint(
             index=index, change=change,
@@ -172,37 +245,43 @@ class Series:
             p_value=verdict and verdict.p_value, effect=verdict and verdict.effect,
             test=verdict and verdict.test, needs_repeats=needs_repeats,
             good_kernels=tuple(good_k), bad_kernels=tuple(bad_k),
+            n_tested=(int(good.size), int(bad.size)),
         )
 
 
-def _screen(sample: np.ndarray, baseline: np.ndarray, alpha: float = ALPHA) -> bool:
-    return _screen_p(sample, baseline) < alpha
-
-
-def _screen_p(sample: np.ndarray, baseline: np.ndarray) -> float:
+def _screen_p(sample: np.ndarray, baseline: np.ndarray, min_effect: float = MIN_EFFECT) -> float:
     """Two-sided Mann-Whitney U p by its normal approximation (no tie correction); 1.0 when
-    the effect size is below MIN_EFFECT."""
+    the effect size is below `min_effect`. U by binary search: O((m + n) log n)."""
     m, n = sample.size, baseline.size
-    u = (sample[:, None] > baseline[None, :]).sum() + \
-        (sample[:, None] == baseline[None, :]).sum() / 2
+    ordered = np.sort(baseline)
+    u = float((np.searchsorted(ordered, sample, "left")
+               + np.searchsorted(ordered, sample, "right")).sum()) / 2
     rank_biserial = 2 * u / (m * n) - 1
-    if abs(rank_biserial) < MIN_EFFECT:
+    if abs(rank_biserial) < min_effect:
         return 1.0
     z = abs(u - m * n / 2) / math.sqrt(m * n * (m + n + 1) / 12)
     return math.erfc(z / math.sqrt(2))
 
 
-def _confirmed(verdict, good, bad) -> bool:
+def _confirmed(verdict, good, bad, limits: Thresholds) -> bool:
     if verdict.p_value is None:  # both sides constant and different: nothing to test
         return bool(np.ptp(good) == 0 and np.ptp(bad) == 0)
-    return verdict.p_value < ALPHA and abs(verdict.effect or 0) >= MIN_EFFECT
+    return verdict.p_value < limits.alpha and abs(verdict.effect or 0) >= limits.min_effect
 
 
-def detect(groups: Sequence[Sequence[float]]) -> list[ChangePoint]:
+def detect(groups: Sequence[Sequence[float]], *, sizes: Sequence[int] | None = None,
+           thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[ChangePoint]:
     """Confirmed change points of a series, by kernel index, in order.
 
-    `groups[i]` are the samples of the i-th kernel in natural order (at least one each)."""
-    series = Series(groups)
+    `groups[i]` are the samples of the i-th kernel in natural order (at least one each), or a
+    subsample of them with `sizes[i]` their true number. A series of more than MAX_KERNELS
+    kernels is searched over its newest MAX_KERNELS (indices stay those of `groups`)."""
+    skipped = max(0, len(groups) - MAX_KERNELS)
+    if skipped:
+        points = detect(groups[skipped:], sizes=None if sizes is None else sizes[skipped:],
+                        thresholds=thresholds)
+        return [_shifted(point, skipped) for point in points]
+    series = Series(groups, sizes=sizes, thresholds=thresholds)
     found: dict[int, ChangePoint] = {}
     pending = [(0, len(series.groups))]
     while pending:
@@ -224,6 +303,12 @@ def detect(groups: Sequence[Sequence[float]]) -> list[ChangePoint]:
     return _remeasured(series, sorted(found))
 
 
+def _shifted(point: ChangePoint, by: int) -> ChangePoint:
+    return replace(point, index=point.index + by,
+                   good_kernels=tuple(i + by for i in point.good_kernels),
+                   bad_kernels=tuple(i + by for i in point.bad_kernels))
+
+
 def _remeasured(series: Series, indices: list[int]) -> list[ChangePoint]:
     """Each change measured between its neighbours (not the segment it was found in), so its
     windows never reach across another change. One that no longer holds up is dropped."""
@@ -242,12 +327,21 @@ class Verdict:
     p_value: float | None
     worse: bool
     needs_repeats: bool
+    test: str | None = None
+    n_tested: tuple[int, int] = (0, 0)  # values the test saw (sample, reference)
 
 
-def verdict(sample: np.ndarray, reference: np.ndarray, *, higher_is_better: bool) -> Verdict | None:
-    """Is `sample` (one run) a regression against `reference` (another kernel's samples)?"""
-    sample = np.asarray(sample, dtype=np.float64)
-    reference = np.asarray(reference, dtype=np.float64)
+def verdict(sample: np.ndarray, reference: np.ndarray, *, higher_is_better: bool,
+            thresholds: Thresholds = DEFAULT_THRESHOLDS,
+            sizes: tuple[int, int] | None = None) -> Verdict | None:
+    """Is `sample` (one run) a regression against `reference` (another kernel's samples)?
+
+    Below `thresholds.min_repeats` values on either side (true sizes when the arrays are
+    subsamples) the answer is "needs repeats", never a regression. Each side is tested on at
+    most PER_KERNEL_MAX evenly spaced values."""
+    sample = thinned(np.asarray(sample, dtype=np.float64), PER_KERNEL_MAX)
+    reference = thinned(np.asarray(reference, dtype=np.float64), PER_KERNEL_MAX)
+    n_sample, n_reference = sizes or (sample.size, reference.size)
     base = float(np.median(reference)) if reference.size else 0.0
     level = float(np.median(sample)) if sample.size else -1.0
     if base <= 0 or level < 0:  # a ratio of signed levels means nothing
@@ -255,13 +349,14 @@ def verdict(sample: np.ndarray, reference: np.ndarray, *, higher_is_better: bool
     change = level / base
     worse_direction = change < 1 if higher_is_better else change > 1
     result = stats.compare_samples(sample, reference)
-    needs_repeats = sample.size < 2 or reference.size < 2
+    needs_repeats = min(n_sample, n_reference) < max(2, thresholds.min_repeats)
+    big_enough = abs(change - 1) >= thresholds.min_change
     if needs_repeats:
-        worse = worse_direction and abs(change - 1) >= UNREPEATED_MIN_CHANGE
+        worse = False
     elif result.p_value is None:  # both constant
-        worse = worse_direction and abs(change - 1) >= MIN_CHANGE
+        worse = worse_direction and big_enough
     else:
-        worse = worse_direction and abs(change - 1) >= MIN_CHANGE and \
-            result.p_value < VERDICT_ALPHA
+        worse = worse_direction and big_enough and result.p_value < thresholds.verdict_alpha
     return Verdict(change=change, p_value=result.p_value, worse=worse,
-                   needs_repeats=needs_repeats)
+                   needs_repeats=needs_repeats, test=result.test,
+                   n_tested=(int(sample.size), int(reference.size)))
