@@ -19,8 +19,10 @@ Public API:
 - ``TraceStats(on_segment=None, on_wakeup=None)``: ``add(event)`` / ``consume(events)``, then
   ``finish()``; ``tasks`` (``TaskStats``: runtime, switches, wakeups, migrations, wait sum/max/
   avg, ``latency_hist`` in log2-ns buckets, ``as_dict()`` in the portal's contract shape),
-  ``cpus`` (``CpuStats``: busy, idle, idle gaps), ``summary()``. The rules it follows (prefix
-  trusted over a missing switch, pid reuse, lost events) are in ``schedtrace.stats``.
+  ``cpus`` (``CpuStats``: busy, idle, idle gaps), ``summary()``, ``inferred_switch_ins`` and
+  ``warnings()`` (switches the trace lacked, inferred). The rules it follows (prefix trusted
+  over a missing switch, where a lost switch-in is placed, pid reuse, lost events) are in
+  ``schedtrace.stats``.
 - ``segments(events) -> iterator of Segment(cpu, pid, comm, start_ns, end_ns, end_state)``: the
   per-CPU run stretches (end_state: prev_state of the switch out, "?" when unknown).
 - ``analyse(path_or_fileobj, **open_kwargs) -> (EventStream, TraceStats)``: both in one call.

@@ -4,10 +4,16 @@ timeline draws. One pass, memory proportional to the number of tasks and CPUs.
 
 How the scheduler state is rebuilt (the rules a reader of the numbers needs):
 - A line's prefix (`comm-pid [cpu]`) names the task running on that CPU at that moment. When it
-  disagrees with what the switches said (a lost or unrecorded `sched_switch`), the prefix wins:
-  the old task's segment ends and the prefix's task starts at that line's timestamp (the switch
-  happened at some unknown moment before; the line is the first proof of it). Nothing before a
-  CPU's first line is counted.
+  disagrees with what the switches said (a lost or unrecorded `sched_switch`; on KVM guests
+  switch-ins from idle go missing by the hundred), the prefix wins and the missing switch-in is
+  inferred where the events place it: at the task's wakeup (or migration) onto that CPU if that
+  came after the CPU's last line, else at that last line (the CPU's last recorded switch, or a
+  later line that still showed the old occupant), and never before the task left another CPU.
+  The inferred switch-in counts as a switch and ends the task's wait like a recorded one (but
+  its wait, a lower bound, stays out of the latency histogram); `inferred_switch_ins` counts
+  them and `warnings()` says so. A prefix of idle (pid 0) on a CPU a task held ends that task
+  at the line itself: nothing places a lost switch to idle earlier. Nothing before a CPU's first
+  line (or after a `LOST EVENTS` marker, until its next line) is counted.
 - A task is runnable-but-waiting from a wakeup (`sched_wakeup`, `_new` or `sched_waking`,
   whichever comes first) or from a switch-out in state R (preempted) until its next switch-in.
   Only waits that start with a wakeup go into the wakeup-to-run latency histogram.
@@ -37,7 +43,7 @@ class TaskStats:
     __slots__ = ("index", "pid", "comm", "first_ns", "last_ns", "runtime_ns", "switches",
                  "wakeups", "migrations", "wait_sum_ns", "wait_max_ns", "wait_count",
                  "latency_hist", "runnable_since", "woken", "running_on", "run_start",
-                 "exited", "dead", "parent_pid")
+                 "exited", "dead", "parent_pid", "left_ns", "placed_cpu", "placed_ns")
 
     def __init__(self, index, pid, comm, ts, parent_pid=None):
         self.index = index
@@ -53,6 +59,9 @@ class TaskStats:
         self.run_start = None
         self.exited = self.dead = False
         self.parent_pid = parent_pid
+        self.left_ns = None     # when it last left a CPU
+        self.placed_cpu = None  # the CPU a wakeup, migration or preemption queued it on ...
+        self.placed_ns = None   # ... and when: where a lost switch-in is placed
 
     @property
     def wait_avg_ns(self) -> float:
@@ -108,7 +117,9 @@ class TraceStats:
         self.events = 0
         self.first_ns = self.last_ns = None
         self.lost_events = 0
-        self.inferred_switches = 0
+        self.inferred_switches = 0     # sched_switch events the trace lacks, found missing
+        self.inferred_switch_ins = 0   # ... of them, switch-ins of a task placed by inference
+        self.inferred_switch_outs = 0  # tasks taken off a CPU without a recorded switch-out
         self.finished = False
 
     # -- tasks ---------------------------------------------------------------------------------
@@ -141,14 +152,16 @@ class TraceStats:
             cpu.busy_ns += length
             task.runtime_ns += length
             task.running_on = None
+            task.left_ns = max(ts, start)
             if state in ("X", "Z") or task.exited:
                 task.dead = True
             if length and self.on_segment is not None:
                 self.on_segment(cpu.cpu, task, start, max(ts, start), state)
         cpu.known = False
 
-    def _start(self, cpu: CpuStats, task, ts, *, recorded=True):
-        """`task` (None = idle) runs on `cpu` from `ts`; `recorded`: a sched_switch said so."""
+    def _start(self, cpu: CpuStats, task, ts, *, recorded=True, inferred=False):
+        """`task` (None = idle) runs on `cpu` from `ts`; `recorded`: a sched_switch said so;
+        `inferred`: a lost switch-in placed at `ts` (counted like a recorded one)."""
         cpu.current, cpu.since, cpu.known = task, ts, True
         if task is None:
             return
@@ -158,18 +171,21 @@ class TraceStats:
             other = self.cpus[elsewhere]
             self._stop(other, ts, "?")
             self.inferred_switches += 1
+            self.inferred_switch_outs += 1
         task.running_on = cpu.cpu
-        if not recorded:
+        task.placed_cpu = task.placed_ns = None
+        if not (recorded or inferred):
             task.runnable_since = None  # it got the CPU at some unknown moment before `ts`
             return
         task.switches += 1
+        self.inferred_switch_ins += inferred
         since = task.runnable_since
         if since is not None:
             wait = max(ts - since, 0)
             task.wait_sum_ns += wait
             task.wait_count += 1
             task.wait_max_ns = max(task.wait_max_ns, wait)
-            if task.woken:
+            if task.woken and recorded:  # an inferred switch-in's wait is only a lower bound
                 task.latency_hist[bucket_of(wait)] += 1
             task.runnable_since = None
 
@@ -181,11 +197,31 @@ class TraceStats:
         if cpu.known and (pid == 0 and cpu.current is None
                           or cpu.current is not None and cpu.current.pid == pid):
             return
-        if cpu.known:
-            self.inferred_switches += 1
-            self._stop(cpu, event.ts, "?")
-        task = None if pid == 0 else self.task(pid, event.comm, event.ts)
-        self._start(cpu, task, event.ts, recorded=False)
+        ts = event.ts
+        task = None if pid == 0 else self.task(pid, event.comm, ts)
+        if not cpu.known:  # the CPU's first line, or its first after lost events
+            self._start(cpu, task, ts, recorded=False)
+            return
+        self.inferred_switches += 1
+        self.inferred_switch_outs += cpu.current is not None
+        at = ts if task is None else self._placed_at(cpu, task, ts)
+        self._stop(cpu, at, "?")
+        self._start(cpu, task, at, recorded=False, inferred=task is not None)
+
+    def _placed_at(self, cpu: CpuStats, task: TaskStats, ts) -> int:
+        """Where the events place `task`'s lost switch-in on `cpu`, seen running there at `ts`:
+        not before the CPU's last line (`cpu.last_ns`: its old occupant was still there) nor
+        before the task left (or was last seen on) another CPU or became runnable; at its
+        wakeup onto this CPU when that came later."""
+        floor = max(cpu.since, cpu.last_ns)
+        for after in (task.left_ns, task.runnable_since):
+            if after is not None:
+                floor = max(floor, after)
+        if task.running_on is not None and task.running_on != cpu.cpu:
+            floor = max(floor, self.cpus[task.running_on].last_ns)
+        if task.placed_cpu == cpu.cpu and task.placed_ns is not None:
+            floor = max(floor, task.placed_ns)
+        return min(floor, ts)  # events used late (beyond the reorder window) can go backwards
 
     # -- events --------------------------------------------------------------------------------
     def add(self, event):
@@ -201,10 +237,10 @@ class TraceStats:
         if self.first_ns is None:
             self.first_ns = ts
         self.last_ns = ts if self.last_ns is None else max(self.last_ns, ts)
-        cpu.last_ns = max(cpu.last_ns, ts)
         self._reconcile(cpu, event)
         handler = _HANDLERS[event.kind]
         handler(self, cpu, event)
+        cpu.last_ns = max(cpu.last_ns, ts)  # after: _placed_at reads the CPU's previous line
 
     def consume(self, events):
         for event in events:
@@ -219,6 +255,7 @@ class TraceStats:
             prev = self._by_pid.get(event.prev_pid) if event.prev_pid else None
         if prev is not None and event.prev_state.startswith("R") and not prev.dead:
             prev.runnable_since, prev.woken = ts, False
+            prev.placed_cpu, prev.placed_ns = cpu.cpu, ts
         nxt = None if event.next_pid == 0 else self.task(event.next_pid, event.next_comm, ts)
         self._start(cpu, nxt, ts)
 
@@ -226,6 +263,9 @@ class TraceStats:
         ts = event.ts
         new = event.kind == ev.WAKEUP_NEW and self._fresh_needed(event.target_pid)
         task = self.task(event.target_pid, event.target_comm, ts, new=new)
+        if task.running_on is None and event.target_cpu is not None:
+            # sched_wakeup after sched_waking names the CPU finally chosen: the later one wins
+            task.placed_cpu, task.placed_ns = event.target_cpu, ts
         if task.running_on is not None or task.runnable_since is not None:
             return  # already runnable: sched_waking then sched_wakeup, or a spurious wakeup
         task.runnable_since, task.woken = ts, True
@@ -251,6 +291,8 @@ class TraceStats:
     def _migrate(self, cpu, event):
         task = self.task(event.target_pid, event.target_comm, event.ts)
         task.migrations += 1
+        if task.running_on is None and event.dest_cpu is not None:
+            task.placed_cpu, task.placed_ns = event.dest_cpu, event.ts
 
     def finish(self):
         """Close what still runs at the last timestamp. Idempotent."""
@@ -284,7 +326,24 @@ class TraceStats:
             "events": self.events, "cpus": len(self.cpus), "tasks": len(self.real_tasks()),
             "duration_ms": self.duration_ns / 1e6, "lost_events": self.lost_events,
             "inferred_switches": self.inferred_switches,
+            "inferred_switch_ins": self.inferred_switch_ins,
+            "inferred_switch_outs": self.inferred_switch_outs,
         }
+
+    def warnings(self) -> list[str]:
+        """What a reader of the figures must know about switches the trace did not record."""
+        said = []
+        if self.inferred_switch_ins:
+            said.append(
+                f"{self.inferred_switch_ins} switch-ins were missing from the trace and were "
+                "inferred (a task seen running on a CPU with no sched_switch to it, placed at "
+                "its wakeup on that CPU or the CPU's last line before); runtime, switches and "
+                "waits count them")
+        if self.inferred_switch_outs:
+            said.append(
+                f"{self.inferred_switch_outs} switch-outs were missing from the trace and were "
+                "inferred (a task seen on another CPU, or another task or idle on its CPU)")
+        return said
 
 
 _HANDLERS = {

@@ -17,37 +17,55 @@ LINE = re.compile(r"^\s*.*-(\d+)\s+\[(\d+)\].*?(\d+)\.(\d+): (\w+): (.*)$")
 
 
 def naive_runtime(text):
-    """Runtime per pid and busy time per CPU from the raw lines: whoever a line says runs on
-    a CPU (its prefix, or next_pid after a switch) ran there until the next line says otherwise.
+    """Runtime per pid, busy time per CPU and switch-ins from the raw lines, by a plain replay:
+    whoever a line says runs on a CPU (its prefix, or next_pid after a switch) runs there until
+    a line says otherwise. A task whose prefix shows up without a switch to it started at the
+    latest of: the CPU's previous line, the task's last switch-out, and its last wakeup or
+    migration onto this CPU; that start counts as a switch-in.
     """
     current, runtime, busy, last = {}, defaultdict(int), defaultdict(int), 0
     switch_ins, migrations = defaultdict(int), defaultdict(int)
+    previous_line, left, onto = {}, {}, {}  # cpu -> ts; pid -> ts; pid -> (cpu, ts)
 
     def account(cpu, until):
         pid, since = current[cpu]
         if pid:
             runtime[pid] += until - since
             busy[cpu] += until - since
+            left[pid] = until
 
     for line in text.splitlines():
         match = LINE.match(line)
         if not match:
             continue
-        pid, cpu = int(match[1]), int(match[2])
+        pid, cpu, kind, body = int(match[1]), int(match[2]), match[5], match[6]
         ts = int(match[3]) * 10**9 + int(match[4].ljust(9, "0"))
         last = ts
         if cpu not in current:
             current[cpu] = (pid, ts)
         elif current[cpu][0] != pid:
+            start = ts
+            if pid:
+                start = max(previous_line[cpu], left.get(pid, 0))
+                if onto.get(pid, (None,))[0] == cpu:
+                    start = max(start, onto[pid][1])
+                switch_ins[pid] += 1
+            account(cpu, start)
+            current[cpu] = (pid, start)
+        previous_line[cpu] = ts
+        if kind == "sched_switch":
             account(cpu, ts)
-            current[cpu] = (pid, ts)
-        if match[5] == "sched_switch":
-            account(cpu, ts)
-            next_pid = int(re.search(r"next_pid=(\d+)", match[6])[1])
+            next_pid = int(re.search(r"next_pid=(\d+)", body)[1])
             current[cpu] = (next_pid, ts)
             switch_ins[next_pid] += 1
-        elif match[5] == "sched_migrate_task":
-            migrations[int(re.search(r" pid=(\d+)", match[6])[1])] += 1
+            onto[pid] = (cpu, ts)  # a preempted task waits here; a sleeper's wakeup will say
+        elif kind in ("sched_wakeup", "sched_wakeup_new", "sched_migrate_task"):
+            target = int(re.search(r" pid=(\d+)", body)[1])
+            where = re.search(r"(?:target_cpu|dest_cpu)=(\d+)", body)
+            if where and target not in (p for p, _ in current.values()):
+                onto[target] = (int(where[1]), ts)
+            if kind == "sched_migrate_task":
+                migrations[target] += 1
     for cpu in current:
         account(cpu, last)
     return runtime, busy, switch_ins, migrations
@@ -164,19 +182,29 @@ def test_edge_cases_by_hand():
     stream, stats = analyse(FIXTURES / "edge_cases.trace")
     tasks = [(t.pid, t.comm, t.runtime_ns // 1000, t.switches, t.wakeups, t.migrations,
               t.wait_sum_ns // 1000, t.parent_pid) for t in stats.real_tasks()]
+    # kworker 501: CPU 1 from 100.000010 to its preemption at .003000 (2990 us); its switch-in
+    # on CPU 0 is missing: placed at its wakeup there (.004200, CPU 0's previous line) and run
+    # to .009000 (4800 us, a 1200 us wait since its preemption); the one on CPU 1 (line 24)
+    # placed at its wakeup at .010000, run to .011000 (1000 us): 8790 us, 3 switch-ins.
     assert tasks == [
         (500, "Web Content", 3500, 2, 1, 0, 500, None),
-        (501, "[kworker 0:1]", 5990, 1, 1, 1, 0, None),
+        (501, "[kworker 0:1]", 8790, 3, 1, 1, 1200, None),
         (600, "Web Content", 2000, 1, 1, 0, 1900, 500),    # exited (X) ...
         (600, "a b [c]-d", 400, 1, 1, 0, 900, 500),        # ... and its pid reused
     ]
     cpus = {c.cpu: (c.busy_ns // 1000, c.idle_ns // 1000, c.idle_gaps) for c in
             stats.cpus.values()}
-    assert cpus == {0: (5400, 5600, 2), 1: (6490, 3000, 2)}
-    # A switch-in from idle that was never recorded (line 15 and line 24) and the lost events.
-    assert stats.inferred_switches == 2
+    assert cpus == {0: (7200, 3800, 2), 1: (7490, 2000, 2)}
+    # The two switch-ins from idle that were never recorded (lines 15 and 24), the lost events.
+    assert (stats.inferred_switches, stats.inferred_switch_ins) == (2, 2)
+    assert stats.inferred_switch_outs == 0
+    assert stats.warnings()[0].startswith("2 switch-ins were missing from the trace")
     assert stats.lost_events == 17
     assert stats.duration_ns == 11_000_000
+    # Only recorded switch-ins put a wait in the latency histogram: 501's two inferred ones
+    # are counted as waits but not as measured latencies.
+    kworker = stats.real_tasks()[1]
+    assert (kworker.wait_count, sum(kworker.latency_hist)) == (2, 0)
 
 
 def test_segments_never_overlap_on_a_cpu_and_sum_to_busy_time():
