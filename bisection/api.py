@@ -1,4 +1,4 @@
-"""REST API v1 for bisections (DESIGN.md, Regressions). Parse, authorise, one call, respond."""
+"""REST API v1 for bisections (docs/bisect.md). Parse, authorise, one call, respond."""
 
 import statistics
 

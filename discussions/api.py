@@ -1,4 +1,4 @@
-"""REST API v1 for threads (DESIGN.md contract). Errors are JSON {"error": ...}."""
+"""REST API v1 for threads (docs/discussions.md). Errors are JSON {"error": ...}."""
 
 import json
 

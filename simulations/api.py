@@ -1,4 +1,4 @@
-"""REST API v1 for simulations (DESIGN.md contract). Errors are JSON {"error": ...}."""
+"""REST API v1 for simulations (docs/api.md, Simulations). Errors are JSON {"error": ...}."""
 
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404

@@ -1,4 +1,4 @@
-"""``python -m simulator list|run|sweep`` (the Simulator CLI contract in DESIGN.md)."""
+"""``python -m simulator list|run|sweep|replay`` (the CLI contract: docs/simulator.md)."""
 
 import argparse
 import itertools

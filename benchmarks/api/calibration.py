@@ -1,6 +1,6 @@
 """Machine calibrations over the API: what `schedbench.py calibrate` submits.
 
-`POST /api/v1/machines/{id}/calibration/` calibrates a machine by id (DESIGN.md);
+`POST /api/v1/machines/{id}/calibration/` calibrates a machine by id (docs/calibration.md);
 `POST /api/v1/machines/calibration/` finds or creates the machine from its description first,
 because the harness knows its machine only by what it reads off the box.
 `GET` on the first returns the machine's newest calibration.

@@ -1,4 +1,5 @@
-"""The comparison spec of DESIGN.md, validated into a dataclass with field-named errors."""
+"""The comparison spec (docs/api.md, Comparisons), validated into a dataclass with field-named
+errors."""
 
 import re
 from dataclasses import asdict, dataclass, field

@@ -1,4 +1,4 @@
-"""REST API v1 threads: the DESIGN.md contract, JSON errors, auth, rate limit."""
+"""REST API v1 threads: the contract of docs/discussions.md, JSON errors, auth, rate limit."""
 
 import json
 

@@ -1,5 +1,5 @@
 """`schedbench.py calibrate`: real micro-measurements on this machine, and how they become the
-calibration object (the machine-model half of DESIGN.md's "Machine calibration")."""
+calibration object (the machine-model half of docs/calibration.md)."""
 
 import json
 import os
