@@ -1,4 +1,5 @@
-"""The data model of DESIGN.md: what was measured, where, on which kernel, and every sample."""
+"""The core data model (docs/data-model.md): what was measured, where, on which kernel, and
+every sample."""
 
 from django.conf import settings
 from django.db import models

@@ -1,4 +1,4 @@
-"""REST API v1 for traces (DESIGN.md, Traces). Parse, authorise, one service call, respond."""
+"""REST API v1 for traces (docs/traces.md). Parse, authorise, one service call, respond."""
 
 import math
 
