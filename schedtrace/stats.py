@@ -68,7 +68,7 @@ class TaskStats:
         return self.wait_sum_ns / self.wait_count if self.wait_count else 0.0
 
     def as_dict(self) -> dict:
-        """The DESIGN contract's task shape (ms), plus extras."""
+        """The task shape of the trace API (docs/traces.md), in ms, plus extras."""
         return {
             "pid": self.pid, "comm": self.comm,
             "runtime_ms": self.runtime_ns / 1e6, "switches": self.switches,
