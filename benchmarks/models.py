@@ -281,6 +281,33 @@ class MetricSummary(models.Model):
         return self.stdev / abs(self.mean)
 
 
+class PublishedSummary(models.Model):
+    """A statistic published without its samples (an mmtests cell, a robot report's column):
+    stored as given, never expanded into samples. `stddev_pct`, `n` and `significant` (the
+    source's own mark) are null when the source does not say."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="published")
+    metric = models.ForeignKey(Metric, on_delete=models.PROTECT, related_name="published")
+    statistic = models.CharField(max_length=16)  # amean, hmean, gmean, bamean-95, mean, ...
+    value = models.FloatField()
+    stddev_pct = models.FloatField(null=True, blank=True)
+    n = models.PositiveIntegerField(null=True, blank=True)
+    significant = models.BooleanField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["metric__name"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "metric"], name="published_summary_unique")
+        ]
+
+    def __str__(self):
+        return f"run {self.run_id}: {self.statistic} {self.value}"
+
+    def as_dict(self) -> dict:
+        return {"statistic": self.statistic, "value": self.value,
+                "stddev_pct": self.stddev_pct, "n": self.n, "significant": self.significant}
+
+
 class MonitorSeries(models.Model):
     """A vmstat-like time series captured while the run ran."""
 

@@ -13,12 +13,15 @@ from .hackbench import HackbenchParser
 from .hyperfine_json import HyperfineJsonParser
 from .kernel_table import KernelTableParser
 from .kernel_time import KernelTimeParser
+from .lkp import LkpOutputParser, LkpStatsParser
 from .loops_time import LoopsTimeParser
 from .metric_lines import MetricLinesParser
+from .mmtests import MmtestsParser
 from .normalized import NormalizedParser
 from .param_table import ParamTableParser
 from .perf_bench import PerfBenchParser
 from .results_file import ResultsFileParser
+from .robot import RobotParser
 from .schbench import SchbenchParser
 from .schedbench_csv import SchedbenchCsvParser
 from .schedbench_json import SchedbenchJsonParser
@@ -37,6 +40,8 @@ PARSERS: dict[str, Parser] = {
         SweepParser(), VmstatParser(), NormalizedParser(), ParamTableParser(), PerfBenchParser(),
         HackbenchParser(), SchbenchParser(), SysbenchParser(), HyperfineJsonParser(),
         SchedbenchCsvParser(), SchedbenchJsonParser(), MetricLinesParser(), KernelTableParser(),
+        # published summaries and LKP's files (parsers.summaries, .mmtests, .robot, .lkp)
+        MmtestsParser(), RobotParser(), LkpStatsParser(), LkpOutputParser(),
     )
 }
 

@@ -186,16 +186,20 @@ def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> d
         )
     labels = dict(result.labels)
     label = fix.get("label")
+    published = _published(result)
     return {
         "benchmark": benchmark,
         "kernel": kernel or None,
         "machine": meta.machine or result.machine or UNKNOWN_MACHINE,
         "policy": meta.policy or result.policy or "",
-        "label": label.strip() if label is not None else (meta.label or _label(labels)),
+        "label": label.strip() if label is not None else
+        (published["label"] or meta.label or _label(labels)),
         "params": {**meta.params, **result.params, **fix.get("params", {})},
         "tunables": {**meta.tunables, **result.tunables},
         "series": {**(meta.series if single else {}), **result.series},
-        "environment": {**meta.environment, **({"labels": labels} if labels else {})},
+        "environment": {**meta.environment, **({"labels": labels} if labels else {}),
+                        **published["environment"]},
+        "commit": published["commit"],
         "metrics": {
             name: {
                 "unit": result.units.get(name, ""),
@@ -203,7 +207,7 @@ def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> d
                 "values": values,  # array('d'): compact even for millions of samples
             }
             for name, values in result.metrics.items()
-        },
+        } | published["metrics"],
         "line": result.line,
         "lines": [result.line, max(result.last_line, result.line)],
         "kernel_line": result.kernel_line,
@@ -212,6 +216,31 @@ def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> d
         "missing": missing,
         "unassigned": bool(missing),
     }
+
+
+def _published(result: parsers.ResultSet) -> dict:
+    """What a column of a published table adds (parsers.summaries.SummarySet): summaries
+    without samples, the mmtests config (the label, part of the run's identity), the robot
+    report's commit and links."""
+    summaries = getattr(result, "summaries", None) or {}
+    commit = getattr(result, "commit", None)
+    label = getattr(result, "label", "") or ""
+    environment = {}
+    if label:
+        environment["config"] = label
+    if commit:
+        environment.update(commit=commit, kernel_commit=commit["id"])
+    if summaries:
+        environment["baseline"] = bool(getattr(result, "baseline", False))
+    if getattr(result, "provenance", None):
+        environment["report"] = dict(result.provenance)
+    metrics = {
+        name: {"unit": result.units.get(name, ""),
+               "higher_is_better": result.higher_is_better.get(name, False),
+               "values": [], "summary": dict(summary)}
+        for name, summary in summaries.items()
+    }
+    return {"metrics": metrics, "label": label, "commit": commit, "environment": environment}
 
 
 def previews_build(results, meta: UploadMetadata) -> list[dict]:
@@ -279,7 +308,8 @@ def _prepare_run(preview: dict, provenance: Provenance) -> PreparedRun:
             kernel=kernel_get_or_create(version=preview["kernel"]),
             machine=machine_get_or_create(spec=preview["machine"]),
             metrics={
-                name: MetricInput(m["values"], m["unit"], m["higher_is_better"])
+                name: MetricInput(m["values"], m["unit"], m["higher_is_better"],
+                                  m.get("summary"))
                 for name, m in preview["metrics"].items()
             },
             provenance=provenance,

@@ -2,11 +2,12 @@
 
 import hashlib
 import json
+import re
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import transaction
@@ -22,6 +23,7 @@ from benchmarks.models import (
     Metric,
     MetricSummary,
     MonitorSeries,
+    PublishedSummary,
     Run,
     RunParam,
     RunSource,
@@ -74,6 +76,8 @@ class MetricInput:
     values: Sequence[float]
     unit: str = ""
     higher_is_better: bool = False
+    # A published statistic without samples (values then empty): see check_summary.
+    summary: Mapping | None = None
 
 
 @dataclass
@@ -111,7 +115,8 @@ def _check_values(metric: str, values) -> Sequence[float]:
                 raise RunError(f"metrics.{metric}[{position}] is an integer too large to use "
                                "as a number", field=f"metrics.{metric}") from None
     if not checked:
-        raise RunError(f"metrics.{metric} has no values")
+        raise RunError(f"metrics.{metric} has no values (a published statistic without "
+                       "samples goes in its \"summary\")")
     samples = np.frombuffer(checked, dtype=np.float64)
     out_of_range = ~(np.abs(samples) <= MAX_SAMPLE_MAGNITUDE)  # NaN compares False: caught too
     if out_of_range.any():
@@ -149,6 +154,41 @@ class PreparedRun:
     run: Run
     metrics: list[tuple[Metric, Sequence[float], stats.Summary]]
     series: dict
+    published: list[tuple[Metric, dict]] = field(default_factory=list)
+
+
+SUMMARY_STATISTIC = re.compile(r"amean|hmean|gmean|bamean-\d{1,2}|median|mean|min|max")
+
+
+def check_summary(metric: str, summary) -> dict:
+    """A published summary as stored: statistic, value, stddev_pct, n, significant."""
+    where = f"metrics.{metric}.summary"
+    if not isinstance(summary, Mapping):
+        raise RunError(f"{where} must be an object", field=where)
+    unknown = set(summary) - {"statistic", "value", "stddev_pct", "n", "significant", "line"}
+    if unknown:
+        raise RunError(f"{where}: unknown field(s) {sorted(unknown)}", field=where)
+    statistic = summary.get("statistic")
+    if not isinstance(statistic, str) or not SUMMARY_STATISTIC.fullmatch(statistic):
+        raise RunError(f"{where}.statistic must be one of amean, hmean, gmean, bamean-NN, "
+                       "median, mean, min, max", field=where)
+    checked = {"statistic": statistic}
+    for name, required in (("value", True), ("stddev_pct", False)):
+        value = summary.get(name)
+        if value is None and not required:
+            checked[name] = None
+            continue
+        if value.__class__ not in (int, float) or not abs(value) <= MAX_SAMPLE_MAGNITUDE or \
+                (name == "stddev_pct" and value < 0):
+            raise RunError(f"{where}.{name} must be a finite number"
+                           f"{' >= 0' if name == 'stddev_pct' else ''}", field=where)
+        checked[name] = float(value)
+    n, significant = summary.get("n"), summary.get("significant")
+    if n is not None and (n.__class__ is not int or not 0 < n < 2**31):
+        raise RunError(f"{where}.n must be a positive integer or null", field=where)
+    if significant is not None and not isinstance(significant, bool):
+        raise RunError(f"{where}.significant must be true, false or null", field=where)
+    return {**checked, "n": n, "significant": significant}
 
 
 MetricResolver = Callable[..., Metric]
@@ -174,7 +214,14 @@ def run_prepare(
         raise RunError(f"unknown source {provenance.source!r}")
     if not metrics:
         raise RunError("a run needs at least one metric with values")
-    checked = {name: _check_values(name, m.values) for name, m in metrics.items()}
+    published = {name: check_summary(name, m.summary) for name, m in metrics.items()
+                 if m.summary is not None}
+    for name in published:
+        if len(metrics[name].values):
+            raise RunError(f"metrics.{name}: give its values or a summary, not both",
+                           field=f"metrics.{name}")
+    checked = {name: _check_values(name, m.values) for name, m in metrics.items()
+               if name not in published}
     params = vocabulary.canonical_params(_check_mapping("params", params),
                                          benchmark=benchmark.slug)
     tunables = vocabulary.canonical_tunables(_check_mapping("tunables", tunables))
@@ -194,7 +241,7 @@ def run_prepare(
         submitter=provenance.submitter,
         idempotency_key=provenance.idempotency_key,
     )
-    resolved = []
+    resolved, published_rows = [], []
     for name, metric_input in metrics.items():
         try:
             metric = metric_resolver(
@@ -203,9 +250,14 @@ def run_prepare(
             )
         except CatalogError as exc:
             raise RunError(str(exc)) from None
-        resolved.append((metric, checked[name], stats.summarize(checked[name])))
-    run.result_key = result_key(run, {name: checked[name] for name in sorted(checked)})
-    return PreparedRun(run=run, metrics=resolved, series=_check_series(series))
+        if name in published:
+            published_rows.append((metric, published[name]))
+        else:
+            resolved.append((metric, checked[name], stats.summarize(checked[name])))
+    run.result_key = result_key(run, {name: checked[name] for name in sorted(checked)},
+                                published=published)
+    return PreparedRun(run=run, metrics=resolved, series=_check_series(series),
+                       published=published_rows)
 
 
 def runs_store(prepared: list[PreparedRun], *, samples: SampleWriter | None = None) -> list[Run]:
@@ -233,6 +285,11 @@ def _store_rows(prepared: list[PreparedRun], *, samples: SampleWriter | None = N
             _summary_row(item.run, metric, summary)
             for item in prepared
             for metric, _, summary in item.metrics
+        )
+        PublishedSummary.objects.bulk_create(
+            PublishedSummary(run=item.run, metric=metric, **summary)
+            for item in prepared
+            for metric, summary in item.published
         )
         MonitorSeries.objects.bulk_create(
             MonitorSeries(run=item.run, kind=kind[:32], columns=body["columns"],
@@ -273,14 +330,22 @@ def _values_digest(values) -> str:
     return hashlib.sha256(np.ascontiguousarray(data, dtype="<f8").tobytes()).hexdigest()
 
 
-def result_key(run: Run, values_by_metric: Mapping[str, Sequence[float]]) -> str:
+def result_key(run: Run, values_by_metric: Mapping[str, Sequence[float]], *,
+               published: Mapping[str, dict] | None = None) -> str:
     """What makes two runs the same result: where and how it was measured, and every value in
-    repeat order. The label and provenance are not part of it (a re-post may word them anew)."""
+    repeat order. The label and provenance are not part of it (a re-post may word them anew),
+    except for a column of a published table (an mmtests config, a robot report's commit),
+    whose label names the kernel build it measured: `6.1.0 vanilla` is not `6.1.0 fix-v2r1`."""
     identity = {
         "benchmark": run.benchmark_id, "kernel": run.kernel_id, "machine": run.machine_id,
         "policy": run.policy, "params": run.params, "tunables": run.tunables,
         "values": {name: _values_digest(values) for name, values in values_by_metric.items()},
     }
+    if published:
+        identity["published"] = {name: [s["statistic"], s["value"], s["stddev_pct"], s["n"]]
+                                 for name, s in sorted(published.items())}
+    if published or (run.environment or {}).get("config"):
+        identity["label"] = run.label
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -378,7 +443,7 @@ def runs_replace(*, old: list[Run], new: list[PreparedRun]) -> tuple[list[Run], 
                 item.run.tags, item.run.withdrawn = previous.tags, previous.withdrawn
                 item.run.withdrawn_by_id = previous.withdrawn_by_id
                 item.run.save(force_update=True)
-                for related in (RunParam, MetricSummary, MonitorSeries):
+                for related in (RunParam, MetricSummary, MonitorSeries, PublishedSummary):
                     related.objects.filter(run=previous).delete()
                 previous.samples.all().delete()
         _store_rows([item for o, item in pairs if o is not None])
