@@ -34,7 +34,10 @@ class LineParser:
         match_prefix = self.match_prefix
         for number, text, complete in numbered_lines:
             self.lines = number
-            prefix = match_prefix(text)
+            try:
+                prefix = match_prefix(text)
+            except ValueError:  # int() refuses a number of over 4300 digits
+                raise TraceError("a number on this line is too long", number) from None
             if prefix is None:
                 if _NOISE.match(text):
                     continue
@@ -71,7 +74,11 @@ class LineParser:
         if kind not in KNOWN:
             self.skipped += 1
             return None
-        fields = parse_fields(kind, body.lstrip())
+        try:
+            fields = parse_fields(kind, body.lstrip())
+            ts = parse_timestamp(ts_text)
+        except ValueError:  # int() refuses a number of over 4300 digits
+            raise TraceError("a number on this line is too long", number) from None
         if fields is None:
             raise TraceError(f"cannot read the fields of {kind}: {body[:80]!r}", number)
-        return ev.Event.make(parse_timestamp(ts_text), cpu, kind, pid, comm, number, fields)
+        return ev.Event.make(ts, cpu, kind, pid, comm, number, fields)

@@ -16,7 +16,7 @@ from benchmarks.services.artifacts import artifact_file_discard_if_orphaned, art
 from .models import Trace, TraceTask
 from .timeline import TimelineWriter, remove_directory
 
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"  # 2: lost switch-ins inferred and counted in the statistics
 
 
 def traces_root() -> Path:
@@ -40,12 +40,38 @@ def _run_for(run_id, owner):
     return run
 
 
+# Timestamps are kept as signed 64-bit nanoseconds (timeline files, database columns): a trace
+# whose clock reads later than that (about 292 years of uptime: a raw counter clock printed as
+# seconds) is refused with its line.
+MAX_TIMESTAMP_NS = 2**63 - 1
+# The task-name fields of each event kind besides the line's own `comm`.
+_COMM_FIELDS = {
+    schedtrace.event.SWITCH: ("prev_comm", "next_comm"),
+    schedtrace.event.FORK: ("parent_comm", "child_comm"),
+}
+
+
+def _checked(events):
+    """The events, refusing what the kernel never writes and storage cannot hold: a NUL byte in
+    a task name (a comm is a C string) and a timestamp beyond signed 64-bit nanoseconds."""
+    for event in events:
+        if not 0 <= event.ts <= MAX_TIMESTAMP_NS:
+            raise InputError(f"line {event.line}: the timestamp is out of range (0 to "
+                             f"{MAX_TIMESTAMP_NS // 10**9} s)", field="file", line=event.line)
+        names = [getattr(event, name) for name in
+                 _COMM_FIELDS.get(event.kind, ("target_comm",))] + [event.comm]
+        if any(name and "\x00" in name for name in names):
+            raise InputError(f"line {event.line}: a task name contains a NUL byte",
+                             field="file", line=event.line)
+        yield event
+
+
 def _analyse(stream, format, directory):
     writer = TimelineWriter(directory)
     try:
         events = schedtrace.open_events(stream, format=format)
         stats = schedtrace.TraceStats(on_segment=writer.segment, on_wakeup=writer.wakeup)
-        stats.consume(events)
+        stats.consume(_checked(events))
         stats.finish()
     except schedtrace.TraceError as exc:
         raise InputError(exc.message, field="file", line=exc.line) from None
@@ -62,6 +88,8 @@ def _summary(events, stats) -> dict:
         "cpus": [cpu.as_dict() for _, cpu in sorted(stats.cpus.items())],
         "latency_hist": stats.latency_hist(),
         "lines": events.lines, "skipped": events.skipped, "late_events": events.late_events,
+        "inferred_switch_ins": stats.inferred_switch_ins,
+        "inferred_switch_outs": stats.inferred_switch_outs,
     }
 
 
@@ -102,7 +130,8 @@ def trace_ingest(*, stream, filename: str, owner, run_id: int | None = None,
                 format=events.format, parser_version=PARSER_VERSION, events=stats.events,
                 cpus=len(stats.cpus), tasks_count=len(stats.tasks), start_ns=stats.first_ns,
                 duration_ns=stats.duration_ns, lost_events=stats.lost_events,
-                inferred_switches=stats.inferred_switches, warnings=list(events.warnings),
+                inferred_switches=stats.inferred_switches,
+                warnings=[*events.warnings, *stats.warnings()],
                 summary=_summary(events, stats), data_dir=name)
             TraceTask.objects.bulk_create(_task_rows(trace, stats), batch_size=2000)
     except BaseException:
