@@ -84,13 +84,14 @@ def on_the_fly(q: str):
     from django.db.models import F, Q
 
     from benchmarks.search import engine as search
+    from discussions import search as thread_search
     from discussions.models import Post
 
-    _, query = search._fts(search.POST_VECTOR, q)
+    _, query = search.fts(thread_search.POST_VECTOR, q)
     return (Post.objects.filter(deleted=False)
-            .annotate(document=SearchVector(*search.POST_VECTOR, config=search.CONFIG))
+            .annotate(document=SearchVector(*thread_search.POST_VECTOR, config=search.CONFIG))
             .annotate(rank=SearchRank(F("document"), query))
-            .filter(Q(message_id=search._message_id(q)) | Q(document=query))
+            .filter(Q(message_id=thread_search.message_id(q)) | Q(document=query))
             .order_by("-rank", "-date", "-id"))
 
 

@@ -434,3 +434,19 @@ def bisection_update(*, bisection: Bisection, user, first_bad=None, first_bad_su
                 (s.subject for s in bisection.steps.all() if same_commit(s.commit, commit)), "")
             _end(bisection, commit=commit, subject=subject, user=user)
     return bisection
+
+
+class BisectionJoiner:
+    """Runs submitted with `"bisect": id` (and `"commit"`) join that session's step; the core
+    calls this through benchmarks.hooks (registered in BisectConfig.ready())."""
+
+    key = "bisect"
+
+    def claim(self, *, fields, user) -> BisectClaim | None:
+        return bisect_claim(value=fields.get("bisect"), commit=fields.get("commit"), user=user)
+
+    def join_all(self, *, joins: list[tuple[BisectClaim, Run, str]]) -> None:
+        bisect_join_all(joins=joins)
+
+    def answer(self, *, claim: BisectClaim, run: Run) -> dict | None:
+        return selectors.joined_answer(claim.bisection.pk, run)

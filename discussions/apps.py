@@ -8,4 +8,10 @@ class DiscussionsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from . import tasks  # noqa: F401  (registers the tasks that are queued by name)
+        from benchmarks.hooks import register_demo_step
+
+        from . import search, tasks  # noqa: F401  (tasks: registers the tasks queued by name)
+        from .demo import DEMO_THREAD
+
+        search.register()
+        register_demo_step(DEMO_THREAD)

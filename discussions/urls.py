@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, views
+from . import views
 
 urlpatterns = [
     path("threads/", views.thread_list, name="thread-list"),
@@ -19,10 +19,4 @@ urlpatterns = [
     path("m/<path:message_id>/attachments/<int:position>/", views.attachment_download,
          name="message-attachment"),
     path("m/<path:message_id>/", views.message_detail, name="message-detail"),
-    path("api/v1/threads/", api.threads, name="api-threads"),
-    path("api/v1/threads/import/", api.thread_import, name="api-thread-import"),
-    path("api/v1/threads/import/<int:pk>/", api.thread_import_detail,
-         name="api-thread-import-detail"),
-    path("api/v1/threads/<int:pk>/", api.thread_detail, name="api-thread-detail"),
-    path("api/v1/threads/<int:pk>/posts/", api.thread_reply, name="api-thread-reply"),
 ]

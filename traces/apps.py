@@ -20,7 +20,17 @@ class TracesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from .models import Trace
+        from benchmarks.hooks import PageSection, register_demo_step, register_run_page_section
 
+        from .demo import DEMO_TRACE_STEP
+        from .models import Trace
+        from .selectors import traces_of_run
+
+        def run_traces(run) -> PageSection | None:
+            traces = traces_of_run(run)
+            return PageSection("traces/_run_section.html", {"traces": traces}) if traces else None
+
+        register_run_page_section("traces", run_traces)
+        register_demo_step(DEMO_TRACE_STEP)
         post_delete.connect(_remove_timeline_files, sender=Trace,
                             dispatch_uid="traces-remove-timeline-files")

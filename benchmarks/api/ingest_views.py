@@ -26,12 +26,10 @@ from benchmarks.api.uploads import (
     read_upload,
 )
 from benchmarks.errors import TooLarge
+from benchmarks.hooks import RunClaims, run_claims, verdicts_for
 from benchmarks.models import Run, RunSource
 from benchmarks.services.ingest import upload_ingest
 from benchmarks.services.submissions import SubmissionError, run_submit, runs_bulk_submit
-from bisection.selectors import joined_answer
-from bisection.services import bisect_claim, bisect_join
-from regressions.verdicts import MAX_RUNS, runs_verdicts
 
 PREVIEW_VALUES = 10_000
 
@@ -70,7 +68,7 @@ def _replayed_body(request, outcome) -> dict:
                  for run in outcome.runs],
         "warnings": [],
         "replayed": True,
-        "verdicts": runs_verdicts(outcome.runs),
+        "verdicts": verdicts_for(outcome.runs),
     }
 
 
@@ -99,20 +97,20 @@ def _read_form(request):
 def upload_create(request):
     data, files = _read_form(request)
     upload = read_upload(data, files)
-    claim = bisect_claim(value=data.get("bisect"), commit=data.get("commit"), user=request.user)
+    claims = run_claims(fields=data, user=request.user)
     try:
         outcome = upload_ingest(
             stream=upload.stream, filename=upload.filename, metadata=upload.metadata,
             source=RunSource.UPLOAD if request.auth is None else RunSource.API,
             submitter=request.user, format=upload.format, dry_run=upload.dry_run,
             idempotency_key=upload.idempotency_key,
-            after_store=lambda runs: bisect_join(claim=claim, runs=runs),
+            after_store=claims.join,
         )
     finally:
         close_quietly(upload.stream)
     if outcome.replayed:
-        body = UploadResultSerializer(_with_bisect(
-            request, _replayed_body(request, outcome), claim, outcome.runs)).data
+        body = UploadResultSerializer(_with_answers(
+            request, _replayed_body(request, outcome), claims, outcome.runs)).data
         return Response(body, status=status.HTTP_200_OK)
     runs = outcome.runs or [None] * len(outcome.previews)
     body = {
@@ -122,9 +120,9 @@ def upload_create(request):
         "dry_run": upload.dry_run,
         "runs": [_run_body(request, p, run) for p, run in zip(outcome.previews, runs, strict=True)],
         "warnings": outcome.warnings,
-        "verdicts": runs_verdicts(outcome.runs or []),
+        "verdicts": verdicts_for(outcome.runs or []),
     }
-    body = _with_bisect(request, body, claim, outcome.runs)
+    body = _with_answers(request, body, claims, outcome.runs)
     return Response(UploadResultSerializer(body).data,
                     status=status.HTTP_200_OK if upload.dry_run else status.HTTP_201_CREATED)
 
@@ -142,24 +140,24 @@ RUN_CREATE_SCHEMA = extend_schema(
 )
 
 
-def _with_bisect(request, body: dict, claim, runs) -> dict:
-    """The bisection step the runs joined: its verdict so far and the line to type."""
-    answer = joined_answer(claim.bisection.pk, runs[0]) if claim and runs else None
-    if answer:
-        body["bisect"] = {**answer, "page": request.build_absolute_uri(answer["page"])}
+def _with_answers(request, body: dict, claims: RunClaims, runs) -> dict:
+    """What the runs joined says about them (bisection: the step's verdict so far and the
+    line to type), with its page as an absolute URL."""
+    for key, answer in (claims.answers(runs[0]) if runs else {}).items():
+        page = answer.get("page")
+        body[key] = {**answer, **({"page": request.build_absolute_uri(page)} if page else {})}
     return body
 
 
 def run_create_response(request):
     payload = RunCreateRequestSerializer(data=request.data).validated()
-    run, created = run_submit(payload=payload, submitter=request.user)
-    joined = payload.get("bisect") not in (None, "")
-    answer = joined_answer(int(str(payload["bisect"]).strip()), run) if joined else None
-    body = RunCreatedSerializer({"id": run.pk, "api_url": _api_url(request, run),
-                                 "url": request.build_absolute_uri(run.get_absolute_url()),
-                                 "verdicts": runs_verdicts([run]),
-                                 **({"bisect": {**answer, "page": request.build_absolute_uri(
-                                     answer["page"])}} if answer else {})})
+    claims = run_claims(fields=payload, user=request.user)
+    run, created = run_submit(payload=payload, submitter=request.user, claims=claims)
+    body = _with_answers(request, {
+        "id": run.pk, "api_url": _api_url(request, run),
+        "url": request.build_absolute_uri(run.get_absolute_url()),
+        "verdicts": verdicts_for([run])}, claims, [run])
+    body = RunCreatedSerializer(body)
     return Response(body.data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
@@ -212,6 +210,6 @@ def run_bulk_response(request):
         raise TooLarge(f"the request is larger than {max_bytes() // 2**20} MB") from None
     if not ids:
         raise SubmissionError("no runs in the request")
-    verdicts = runs_verdicts([Run(pk=pk) for pk in ids]) if len(ids) <= MAX_RUNS else []
+    verdicts = verdicts_for([Run(pk=pk) for pk in ids])
     return Response(RunsCreatedSerializer({"ids": ids, "verdicts": verdicts}).data,
                     status=status.HTTP_201_CREATED)

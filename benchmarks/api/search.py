@@ -26,7 +26,7 @@ def _group_dict(request, q: str, group: site_search.Group) -> dict:
     parameters=[
         OpenApiParameter("q", str, required=True, description="kernel (`2.6.22.17`), benchmark, "
                          "label, tag, subject, author, message id (`<abc@host>`), machine..."),
-        OpenApiParameter("type", str, enum=list(site_search.GROUPS),
+        OpenApiParameter("type", str, enum=list(site_search.groups()),
                          description="one group only, paginated"),
         OpenApiParameter("page", int, description="page of the group given by `type`"),
     ],

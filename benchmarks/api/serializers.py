@@ -4,9 +4,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from benchmarks.errors import InputError
+from benchmarks.hooks import provenance_of
 from benchmarks.models import Benchmark, Kernel, Machine, Metric, Run
 from benchmarks.selectors import samples_by_metric
-from simulations.selectors import job_for_run
 
 
 class MachineSerializer(serializers.ModelSerializer):
@@ -128,7 +128,8 @@ class RunDetailSerializer(RunListSerializer):
                 if run.parser_name else None
             ),
             "message": None,
-            "simulation": job_for_run(run),
+            "simulation": None,
+            **provenance_of(run),  # what features know made it (simulations)
         }
 
 

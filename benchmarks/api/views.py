@@ -1,6 +1,6 @@
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import permissions, status, viewsets
@@ -163,3 +163,27 @@ def me(request):
     """Who the token or session belongs to: lets a harness check its token before a long run."""
     return Response(MeSerializer({"username": request.user.get_username(),
                                   "is_staff": request.user.is_staff}).data)
+
+
+# What /api/v1/ lists (as DRF's browsable root did): the collections, by URL name.
+API_COLLECTIONS = {
+    "runs": "api-run-list", "benchmarks": "api-benchmark-list", "machines": "api-machine-list",
+    "kernels": "api-kernel-list", "comparisons": "api-comparison-list",
+    "regressions": "api-regression-list", "simulations": "api-simulations",
+    "threads": "api-threads", "traces": "api-traces", "bisections": "api-bisections",
+    "search": "api-search", "uploads": "api-upload",
+}
+
+
+@extend_schema(exclude=True)
+@api_view(["GET"])
+@permission_classes([permissions.AllowAny])
+def api_root(request):
+    """The API's collections, each with its URL; those of apps not installed are left out."""
+    links = {}
+    for name, url_name in API_COLLECTIONS.items():
+        try:
+            links[name] = request.build_absolute_uri(reverse(url_name))
+        except NoReverseMatch:
+            continue
+    return Response(links)

@@ -15,12 +15,12 @@ from benchmarks import parsers, selectors
 from benchmarks.analysis import charts
 from benchmarks.analysis.envdiff import environment_diff
 from benchmarks.analysis.exercise import CONTEXT_SWITCH_METRIC, not_exercised
+from benchmarks.hooks import page_sections_of
 from benchmarks.models import ApiToken, Machine, Run
 from benchmarks.pages.format_help import formats_html as format_help_html
 from benchmarks.pages.recipes import rerun_recipe
 from benchmarks.services.ownership import may_edit
 from benchmarks.services.tokens import token_create, token_revoke
-from traces.selectors import traces_of_run
 
 RUNS_PER_PAGE = 50
 SAMPLES_SHOWN = 2000
@@ -71,7 +71,7 @@ def run_detail(request, pk: int):
     switches = {s.run_id: s.maximum for s in summaries if s.metric.name == CONTEXT_SWITCH_METRIC}
     context = {
         "run": run,
-        "traces": traces_of_run(run),
+        "sections": page_sections_of(run),  # what features add (traces)
         "can_edit": may_edit(request.user, run),
         "not_exercised": not_exercised([run], switch_maxima=switches).get(run.pk),
         "recipe": rerun_recipe(run, max((s.n for s in summaries), default=1)),

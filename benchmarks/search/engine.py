@@ -1,4 +1,5 @@
-"""Site search over runs, comparisons, threads, posts and machines: one query per group.
+"""Site search: one query per group. The core searches runs, comparisons and machines; features
+add groups of their own through sources.py (discussions: threads and messages).
 
 PostgreSQL: full-text search over comparisons, threads and messages (the `simple`
 configuration: kernel people search for kernel strings, function names and message ids, which
@@ -26,28 +27,13 @@ from django.db.models.functions import Cast
 
 from benchmarks.errors import InputError
 from benchmarks.models import Benchmark, Comparison, Kernel, Machine, Run
-from discussions.models import Post, Thread
+from benchmarks.search.sources import Hit, SearchSource, register_search_source, search_sources
 
 MAX_QUERY = 200
 MAX_TERMS = 8
 PER_PAGE = 20
 OVERVIEW_PER_GROUP = 5
-GROUPS = {  # kind -> heading, in the order the page shows them
-    "runs": "Runs", "comparisons": "Comparisons", "threads": "Threads",
-    "posts": "Messages", "machines": "Machines",
-}
 CONFIG = "simple"
-# What the posts' stored search_vector holds (discussions/migrations/0005 keeps it).
-POST_VECTOR = ("subject", "author", "author_email", "body")
-
-
-@dataclass
-class Hit:
-    kind: str
-    id: int | str
-    title: str
-    detail: str
-    url: str
 
 
 @dataclass
@@ -75,8 +61,8 @@ def clean_query(q) -> str:
 def clean_kind(kind) -> str | None:
     if not kind:
         return None
-    if kind not in GROUPS:
-        raise InputError(f"type: one of {', '.join(GROUPS)}", field="type")
+    if kind not in groups():
+        raise InputError(f"type: one of {', '.join(groups())}", field="type")
     return kind
 
 
@@ -84,11 +70,11 @@ def _terms(q: str) -> list[str]:
     return q.split()[:MAX_TERMS]
 
 
-def _postgres() -> bool:
+def postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
-def _every_term(q: str, fields: tuple[str, ...]) -> Q:
+def every_term(q: str, fields: tuple[str, ...]) -> Q:
     """Each term occurs in one of `fields` (the SQLite search, and identifier matching)."""
     match = Q()
     for term in _terms(q):
@@ -112,23 +98,19 @@ def prefix_tsquery(q: str) -> str | None:
     return " & ".join(quoted) or None
 
 
-def _fts(vector: tuple[str, ...], q: str) -> tuple[SearchVector, SearchQuery | None]:
+def fts(vector: tuple[str, ...], q: str) -> tuple[SearchVector, SearchQuery | None]:
     raw = prefix_tsquery(q)
     return (SearchVector(*vector, config=CONFIG),
             SearchQuery(raw, search_type="raw", config=CONFIG) if raw else None)
 
 
-def _matches(query: SearchQuery | None) -> Q:
+def matches(query: SearchQuery | None) -> Q:
     return Q(document=query) if query is not None else Q(pk__in=[])
 
 
-def _ranked(queryset: QuerySet, vector: SearchVector, query: SearchQuery | None) -> QuerySet:
+def ranked(queryset: QuerySet, vector: SearchVector, query: SearchQuery | None) -> QuerySet:
     rank = SearchRank(F("document"), query) if query is not None else Value(0.0)
     return queryset.alias(document=vector).annotate(rank=rank)
-
-
-def _message_id(q: str) -> str:
-    return q.strip().removeprefix("mid:").strip().strip("<>").strip()
 
 
 # --- the groups -----------------------------------------------------------------------------
@@ -165,50 +147,24 @@ def run_search(q: str) -> QuerySet:
 def comparison_search(q: str) -> QuerySet:
     comparisons = Comparison.objects.defer("frozen").alias(spec_text=Cast("spec", TextField()))
     slug = Q(slug__iexact=q.strip())
-    if not _postgres():
-        return comparisons.filter(slug | _every_term(q, ("title", "spec_text"))
+    if not postgres():
+        return comparisons.filter(slug | every_term(q, ("title", "spec_text"))
                                   ).order_by("-created", "-id")
-    vector, query = _fts(("title", "spec_text"), q)
-    return (_ranked(comparisons, vector, query).filter(slug | _matches(query))
+    vector, query = fts(("title", "spec_text"), q)
+    return (ranked(comparisons, vector, query).filter(slug | matches(query))
             .order_by("-rank", "-created", "-id"))
-
-
-def thread_search(q: str) -> QuerySet:
-    threads = Thread.objects.all()
-    if not _postgres():
-        return threads.filter(_every_term(q, ("subject",))).order_by("-last_activity", "-id")
-    vector, query = _fts(("subject",), q)
-    return (_ranked(threads, vector, query).filter(_matches(query) | Q(subject__iexact=q))
-            .order_by("-rank", "-last_activity", "-id"))
-
-
-def post_search(q: str) -> QuerySet:
-    """Messages by subject, author, body, or exactly by message id (with or without <>)."""
-    posts = (Post.objects.filter(deleted=False)
-             .only("id", "message_id", "subject", "author", "date", "body", "thread_id"))
-    exact = Q(message_id=_message_id(q))
-    if not _postgres():
-        fields = ("subject", "author", "author_email", "message_id", "body")
-        return posts.filter(exact | _every_term(q, fields)).order_by("-date", "-id")
-    # The stored vector (a trigger keeps it): both sides of the OR have an index
-    # (message_id is unique, search_vector has a GIN), and ranking reads no body.
-    _, query = _fts(POST_VECTOR, q)
-    if query is None:
-        return posts.filter(exact).annotate(rank=Value(0.0)).order_by("-date", "-id")
-    return (posts.annotate(rank=SearchRank(F("search_vector"), query))
-            .filter(exact | Q(search_vector=query)).order_by("-rank", "-date", "-id"))
 
 
 def machine_search(q: str) -> QuerySet:
     name = Case(When(name__iexact=q.strip(), then=Value(1)), default=Value(0),
                 output_field=IntegerField())
-    return (Machine.objects.filter(_every_term(q, ("name", "cpu_model", "arch")))
+    return (Machine.objects.filter(every_term(q, ("name", "cpu_model", "arch")))
             .annotate(exact=name).order_by("-exact", "name", "id"))
 
 
 # --- hits -----------------------------------------------------------------------------------
 
-def _snippet(text: str, q: str, width: int = 160) -> str:
+def snippet(text: str, q: str, width: int = 160) -> str:
     """A line of the body around the first term found in it."""
     flat = re.sub(r"\s+", " ", text or "").strip()
     lowered = flat.lower()
@@ -230,39 +186,32 @@ def _comparison_hit(comparison: Comparison, q: str) -> Hit:
                comparison.get_absolute_url())
 
 
-def _thread_hit(thread: Thread, q: str) -> Hit:
-    return Hit("threads", thread.pk, thread.subject,
-               f"{thread.post_count} message{'s' if thread.post_count != 1 else ''} · last "
-               f"{thread.last_activity:%Y-%m-%d}", thread.get_absolute_url())
-
-
-def _post_hit(post: Post, q: str) -> Hit:
-    return Hit("posts", post.message_id, post.subject,
-               f"{post.author} · {post.date:%Y-%m-%d} · <{post.message_id}> · "
-               f"{_snippet(post.body, q)}", post.url)
-
-
 def _machine_hit(machine: Machine, q: str) -> Hit:
     parts = [machine.cpu_model or "unknown CPU", machine.arch, machine.topology]
     return Hit("machines", machine.pk, machine.name, " · ".join(p for p in parts if p),
                machine.get_absolute_url())
 
 
-SEARCHES = {
-    "runs": (run_search, _run_hit),
-    "comparisons": (comparison_search, _comparison_hit),
-    "threads": (thread_search, _thread_hit),
-    "posts": (post_search, _post_hit),
-    "machines": (machine_search, _machine_hit),
-}
+def register_core_sources() -> None:
+    """The core's groups; BenchmarksConfig.ready() calls this, features add theirs."""
+    register_search_source(SearchSource("runs", "Runs", 10, run_search, _run_hit))
+    register_search_source(SearchSource("comparisons", "Comparisons", 20, comparison_search,
+                                        _comparison_hit))
+    register_search_source(SearchSource("machines", "Machines", 90, machine_search,
+                                        _machine_hit))
+
+
+def groups() -> dict[str, str]:
+    """kind -> heading, in the order the page shows them."""
+    return {source.kind: source.label for source in search_sources()}
 
 
 def search_group(q: str, kind: str, *, page: int = 1, per_page: int = PER_PAGE) -> Group:
     """One page of one group, in one query (one row past the page says there is a next)."""
-    find, hit = SEARCHES[kind]
+    source = search_sources(kind)[0]
     start = (page - 1) * per_page
-    rows = list(find(q)[start:start + per_page + 1])
-    return Group(kind, GROUPS[kind], page, [hit(row, q) for row in rows[:per_page]],
+    rows = list(source.find(q)[start:start + per_page + 1])
+    return Group(kind, source.label, page, [source.hit(row, q) for row in rows[:per_page]],
                  has_next=len(rows) > per_page)
 
 
@@ -270,7 +219,7 @@ def search(q: str, *, kind: str | None = None, page: int = 1) -> list[Group]:
     """Every group's first few hits, or one group's page `page` when `kind` is given."""
     if kind:
         return [search_group(q, kind, page=page)]
-    return [search_group(q, name, per_page=OVERVIEW_PER_GROUP) for name in GROUPS]
+    return [search_group(q, name, per_page=OVERVIEW_PER_GROUP) for name in groups()]
 
 
 def clean_page(value) -> int:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 
 from benchmarks.errors import InputError
+from benchmarks.hooks import RunClaims, join_claimed, run_claims
 from benchmarks.models import Run, RunSource
 from benchmarks.parsers.units import metric_info
 from benchmarks.services.catalog import (
@@ -27,12 +28,6 @@ from benchmarks.services.runs import (
     runs_store_once,
 )
 from benchmarks.services.samples import SampleWriter
-from bisection.services import (
-    BisectClaim,
-    bisect_claim,
-    bisect_join,
-    bisect_join_all,
-)
 
 RUN_FIELDS = {
     "benchmark", "kernel", "machine", "policy", "label", "tunables", "params", "environment",
@@ -173,35 +168,34 @@ def _prepare(payload, *, submitter, source, cache: CatalogCache) -> PreparedRun:
         raise SubmissionError(str(exc), field=exc.field) from None
 
 
-def _bisect_claim(payload, submitter, where: str | None = None) -> BisectClaim | None:
-    """`"bisect": id` (and `"commit"`) joins the run to a bisection's step (bisection)."""
-    if not isinstance(payload, Mapping):
-        return None
+def _claims(payload, submitter, where: str | None = None) -> RunClaims:
+    """What the payload's fields join the run to (a feature's, e.g. `"bisect": id`)."""
     try:
-        return bisect_claim(value=payload.get("bisect"), commit=payload.get("commit"),
-                            user=submitter)
+        return run_claims(fields=payload, user=submitter)
     except InputError as exc:
         if not where:
             raise
         error = SubmissionError(exc.message, where=where, field=exc.field,
                                 line=int(where.split()[-1]) if where.startswith("line") else None)
-        error.status = exc.status  # 403 for someone else's bisection, as for a single run
+        error.status = exc.status  # e.g. 403 for someone else's bisection, as for a single run
         raise error from None
 
 
-def run_submit(*, payload, submitter, source: str = RunSource.API) -> tuple[Run, bool]:
-    """One run. Returns (run, created); a repeated idempotency key returns the first run."""
-    claim = _bisect_claim(payload, submitter)
+def run_submit(*, payload, submitter, source: str = RunSource.API,
+               claims: RunClaims | None = None) -> tuple[Run, bool]:
+    """One run. Returns (run, created); a repeated idempotency key returns the first run.
+    `claims` are the payload's, when the caller checked them already (to answer about them)."""
+    claims = claims if claims is not None else _claims(payload, submitter)
     key = _idempotency_key(payload)
     existing = _existing(submitter, key)
     if existing:
-        bisect_join(claim=claim, runs=[existing])
+        claims.join([existing])
         return existing, False
     try:
         with transaction.atomic():
             prepared = _prepare(payload, submitter=submitter, source=source, cache=CatalogCache())
             run = runs_store_once([prepared])[0]
-            bisect_join(claim=claim, runs=[run])
+            claims.join([run])
             return run, not run.already_stored  # the same result set again: the stored run
     except IntegrityError:
         # Two requests with one idempotency key raced; the other one won.
@@ -226,12 +220,12 @@ def runs_bulk_submit(
     order: list[PreparedRun | Run] = []  # one entry per payload, in input order
     by_key: dict[str, PreparedRun | Run] = {}
     pending: list[PreparedRun] = []
-    claims: list[tuple[int, str, BisectClaim]] = []  # (place in order, where, claim)
+    claimed: list[tuple[int, str, RunClaims]] = []  # (place in order, where, claims)
     with transaction.atomic():
         for where, payload in payloads:
-            claim = _bisect_claim(payload, submitter, where)
-            if claim:
-                claims.append((len(order), where, claim))
+            claims = _claims(payload, submitter, where)
+            if claims.claims:
+                claimed.append((len(order), where, claims))
             key = _idempotency_key(payload)
             replay = (by_key.get(key) or _existing(submitter, key)) if key else None
             if replay:
@@ -254,7 +248,7 @@ def runs_bulk_submit(
         samples.flush()
         runs = [stored[id(entry)] if isinstance(entry, PreparedRun) else entry
                 for entry in order]
-        bisect_join_all(joins=[(claim, runs[place], where) for place, where, claim in claims])
+        join_claimed((claims, runs[place], where) for place, where, claims in claimed)
     return [run.pk for run in runs]
 
 

@@ -1,10 +1,12 @@
-"""Load the published LKML figures shipped in benchmarks/demo/ as runs. Safe to run again."""
+"""Load the published LKML figures shipped in benchmarks/demo/ as runs, then what the feature apps
+registered as demo steps (a mail thread, a trace). Safe to run again."""
 
 from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
 from benchmarks.comparisons.spec import parse_spec
+from benchmarks.hooks import demo_steps
 from benchmarks.models import Artifact, Comparison, RunSource
 from benchmarks.services.artifacts import sha256_of_bytes
 from benchmarks.services.comparisons import comparison_create
@@ -48,15 +50,6 @@ DEMO_SETS = [
 ]
 
 
-DEMO_MBOX = "lkml-threadtest-demo.mbox"
-
-# A scheduler trace the project recorded with its own harness (tests/fixtures/traces/README.md
-# says how), so the trace pages have something to show on a fresh site.
-DEMO_TRACE = {
-    "file": "threadtest_linux-6.18_2vcpu.trace.gz",
-    "title": "threadtest -n 100 -l 200000 on Linux 6.18, 2-vCPU KVM guest (ftrace)",
-}
-
 DEMO_COMPARISONS = [
     {
         "title": "threadtest on a 2-CPU Core 2: 2.6.22 to 2.6.24 by loop size (LKML, Feb 2008)",
@@ -75,31 +68,11 @@ DEMO_COMPARISONS = [
 class Command(BaseCommand):
     help = "Load the demo data set (published threadtest figures). Idempotent."
 
-    def _load_thread(self):
-        """A short mail thread whose tables become runs (re-importing it adds nothing)."""
-        from discussions.importer import mbox_import
-
-        report = mbox_import(data=(DEMO_DIR / DEMO_MBOX).read_bytes(), user=None)
-        self.stdout.write(f"{DEMO_MBOX}: {report.imported} messages imported, "
-                          f"{report.skipped} already there, {report.runs_extracted} runs extracted")
-
-    def _load_trace(self):
-        from traces.models import Trace
-        from traces.services import trace_ingest
-
-        path = DEMO_DIR / DEMO_TRACE["file"]
-        existing = Trace.objects.filter(artifact__sha256=sha256_of_bytes(path.read_bytes()),
-                                        owner=None).first()
-        if existing is None:
-            with path.open("rb") as stream:
-                existing = trace_ingest(stream=stream, filename=path.name, owner=None,
-                                        title=DEMO_TRACE["title"])
-        self.stdout.write(f"trace /traces/{existing.pk}/: {existing.events} events")
-
     def handle(self, *args, **options):
         with runs_stored_together():  # the demo's runs ask for one detection pass per series
             self._load_runs()
-        self._load_trace()
+            for step in demo_steps():
+                step.load(self.stdout.write)
         for spec in DEMO_COMPARISONS:
             existing = Comparison.objects.filter(title=spec["title"]).first()
             if existing is None:
@@ -121,4 +94,3 @@ class Command(BaseCommand):
                     source=RunSource.DEMO,
                 )
             self.stdout.write(f"{demo['file']}: {len(outcome.runs)} runs ({outcome.format})")
-        self._load_thread()
