@@ -226,18 +226,31 @@ def calibrated_machines() -> QuerySet:
             .order_by("name", "id"))
 
 
+def machine_owner_id(machine: Machine) -> int | None:
+    """Whose machine it is: the submitter of the first run or calibration put on it (None for
+    demo data, or a machine nobody has put data on). Runs others add later, naming the machine,
+    do not change it."""
+    firsts = [
+        queryset.filter(machine=machine).order_by("created", "pk")
+        .values_list("created", "submitter_id").first()
+        for queryset in (Run.objects.all(), MachineCalibration.objects.all())
+    ]
+    firsts = [first for first in firsts if first is not None]
+    return min(firsts, key=lambda first: first[0])[1] if firsts else None
+
+
 def may_calibrate(user, machine: Machine) -> bool:
-    """Staff; anyone whose results or calibrations are on the machine; anyone on a machine
-    nobody has put data on yet (a harness calibrating a new box). Not a stranger's machine."""
+    """Staff; the machine's owner (machine_owner_id); anyone on a machine nobody has put data
+    on yet (a harness calibrating a new box, which makes it theirs). Not someone else's machine,
+    even after naming it in a run of one's own."""
     if not (user and user.is_authenticated):
         return False
     if user.is_staff:
         return True
-    if (Run.objects.filter(machine=machine, submitter=user).exists()
-            or MachineCalibration.objects.filter(machine=machine, submitter=user).exists()):
+    if not (Run.objects.filter(machine=machine).exists()
+            or MachineCalibration.objects.filter(machine=machine).exists()):
         return True
-    return not (Run.objects.filter(machine=machine).exists()
-                or MachineCalibration.objects.filter(machine=machine).exists())
+    return machine_owner_id(machine) == user.pk
 
 
 # What each calibration field means, in the order the machine page lists them.

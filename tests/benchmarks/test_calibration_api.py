@@ -215,3 +215,25 @@ def test_the_stored_calibration_feeds_the_simulator_cli(api_client, tmp_path):
                             "--format", "json"], out=out, err=err)
     assert status == 0, err.getvalue()
     assert json.loads(out.getvalue())["topology"] == "1x2x1"  # the machine's 1 x 2 x 1
+
+
+def test_naming_someone_elses_machine_in_a_run_does_not_let_you_calibrate_it(
+        django_user_model):
+    alice = django_user_model.objects.create_user("alice")
+    mallory = django_user_model.objects.create_user("mallory")
+    first = make_run(machine=BOX, submitter=alice)
+    make_run(machine=BOX, submitter=mallory)  # the same description, so alice's machine
+    assert post(client_for(mallory), by_id(first.machine_id), PAYLOAD).status_code == 403
+    assert post(client_for(mallory), BY_DESCRIPTION, PAYLOAD).status_code == 403
+    assert not MachineCalibration.objects.exists()
+    assert post(client_for(alice), by_id(first.machine_id), PAYLOAD).status_code == 201
+
+
+def test_the_first_calibration_of_a_fresh_machine_makes_it_the_calibrators(django_user_model):
+    alice = django_user_model.objects.create_user("alice")
+    bob = django_user_model.objects.create_user("bob")
+    assert post(client_for(alice), BY_DESCRIPTION, PAYLOAD).status_code == 201
+    machine = MachineCalibration.objects.get().machine
+    make_run(machine=BOX, submitter=bob)
+    assert post(client_for(bob), by_id(machine.pk), PAYLOAD).status_code == 403
+    assert post(client_for(alice), by_id(machine.pk), PAYLOAD).status_code == 201
