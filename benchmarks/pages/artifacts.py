@@ -7,10 +7,11 @@ from benchmarks.models import Artifact
 
 def artifact_visible(artifact: Artifact, user) -> bool:
     """Raw input is as public as the runs made from it. One whose runs are all gone (withdrawn,
-    or never made: a dry upload's twin) stays with its uploader and staff."""
+    or never made: a dry upload's twin) stays with its uploader and staff. A withdrawn run no
+    longer shows anyone its input, even though the run itself stays (frozen comparisons)."""
     if user.is_authenticated and (user.is_staff or artifact.uploader_id == user.pk):
         return True
-    return artifact.runs.exists()
+    return artifact.runs.visible().exists()
 
 
 def _artifact_for(request, pk: int) -> Artifact:

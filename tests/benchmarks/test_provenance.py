@@ -10,6 +10,7 @@ from benchmarks.comparisons.compute import compute
 from benchmarks.comparisons.spec import parse_spec
 from benchmarks.models import Run
 from benchmarks.services.ingest import UploadMetadata, upload_ingest
+from benchmarks.services.ownership import run_restore, run_withdraw
 from tests.factories import CORE2, make_run
 from tests.harness.conftest import FIXTURES, load_harness
 
@@ -52,6 +53,25 @@ def test_raw_input_whose_runs_are_gone_stays_with_its_uploader(client, api_user,
     client.force_login(api_user)
     assert client.get(f"/artifacts/{artifact_id}/raw/").status_code == 200
     assert client.get("/artifacts/999999/raw/").status_code == 404
+
+
+def test_a_withdrawn_runs_raw_input_is_its_owners_and_staffs_only(client, api_user,
+                                                                  django_user_model):
+    run = uploaded(api_user)
+    url = f"/artifacts/{run.artifact_id}/raw/"
+    assert client.get(url).status_code == 200
+    run_withdraw(run=run, user=api_user)
+    assert client.get(url).status_code == 404
+    assert client.get(f"/artifacts/{run.artifact_id}/download/").status_code == 404
+    client.force_login(django_user_model.objects.create_user("someone-else"))
+    assert client.get(url).status_code == 404
+    client.force_login(django_user_model.objects.create_user("root", is_staff=True))
+    assert client.get(url).status_code == 200
+    client.force_login(api_user)
+    assert client.get(url).status_code == 200
+    run_restore(run=run, user=django_user_model.objects.get(username="root"))
+    client.logout()
+    assert client.get(url).status_code == 200
 
 
 def test_a_harness_run_shows_the_command_line_it_was_made_with(api_client, client, capsys):
