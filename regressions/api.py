@@ -1,17 +1,28 @@
 """`/api/v1/regressions/`: list with filters, one finding, PATCH its status."""
 
+from django.http import HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, viewsets
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
 
 from benchmarks.api.serializers import ErrorSerializer, ServiceValidatedSerializer
+from benchmarks.models import Benchmark
 
 from . import selectors, services
-from .models import Regression, Status
+from .models import FindingUpdate, Regression, Status
+
+
+class FindingUpdateSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = FindingUpdate
+        fields = ["at", "event", "good", "bad", "change", "p_value", "n_good", "n_bad", "note"]
+        read_only_fields = fields
 
 
 class RegressionSerializer(serializers.ModelSerializer):
@@ -27,13 +38,22 @@ class RegressionSerializer(serializers.ModelSerializer):
     status_changed_by = serializers.CharField(source="status_changed_by.username",
                                               allow_null=True, default=None)
     url = serializers.SerializerMethodField()
+    verdict = serializers.CharField(
+        help_text="regression | improvement | needs repeats (too few values at the change)")
+    seen = serializers.CharField(source="seen_text",
+                                 help_text="current, or `not_since <kernel>` when the last "
+                                           "detection pass no longer showed the change")
+    history = FindingUpdateSerializer(many=True, read_only=True)
+    comparison = serializers.SerializerMethodField(
+        help_text="POST here to freeze the comparison that reproduces the verdict")
 
     class Meta:
         model = Regression
-        fields = ["id", "kind", "benchmark", "machine", "machine_id", "metric", "policy",
-                  "params", "tunables", "good", "bad", "statistic", "change", "ci95", "p_value",
-                  "effect_size", "n_good", "n_bad", "needs_repeats", "runs_good", "runs_bad",
-                  "status", "status_changed_by", "status_changed_at", "created", "url"]
+        fields = ["id", "kind", "verdict", "benchmark", "machine", "machine_id", "metric",
+                  "policy", "params", "tunables", "good", "bad", "statistic", "change", "ci95",
+                  "p_value", "effect_size", "test", "n_good", "n_bad", "needs_repeats",
+                  "runs_good", "runs_bad", "inputs", "seen", "status", "status_changed_by",
+                  "status_changed_at", "created", "updated", "history", "url", "comparison"]
         read_only_fields = fields
 
     def get_ci95(self, obj) -> list[float] | None:
@@ -42,9 +62,24 @@ class RegressionSerializer(serializers.ModelSerializer):
         return [obj.ci95_low, obj.ci95_high]
 
     def get_url(self, obj) -> str:
+        return self._absolute(obj.get_absolute_url())
+
+    def get_comparison(self, obj) -> str:
+        return self._absolute(reverse("regression-compare", args=[obj.pk]))
+
+    def _absolute(self, url: str) -> str:
         request = self.context.get("request")
-        url = obj.get_absolute_url()
         return request.build_absolute_uri(url) if request else url
+
+
+class ThresholdsSerializer(ServiceValidatedSerializer):
+    min_change = serializers.FloatField(required=False, min_value=0, max_value=10)
+    alpha = serializers.FloatField(required=False, min_value=1e-12, max_value=0.5)
+    min_effect = serializers.FloatField(required=False, min_value=0, max_value=1)
+    min_repeats = serializers.IntegerField(required=False, min_value=2, max_value=1000)
+    verdict_alpha = serializers.FloatField(required=False, min_value=1e-12, max_value=0.5)
+    owner = serializers.CharField(required=False, allow_null=True,
+                                  help_text="username who may change these (staff only)")
 
 
 class StatusRequestSerializer(ServiceValidatedSerializer):
@@ -76,7 +111,34 @@ class RegressionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         if self.action == "list":
             filters = selectors.RegressionFilters.from_query(self.request.query_params)
             return selectors.regressions_list(filters)
-        return selectors.regressions_list(selectors.RegressionFilters())
+        return selectors.regressions_list(selectors.RegressionFilters(), merged=True)
+
+    def retrieve(self, request, *args, **kwargs):
+        """A finding merged into another answers with a permanent redirect to that one."""
+        finding = self.get_object()
+        if finding.merged_into_id:
+            target = selectors.merge_target(finding)
+            return HttpResponsePermanentRedirect(
+                reverse("api-regression-detail", args=[target.pk]))
+        return Response(self.get_serializer(finding).data)
+
+    @extend_schema(request=ThresholdsSerializer, responses={
+        200: OpenApiResponse(description="the thresholds that apply to the benchmark"),
+        400: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
+    @action(detail=False, methods=["get", "patch"],
+            url_path=r"thresholds/(?P<slug>[-a-zA-Z0-9_]{1,100})")
+    def thresholds(self, request, slug=None):
+        """GET a benchmark's detection thresholds; PATCH them (its owner or staff)."""
+        benchmark = Benchmark.objects.filter(slug=slug).first()
+        if benchmark is None:
+            raise NotFound(f"no benchmark {slug!r}")
+        if request.method == "PATCH":
+            if not services.may_set_thresholds(request.user, benchmark):
+                raise PermissionDenied("only the benchmark's owner or staff may change its "
+                                       "thresholds")
+            values = ThresholdsSerializer(data=request.data).validated()
+            services.thresholds_set(benchmark=benchmark, user=request.user, values=values)
+        return Response(services.thresholds_answer(benchmark))
 
     @extend_schema(parameters=LIST_FILTERS)
     def list(self, request, *args, **kwargs):
@@ -87,7 +149,7 @@ class RegressionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         403: OpenApiResponse(ErrorSerializer, description="not the runs' owner nor staff"),
         404: ErrorSerializer})
     def partial_update(self, request, pk=None):
-        regression = get_object_or_404(Regression, pk=pk)
+        regression = get_object_or_404(Regression.objects.live(), pk=pk)
         status = services.status_checked(StatusRequestSerializer(data=request.data).validated())
         if not services.may_set_status(request.user, regression, status):
             raise PermissionDenied("only the owner of the finding's runs or staff may mark it "

@@ -18,10 +18,10 @@ class RegressionsFeed(Feed):
     subtitle = "Changes the detector found between kernels, newest first."
 
     def items(self):
-        return Regression.objects.with_list_relations().order_by("-created", "-id")[:ITEMS]
+        return Regression.objects.live().with_list_relations().order_by("-created", "-id")[:ITEMS]
 
     def item_title(self, item):
-        return f"[{item.kind}] {item}"
+        return f"[{item.verdict}] {item}"
 
     def item_description(self, item):
         p = "n/a" if item.p_value is None else f"{item.p_value:.3g}"

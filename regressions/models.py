@@ -30,6 +30,10 @@ class RegressionQuerySet(models.QuerySet):
     def for_series(self, series_key: str):
         return self.filter(series_key=series_key)
 
+    def live(self):
+        """Findings that stand on their own (not merged into another)."""
+        return self.filter(merged_into__isnull=True)
+
     def with_list_relations(self):
         return self.select_related("benchmark", "machine", "metric", "good", "bad")
 
@@ -66,6 +70,18 @@ class Regression(models.Model):
     # A side has a single value: the change is visible but no test can confirm it.
     needs_repeats = models.BooleanField(default=False)
     detector = models.CharField(max_length=64, blank=True)
+    # The verdict's inputs: the test, the kernels of each window, the values the test saw
+    # (after thinning) and the thresholds that applied.
+    test = models.CharField(max_length=32, blank=True)
+    inputs = models.JSONField(default=dict, blank=True)
+    # Identity for life: the last pass that saw the change, and the newest release kernel of
+    # the series then. A change no longer detected is "not seen since" that kernel, not deleted.
+    seen = models.BooleanField(default=True)
+    last_seen = models.ForeignKey("benchmarks.Kernel", null=True, blank=True,
+                                  on_delete=models.PROTECT, related_name="+")
+    # Two findings that became one: this one's URL leads to the other.
+    merged_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="merged")
     status = models.CharField(max_length=16, choices=Status, default=Status.OPEN, db_index=True)
     status_changed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
@@ -85,7 +101,9 @@ class Regression(models.Model):
         ]
         constraints = [
             models.UniqueConstraint(
-                fields=["series_key", "good", "bad"], name="regression_unique_per_change"
+                fields=["series_key", "good", "bad", "kind"],
+                condition=models.Q(merged_into__isnull=True),
+                name="regression_unique_per_change",
             )
         ]
 
@@ -100,6 +118,104 @@ class Regression(models.Model):
     def change_percent(self) -> str:
         """`+122%` for a ratio of 2.22."""
         return f"{(self.change - 1) * 100:+.0f}%"
+
+    @property
+    def verdict(self) -> str:
+        """What the finding says: a regression or an improvement, or "needs repeats" when a
+        kernel at the change has fewer values than the thresholds ask (never a regression)."""
+        return "needs repeats" if self.needs_repeats else self.kind
+
+    @property
+    def seen_text(self) -> str:
+        """`current`, or `not_since <kernel>` for a change the last pass no longer showed."""
+        if self.seen:
+            return "current"
+        return f"not_since {self.last_seen.version if self.last_seen_id else self.bad.version}"
+
+
+class Event(models.TextChoices):
+    FIRST_SEEN = "first_seen", "first seen"
+    MOVED = "moved", "kernels moved"
+    UPDATED = "updated", "numbers updated"
+    NOT_SEEN = "not_seen", "no longer seen"
+    SEEN_AGAIN = "seen_again", "seen again"
+    MERGED = "merged", "merged"
+
+
+class FindingUpdate(models.Model):
+    """One entry of a finding's history: what a detection pass changed about it."""
+
+    regression = models.ForeignKey(Regression, on_delete=models.CASCADE, related_name="history")
+    at = models.DateTimeField(default=timezone.now)
+    event = models.CharField(max_length=16, choices=Event)
+    good = models.CharField(max_length=200)
+    bad = models.CharField(max_length=200)
+    change = models.FloatField(null=True, blank=True)
+    p_value = models.FloatField(null=True, blank=True)
+    n_good = models.PositiveIntegerField(default=0)
+    n_bad = models.PositiveIntegerField(default=0)
+    note = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["regression_id", "at", "id"]
+
+    def __str__(self):
+        return f"finding {self.regression_id}: {self.event} {self.good} -> {self.bad}"
+
+
+class BenchmarkThresholds(models.Model):
+    """A benchmark's own thresholds; a benchmark without a row uses detect.Thresholds()'s
+    defaults. Set by its owner (named here by staff) or by staff."""
+
+    benchmark = models.OneToOneField("benchmarks.Benchmark", on_delete=models.CASCADE,
+                                     related_name="regression_thresholds")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                              on_delete=models.SET_NULL, related_name="+",
+                              help_text="may change these thresholds besides staff")
+    min_change = models.FloatField(help_text="smallest |bad/good - 1| that counts, e.g. 0.02")
+    alpha = models.FloatField(help_text="detection's significance level, e.g. 0.002")
+    min_effect = models.FloatField(help_text="smallest |effect size| (rank-biserial), e.g. 0.3")
+    min_repeats = models.PositiveSmallIntegerField(
+        help_text="values a kernel needs before a change can be a regression (at least 2)")
+    verdict_alpha = models.FloatField(help_text="an upload's verdict's level, e.g. 0.05")
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    updated = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "benchmark thresholds"
+
+    def __str__(self):
+        return f"thresholds of {self.benchmark}"
+
+
+class JobState(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    RETRYING = "retrying", "failed, will retry"
+    DONE = "done", "done"
+    PARKED = "parked", "parked (failed too often)"
+
+
+class DetectionJob(models.Model):
+    """One detection task's ledger row, written with the runs it is about: how often it ran,
+    why it failed, whether it is done. A job that fails MAX_ATTEMPTS times is parked (staff see
+    it in the admin) instead of being redelivered forever; a queued or running job whose
+    message was lost is sent again by the sweep (regressions.tasks)."""
+
+    run_ids = models.JSONField(default=list)
+    state = models.CharField(max_length=16, choices=JobState, default=JobState.QUEUED,
+                             db_index=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    created = models.DateTimeField(default=timezone.now)
+    updated = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self):
+        return f"detection job {self.pk} ({self.state}, {len(self.run_ids)} runs)"
 
 
 def regression_by_pk_text(target_id: str):

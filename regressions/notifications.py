@@ -18,7 +18,7 @@ def _body(regression: Regression, link: str) -> str:
     pct = (regression.change - 1) * 100
     p = "n/a" if regression.p_value is None else f"{regression.p_value:.3g}"
     lines = [
-        f"A {regression.kind} was found in {regression.benchmark.slug} on "
+        f"A change ({regression.verdict}) was found in {regression.benchmark.slug} on "
         f"{regression.machine.name}:",
         "",
         f"  metric   {regression.metric.name}",

@@ -36,12 +36,16 @@ class RegressionFilters:
                    kernel_to=text("to"))
 
 
-def regressions_list(filters: RegressionFilters) -> QuerySet:
-    """Findings, newest first, with what a list shows: 3 queries however many rows
-    (the findings with their series' names, then the run ids on each side)."""
+def regressions_list(filters: RegressionFilters, *, merged: bool = False) -> QuerySet:
+    """Findings, newest first, with what a list shows: 4 queries however many rows
+    (the findings with their series' names, the run ids on each side, their histories).
+    Findings merged into another are left out unless `merged`."""
     ids_only = Run.objects.only("id")
-    found = Regression.objects.with_list_relations().prefetch_related(
-        Prefetch("runs_good", queryset=ids_only), Prefetch("runs_bad", queryset=ids_only))
+    found = Regression.objects.with_list_relations().select_related("last_seen") \
+        .prefetch_related(Prefetch("runs_good", queryset=ids_only),
+                          Prefetch("runs_bad", queryset=ids_only), "history")
+    if not merged:
+        found = found.live()
     if filters.benchmark:
         found = found.filter(Q(benchmark__slug=filters.benchmark)
                              | Q(benchmark__name=filters.benchmark))
@@ -59,6 +63,15 @@ def regressions_list(filters: RegressionFilters) -> QuerySet:
     if filters.kernel_to:
         found = found.filter(bad__sort_key__lte=sort_key(filters.kernel_to))
     return found.order_by("-created", "-id")
+
+
+def merge_target(finding: Regression) -> Regression:
+    """The finding a merged one now lives in (following merges of merges)."""
+    seen = {finding.pk}
+    while finding.merged_into_id and finding.merged_into_id not in seen:
+        seen.add(finding.merged_into_id)
+        finding = Regression.objects.get(pk=finding.merged_into_id)
+    return finding
 
 
 def filter_choices() -> dict:

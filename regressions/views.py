@@ -36,20 +36,27 @@ def regression_list(request):
     })
 
 
+def _finding(pk: int) -> Regression:
+    return get_object_or_404(
+        selectors.regressions_list(selectors.RegressionFilters(), merged=True), pk=pk)
+
+
 def regression_detail(request, pk: int):
-    finding = get_object_or_404(selectors.regressions_list(selectors.RegressionFilters()),
-                                pk=pk)
+    finding = _finding(pk)
+    if finding.merged_into_id:  # its URL stays valid: it leads to the finding it became
+        return redirect(selectors.merge_target(finding), permanent=True)
     return render(request, "regressions/detail.html", {
         "finding": finding, "figure": charts.series_figure(finding, height=320),
         "statuses": Status.values, "follows": selectors.follows_of(request.user),
         "may_invalidate": services.may_set_status(request.user, finding, Status.INVALID),
+        "merged": finding.merged.order_by("pk"),
     })
 
 
 @login_required
 @require_POST
 def regression_status(request, pk: int):
-    finding = get_object_or_404(Regression, pk=pk)
+    finding = get_object_or_404(Regression.objects.live(), pk=pk)
     status = request.POST.get("status", "")
     if status not in Status.values:
         return HttpResponseBadRequest("unknown status")
@@ -62,8 +69,7 @@ def regression_status(request, pk: int):
 @require_POST
 def regression_compare(request, pk: int):
     """Freeze a comparison of the finding's runs and go there (a permalink anyone can share)."""
-    finding = get_object_or_404(selectors.regressions_list(selectors.RegressionFilters()),
-                                pk=pk)
+    finding = selectors.merge_target(_finding(pk))
     spec = parse_spec(charts.comparison_spec(finding))
     author = request.user if request.user.is_authenticated else None
     return redirect(comparison_create(spec=spec, author=author))

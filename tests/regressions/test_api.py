@@ -97,11 +97,12 @@ def test_list_selector_query_count_does_not_grow(stepped, django_assert_num_quer
     from regressions.services import regressions_detect_all
     regressions_detect_all()
     assert Regression.objects.count() == 4
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):  # findings, good runs, bad runs, histories
         rows = list(regressions_list(RegressionFilters()))
         shown = [(r.benchmark.slug, r.machine.name, r.metric.name, r.good.version,
                   r.bad.version, [x.pk for x in r.runs_good.all()],
-                  [x.pk for x in r.runs_bad.all()]) for r in rows]
+                  [x.pk for x in r.runs_bad.all()], [e.event for e in r.history.all()])
+                 for r in rows]
     assert len(shown) == 4
 
 

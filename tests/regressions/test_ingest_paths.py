@@ -66,21 +66,22 @@ def test_simulation_point(django_capture_on_commit_callbacks, django_user_model)
 
 def test_withdrawal_and_restore_redo_detection_of_the_series(stepped,
                                                              django_capture_on_commit_callbacks):
-    """A finding resting on a withdrawn run's numbers goes away with the withdrawal (the series
-    is detected again) and comes back with the restore."""
+    """A finding resting on a withdrawn run's numbers is no longer seen after the withdrawal
+    (the series is detected again) and is seen again after the restore: the same finding."""
     from benchmarks.services.ownership import run_restore, run_withdraw
     from regressions.models import Regression
     from regressions.services import regressions_detect_runs
 
     owner, runs = stepped
     bad_side = [run for run in runs if run.kernel.version in ("2.6.24", "2.6.25")]
-    assert Regression.objects.filter(good__version="2.6.23", bad__version="2.6.24").exists()
+    finding = Regression.objects.get(good__version="2.6.23", bad__version="2.6.24")
     for run in bad_side:
         with django_capture_on_commit_callbacks() as callbacks:
             run_withdraw(run=run, user=owner)
         assert detections(callbacks) == 1
     regressions_detect_runs(run_ids=[run.pk for run in bad_side])
-    assert not Regression.objects.filter(bad__version="2.6.24").exists()
+    assert Regression.objects.get().pk == finding.pk
+    assert not Regression.objects.get().seen
 
     staff = type(owner).objects.create_user("staff", is_staff=True)
     for run in bad_side:
@@ -88,7 +89,9 @@ def test_withdrawal_and_restore_redo_detection_of_the_series(stepped,
             run_restore(run=run, user=staff)
         assert detections(callbacks) == 1
     regressions_detect_runs(run_ids=[bad_side[0].pk])
-    assert Regression.objects.filter(good__version="2.6.23", bad__version="2.6.24").exists()
+    again = Regression.objects.get(good__version="2.6.23", bad__version="2.6.24")
+    assert again.pk == finding.pk and again.seen
+    assert [e.event for e in again.history.all()] == ["first_seen", "not_seen", "seen_again"]
 
 
 def test_an_upload_of_many_runs_queues_one_detection(api_client,

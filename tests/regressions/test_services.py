@@ -49,14 +49,21 @@ def test_detection_again_keeps_the_finding_and_a_human_status(stepped):
     assert again.status_changed_by == owner
 
 
-def test_an_open_finding_that_no_longer_holds_goes(stepped):
+def test_a_finding_that_no_longer_holds_stays_as_not_seen(stepped, client):
     _, runs = stepped
+    finding = Regression.objects.get()
     for run in runs[4:]:
         run.delete()
     for _ in range(3):  # the later kernels now look like the earlier ones
         make_run("2.6.26", [1000.0, 1001.0, 999.0, 1000.5, 999.5])
     regressions_detect_runs(run_ids=[Run.objects.latest("id").pk])
-    assert not Regression.objects.exists()
+    kept = Regression.objects.get()
+    assert kept.pk == finding.pk and not kept.seen
+    assert kept.seen_text == "not_since 2.6.25"  # the newest kernel when it was last seen
+    assert [e.event for e in kept.history.all()] == ["first_seen", "not_seen"]
+    reply = client.get(f"/api/v1/regressions/{finding.pk}/")
+    assert reply.status_code == 200 and reply.json()["seen"] == "not_since 2.6.25"
+    assert client.get(f"/regressions/{finding.pk}/").status_code == 200
 
 
 def test_only_the_series_of_the_runs_is_touched(stepped):
@@ -107,7 +114,8 @@ def test_series_detect_tolerates_a_deleted_metric_series(stepped):
     series = next(iter(series_of_runs([runs[0].pk])))
     Run.objects.all().delete()
     assert series_detect(series=series) == []
-    assert not Regression.objects.filter(status=Status.OPEN).exists()
+    finding = Regression.objects.get()  # kept, with its history: no longer seen
+    assert not finding.seen and finding.history.last().event == "not_seen"
 
 
 def test_stored_runs_queue_detection_on_commit_in_chunks(db, django_capture_on_commit_callbacks,

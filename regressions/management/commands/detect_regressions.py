@@ -5,7 +5,8 @@ from regressions.services import regressions_detect_all
 
 
 class Command(BaseCommand):
-    help = "Re-run regression detection over every series (findings a person marked are kept)."
+    help = ("Re-run regression detection over every series (every finding keeps its id; "
+            "changes no longer seen are marked so).")
 
     def add_arguments(self, parser):
         parser.add_argument("--benchmark", help="only this benchmark (slug)")
@@ -18,4 +19,4 @@ class Command(BaseCommand):
                 raise CommandError(f"no benchmark {options['benchmark']!r}")
         result = regressions_detect_all(benchmark=benchmark)
         self.stdout.write(f"{result['series']} series scanned, {result['created']} new "
-                          f"finding(s), {result['removed_series_findings']} stale removed")
+                          f"finding(s), {result['not_seen']} no longer seen")
