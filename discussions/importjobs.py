@@ -4,13 +4,14 @@ at once with a progress URL and a worker does the work, whatever its size."""
 
 import time
 import uuid
+from datetime import timedelta
 
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from benchmarks.errors import TooLarge
+from benchmarks.errors import RateLimited, TooLarge
 
 from .importer import mbox_import
 from .models import ImportJob, ImportStatus
@@ -24,8 +25,26 @@ class ImportTooLarge(TooLarge):
     """The stored mbox would be over the upload limit (413)."""
 
 
+class ImportRateLimited(RateLimited):
+    """Over the imports-per-hour limit (429)."""
+
+
+def imports_per_hour() -> int:
+    """Imports one user may start per hour. An import brings a whole archive (up to the upload
+    limit), so it has its own limit rather than counting each message as a post written."""
+    return getattr(settings, "DISCUSSIONS_IMPORTS_PER_HOUR", 10)
+
+
+def _check_import_rate(user) -> None:
+    since = timezone.now() - timedelta(hours=1)
+    if ImportJob.objects.filter(owner=user, created__gte=since).count() >= imports_per_hour():
+        raise ImportRateLimited(f"at most {imports_per_hour()} mbox imports an hour; "
+                                "try again later")
+
+
 def import_job_create(*, upload, user, target: Target | None, site_url: str) -> ImportJob:
     """Store the uploaded mbox and queue its import once the job row is committed."""
+    _check_import_rate(user)
     limit = settings.MAX_UPLOAD_MB << 20
     if upload.size > limit:
         raise ImportTooLarge(f"file: {upload.size} bytes is over the limit of "

@@ -189,6 +189,7 @@ def message_delete(request, message_id: str):
 def import_page(request):
     """The upload form; a valid file becomes an import job and the browser goes to its page."""
     form = ImportForm(request.POST or None, request.FILES or None)
+    status = 400
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -196,12 +197,13 @@ def import_page(request):
                 upload=data["file"], user=request.user,
                 target=_target_or_none(data["target_type"], data["target_id"]),
                 site_url=_site_url(request))
-        except (TargetError, importjobs.ImportTooLarge) as exc:
+        except (TargetError, importjobs.ImportTooLarge, importjobs.ImportRateLimited) as exc:
             form.add_error(None, str(exc))
+            status = getattr(exc, "status", 400)
         else:
             return redirect(job)
     return render(request, "discussions/import.html", {"form": form},
-                  status=400 if form.errors else 200)
+                  status=(status if form.errors else 200))
 
 
 @login_required

@@ -134,3 +134,20 @@ def test_ten_thousand_messages_leave_the_request_and_a_worker_imports_them(
     assert job["result"]["imported"] == 10_000 and Post.objects.count() == 10_000
     assert Thread.objects.count() == 1000
     assert any(status == "running" for _, status in seen)  # progress was visible meanwhile
+
+
+def test_mbox_imports_have_their_own_hourly_limit(api_client, client, api_user, settings,
+                                                  mbox_bytes):
+    """An import brings a whole archive: it is not counted as posts written, but one user may
+    start only DISCUSSIONS_IMPORTS_PER_HOUR of them an hour, by the API or the page."""
+    settings.DISCUSSIONS_IMPORTS_PER_HOUR = 2
+    assert upload(api_client, many_messages(3)).status_code == 201
+    assert upload(api_client, mbox_bytes("threadtest.mbox")).status_code == 201
+    refused = upload(api_client, many_messages(5))
+    assert refused.status_code == 429 and "2 mbox imports an hour" in refused.json()["error"]
+    assert ImportJob.objects.count() == 2
+    client.force_login(api_user)
+    page = client.post("/threads/import/",
+                       {"file": SimpleUploadedFile("list.mbox", many_messages(5))})
+    assert page.status_code == 429 and b"mbox imports an hour" in page.content
+    assert ImportJob.objects.count() == 2
