@@ -114,9 +114,10 @@ class LkpOutputParser(Parser):
 
     def detect(self, head: str) -> float:
         lines = head_lines(head)
+        # The framing decides: the tool's own format inside it would pool the instances, so
+        # this scores above any tool's detector.
         instances = sum(1 for t in lines if INSTANCE_RE.fullmatch(t))
-        return 0.95 if instances and any(ITERATION_RE.fullmatch(t) for t in lines) else \
-            (0.8 if instances else 0.0)
+        return 1.0 if instances else 0.0
 
     def parse(self, lines: Iterable[str]) -> ParseResult:
         warnings = Warnings()

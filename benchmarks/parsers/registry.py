@@ -36,12 +36,13 @@ DETECT_THRESHOLD = 0.3
 PARSERS: dict[str, Parser] = {
     parser.name: parser
     for parser in (
+        # Published summaries and LKP's files first: their signatures are specific, and a tie
+        # goes to the earlier parser (parsers.summaries, .mmtests, .robot, .lkp).
+        MmtestsParser(), RobotParser(), LkpStatsParser(), LkpOutputParser(),
         TimeMsParser(), LoopsTimeParser(), KernelTimeParser(), ResultsFileParser(), BurnParser(),
         SweepParser(), VmstatParser(), NormalizedParser(), ParamTableParser(), PerfBenchParser(),
         HackbenchParser(), SchbenchParser(), SysbenchParser(), HyperfineJsonParser(),
         SchedbenchCsvParser(), SchedbenchJsonParser(), MetricLinesParser(), KernelTableParser(),
-        # published summaries and LKP's files (parsers.summaries, .mmtests, .robot, .lkp)
-        MmtestsParser(), RobotParser(), LkpStatsParser(), LkpOutputParser(),
     )
 }
 

@@ -107,7 +107,7 @@ def decode_lines(lines: Iterable, warnings: Warnings) -> list[tuple[int, str]]:
 
 
 def _qp(text: str, line: int) -> str:
-    data = quopri.decodestring(text.encode("latin-1", errors="strict"))
+    data = quopri.decodestring(text.encode("utf-8"))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

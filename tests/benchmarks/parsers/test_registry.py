@@ -50,7 +50,14 @@ EXPECTED_FORMAT = {
     "schedbench.json": "schedbench-json",
     "simulator.json": "schedbench-json",
     "simulator_sweep.ndjson": "schedbench-json",
+    "mmtests.txt": "mmtests",
+    "robot_report.txt": "robot",
+    "lkp_stats.json": "lkp-stats",
+    "lkp_output.txt": "lkp-output",
 }
+# Formats that frame another tool's output: the inner tool's detector scores high too, and the
+# framing wins by ranking first (see parsers.lkp), not by a margin.
+WRAPPERS = {"lkp-output"}
 
 
 def test_every_fixture_is_listed():
@@ -70,7 +77,8 @@ def test_every_fixture_detected_as_its_own_format(fixture, expected):
     ranked = detect(fixture_text(fixture))
     assert ranked[0][0] == expected
     # A clear winner: no other format within 0.15 of it.
-    assert all(score < ranked[0][1] - 0.15 for _, score in ranked[1:]), ranked
+    assert expected in WRAPPERS or \
+        all(score < ranked[0][1] - 0.15 for _, score in ranked[1:]), ranked
 
 
 @pytest.mark.parametrize(("fixture", "expected"), sorted(EXPECTED_FORMAT.items()))
