@@ -15,9 +15,10 @@ The token and URL may also come from SCHEDBENCH_TOKEN and SCHEDBENCH_URL, the sp
 directory from SCHEDBENCH_SPOOL. URLs of the created runs go to stdout; progress, the
 benchmark's own output and warnings go to stderr, so `run --dry-run | jq` works.
 
-Exit status: 0 done; 1 rejected by the portal or another error; 2 usage; 75 the
-submission was spooled (send it later with `flush`); otherwise the benchmark's own
-failing exit status.
+Exit status: 0 done; 1 rejected by the portal or another error; 2 usage; 3 (`run
+--fail-on-regression` only) stored, and the portal's verdict against the previous kernel is
+a regression; 75 the submission was spooled (send it later with `flush`); otherwise the
+benchmark's own failing exit status.
 """
 
 import argparse
@@ -48,6 +49,7 @@ DEFAULT_SPOOL = os.path.join("~", ".cache", "schedbench", "spool")
 DEFAULT_CFLAGS = "-O2 -Wall"
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_REGRESSION = 3  # run --fail-on-regression: stored, and slower than the previous kernel
 EXIT_SPOOLED = 75  # EX_TEMPFAIL: the data is safe, try again later
 MAX_BACKOFF = 30.0
 SOURCES_HINT = (
@@ -1419,7 +1421,8 @@ def verdict_line(verdict):
         return None
     p_value = verdict.get("p_value")
     p_text = "p=n/a, needs repeats" if p_value is None else f"p={float(p_value):.3g}"
-    outcome = "regression" if verdict.get("regression") else "no regression"
+    outcome = "regression" if verdict.get("regression") else \
+        "needs repeats" if verdict.get("needs_repeats") else "no regression"
     return f"  {verdict.get('metric')} {percent:+.0f}% vs {verdict.get('against')} " \
            f"({p_text}): {outcome}"
 
@@ -1430,6 +1433,19 @@ def report_verdicts(body, run_id):
             line = verdict_line(verdict)
             if line:
                 print(line)
+
+
+def previous_regressions(body):
+    """Verdicts of the reply that are regressions against the kernel just before the run's.
+    The portal sends one verdict when the series' oldest kernel is also the previous one
+    (role "baseline"), so a baseline verdict without a previous one for its run and metric
+    counts as the previous kernel's."""
+    verdicts = [v for v in body.get("verdicts") or [] if isinstance(v, dict)]
+    has_previous = {(v.get("run"), v.get("metric")) for v in verdicts
+                    if v.get("role") == "previous"}
+    return [v for v in verdicts if v.get("regression") and (
+        v.get("role") == "previous" or "previous" in (v.get("roles") or [])
+        or (v.get("role") == "baseline" and (v.get("run"), v.get("metric")) not in has_previous))]
 
 
 def report_accepted(base_url, reply):
@@ -1748,10 +1764,14 @@ def cmd_run(args, command):
     reply = send(upload_endpoint(url), token, data, **portal_opts(args))
     spool_dir = spool_dir_from(args.spool_dir)
     status = settle(reply, url, payload, spool_dir, trace=trace and trace["file"])
-    if status != 0 or not trace:
-        return status
-    return deliver_trace(url, token, trace["file"], first_run_id(reply), payload, spool_dir,
-                         portal_opts(args))
+    if status == 0 and trace:
+        status = deliver_trace(url, token, trace["file"], first_run_id(reply), payload,
+                               spool_dir, portal_opts(args))
+    if status == 0 and args.fail_on_regression and previous_regressions(reply.body):
+        warn("--fail-on-regression: a regression against the previous kernel "
+             f"(exit status {EXIT_REGRESSION})")
+        return EXIT_REGRESSION
+    return status
 
 
 def start_trace(args, workdir):
@@ -2204,6 +2224,9 @@ def add_run_parser(sub):
                      "prints the `git bisect good|bad` line to type")
     run.add_argument("--commit", metavar="SHA",
                      help="the commit under test, when the kernel's name does not carry it")
+    run.add_argument("--fail-on-regression", action="store_true",
+                     help=f"exit {EXIT_REGRESSION} when the portal's verdict against the "
+                          "previous kernel is a regression (for CI jobs)")
     run.add_argument("--dry-run", action="store_true",
                      help="print the JSON that would be sent, send nothing")
     run.add_argument("--root", default="/", metavar="DIR",

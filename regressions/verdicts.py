@@ -1,9 +1,15 @@
 """Verdicts for runs just submitted: each metric against the series' baseline kernel (the
-oldest in natural order) and the previous kernel. Cheap: only the runs' own series are read."""
+oldest in natural order) and the previous kernel. Cheap and bounded: only the runs' own series
+are read, each side within detection's per-kernel bound (an evenly spaced subsample of a run
+or kernel with more values), and every verdict says which thresholds applied."""
 
+import math
 from collections import defaultdict
 
-from benchmarks.models import Run, Sample
+import numpy as np
+from django.db.models.functions import Mod
+
+from benchmarks.models import Metric, MetricSummary, Run, Sample
 
 from . import detect
 from .series import SeriesId, series_groups
@@ -11,7 +17,7 @@ from .series import SeriesId, series_groups
 MAX_RUNS = 100  # a bulk submission of more gets no verdicts (detection still runs in a worker)
 
 
-def _entries(run: Run, metric, values, groups) -> list[dict]:
+def _entries(run: Run, metric, values, size, groups, limits) -> list[dict]:
     older = [g for g in groups if (g.sort_key, g.version) < (run.kernel.sort_key,
                                                                run.kernel.version)]
     targets = []
@@ -19,41 +25,60 @@ def _entries(run: Run, metric, values, groups) -> list[dict]:
                         ("previous", older[-1] if older else None)):
         if group is not None and all(group is not seen for _, seen in targets):
             targets.append((role, group))
+    # One older kernel is both: "roles" says so (a CI gate asks about the previous kernel).
+    both = len(older) == 1
     out = []
     for role, group in targets:
-        result = detect.verdict(values, group.array(), higher_is_better=metric.higher_is_better)
+        result = detect.verdict(values, group.array(), higher_is_better=metric.higher_is_better,
+                                thresholds=limits, sizes=(size, group.size))
         if result is None:
             continue
         out.append({"run": run.pk, "metric": metric.name, "against": group.version,
-                    "role": role, "change": result.change, "p_value": result.p_value,
+                    "role": role, "roles": ["baseline", "previous"] if both else [role],
+                    "change": result.change, "p_value": result.p_value,
                     "regression": result.worse, "needs_repeats": result.needs_repeats,
-                    "n": len(values), "n_against": len(group.values)})
+                    "test": result.test, "n": size, "n_against": group.size,
+                    "n_tested": list(result.n_tested), "thresholds": limits.as_dict()})
+    return out
+
+
+def _run_values(run_ids: list[int]) -> dict:
+    """{run: {metric: (values, true count)}}, at most about PER_KERNEL_MAX values each."""
+    sizes = {(run, metric): n for run, metric, n in MetricSummary.objects.filter(
+        run_id__in=run_ids).values_list("run_id", "metric_id", "n")}
+    out = defaultdict(dict)
+    for (run_id, metric_id), n in sizes.items():
+        stride = max(1, math.ceil(n / detect.PER_KERNEL_MAX))
+        samples = Sample.objects.filter(run_id=run_id, metric_id=metric_id)
+        if stride > 1:
+            samples = samples.annotate(_pick=Mod("index", stride)).filter(_pick=0)
+        values = np.fromiter(samples.order_by("index").values_list("value", flat=True)
+                             .iterator(chunk_size=10_000), dtype=np.float64)
+        out[run_id][metric_id] = (values, n)
     return out
 
 
 def runs_verdicts(runs) -> list[dict]:
     """Verdict entries for these runs (at most MAX_RUNS), in run then metric order."""
+    from .services import thresholds_for
+
     runs = [run for run in runs if run is not None and run.pk is not None]
     if not runs or len(runs) > MAX_RUNS:
         return []
-    by_run = defaultdict(lambda: defaultdict(list))
-    metrics = {}
-    rows = (Sample.objects.filter(run_id__in=[run.pk for run in runs])
-            .select_related("metric").order_by("run_id", "metric_id", "index"))
-    for sample in rows:
-        by_run[sample.run_id][sample.metric_id].append(sample.value)
-        metrics[sample.metric_id] = sample.metric
     stored = Run.objects.select_related("kernel").in_bulk([r.pk for r in runs])
+    by_run = _run_values(list(stored))
+    metrics = Metric.objects.in_bulk({metric for row in by_run.values() for metric in row})
     entries, seen = [], set()
     for run in (stored[r.pk] for r in runs if r.pk in stored):
         if run.pk in seen:  # an upload may link the same stored run twice
             continue
         seen.add(run.pk)
-        for metric_id, values in sorted(by_run[run.pk].items(),
-                                        key=lambda item: metrics[item[0]].name):
+        limits = thresholds_for(run.benchmark_id)
+        for metric_id, (values, size) in sorted(by_run[run.pk].items(),
+                                                key=lambda item: metrics[item[0]].name):
             series = SeriesId.of(benchmark_id=run.benchmark_id, machine_id=run.machine_id,
                                  metric_id=metric_id, policy=run.policy, params=run.params,
                                  tunables=run.tunables)
             groups = series_groups(series, exclude_run=run.pk)
-            entries += _entries(run, metrics[metric_id], values, groups)
+            entries += _entries(run, metrics[metric_id], values, size, groups, limits)
     return entries
