@@ -2,8 +2,10 @@
 the database is down (503 with Retry-After: JSON for the API, a short page for people)."""
 
 import functools
+import json
 import logging
 import sys
+import tempfile
 
 from django.conf import settings
 from django.core.exceptions import BadRequest
@@ -120,3 +122,55 @@ def server_error(request):
     if isinstance(sys.exc_info()[1], OUTAGE_ERRORS):
         return outage_response(request)
     return defaults.server_error(request)
+
+
+class ChunkedBodyWSGI:
+    """WSGI wrapper: a request sent with `Transfer-Encoding: chunked` and no Content-Length
+    (curl -T -, streaming clients) is read, not taken as empty. Django sizes the body by
+    Content-Length alone and reads nothing without one; gunicorn has already decoded the
+    chunks and marks the stream `wsgi.input_terminated`, so the body is spooled (memory, then a
+    temporary file) up to the largest upload limit and handed on with its length. A server
+    that cannot give the decoded body (runserver) answers 411 instead of a silent empty upload.
+    """
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+        if not chunked or environ.get("CONTENT_LENGTH"):
+            return self.app(environ, start_response)
+        if not environ.get("wsgi.input_terminated"):
+            return _plain_error(start_response, 411, "a chunked request body is not supported "
+                                "by this server; send Content-Length")
+        return self._spooled(environ, start_response)
+
+    def _spooled(self, environ, start_response):
+        limit = max(settings.MAX_UPLOAD_MB, settings.TRACE_MAX_UPLOAD_MB) << 20
+        with tempfile.SpooledTemporaryFile(settings.FILE_UPLOAD_MAX_MEMORY_SIZE) as body:
+            size = 0
+            while chunk := environ["wsgi.input"].read(1 << 16):
+                size += len(chunk)
+                if size > limit:
+                    yield from _plain_error(start_response, 413,
+                                            f"the request is larger than {limit >> 20} MB")
+                    return
+                body.write(chunk)
+            body.seek(0)
+            environ["wsgi.input"], environ["CONTENT_LENGTH"] = body, str(size)
+            response = self.app(environ, start_response)
+            try:
+                yield from response
+            finally:
+                # what the server would have called on Django's response (request_finished)
+                if hasattr(response, "close"):
+                    response.close()
+
+
+def _plain_error(start_response, status: int, message: str):
+    """The API's error shape, written before Django (no request object exists yet)."""
+    reason = {411: "Length Required", 413: "Payload Too Large"}[status]
+    body = json.dumps({"error": message, "field": None, "line": None}).encode()
+    start_response(f"{status} {reason}", [("Content-Type", "application/json"),
+                                          ("Content-Length", str(len(body)))])
+    return [body]
