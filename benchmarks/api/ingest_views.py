@@ -44,6 +44,8 @@ def _run_body(request, preview: dict, run) -> dict:
         values = metric["values"]
         metrics[name] = {"unit": metric["unit"], "n": len(values),
                          "values": list(values[:PREVIEW_VALUES])}
+        if metric.get("summary"):  # a published statistic: no samples (models.PublishedSummary)
+            metrics[name]["summary"] = {k: v for k, v in metric["summary"].items() if k != "line"}
         if len(values) > PREVIEW_VALUES:
             metrics[name]["values_truncated"] = True
     return {
@@ -51,7 +53,7 @@ def _run_body(request, preview: dict, run) -> dict:
         "url": request.build_absolute_uri(run.get_absolute_url()) if run else None,
         "api_url": _api_url(request, run) if run else None,
         **{key: preview[key] for key in ("benchmark", "kernel", "machine", "policy", "params",
-                                         "tunables", "line", "label")},
+                                         "tunables", "line", "label", "commit")},
         # Where the values came from and whether the parser was sure (see services/ingest.py).
         **{key: preview[key] for key in ("lines", "kernel_line", "source", "source_key",
                                          "missing", "unassigned")},

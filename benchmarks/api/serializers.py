@@ -6,6 +6,7 @@ from rest_framework import serializers
 from benchmarks.errors import InputError
 from benchmarks.hooks import provenance_of
 from benchmarks.models import Benchmark, Kernel, Machine, Metric, Run
+from benchmarks.published import published_metrics, run_commit
 from benchmarks.selectors import samples_by_metric
 
 
@@ -84,10 +85,12 @@ class RunDetailSerializer(RunListSerializer):
     series = serializers.SerializerMethodField()
     provenance = serializers.SerializerMethodField()
     page = serializers.SerializerMethodField()
+    commit = serializers.SerializerMethodField(
+        help_text="a robot report's column: {id (as printed), subject}; else null")
 
     class Meta(RunListSerializer.Meta):
         fields = RunListSerializer.Meta.fields + [
-            "environment", "metrics", "series", "provenance", "page",
+            "environment", "metrics", "series", "provenance", "page", "commit",
         ]
 
     def get_page(self, run) -> str:
@@ -96,10 +99,16 @@ class RunDetailSerializer(RunListSerializer):
         return request.build_absolute_uri(path) if request else path
 
     @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_commit(self, run) -> dict | None:
+        return run_commit(run)
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
     def get_metrics(self, run) -> dict:
-        """{metric: {"unit", "higher_is_better", "values": [every sample in repeat order]}}"""
+        """{metric: {"unit", "higher_is_better", "values": [every sample in repeat order]}};
+        a published statistic has no values and its "summary" (statistic, value, stddev_pct,
+        n, significant)."""
         values = samples_by_metric(run)
-        return {
+        return published_metrics(run) | {
             s.metric.name: {
                 "unit": s.metric.unit,
                 "higher_is_better": s.metric.higher_is_better,
@@ -338,7 +347,10 @@ class UploadedRunSerializer(ResponseSerializer):
     tunables = JSONObjectField(required=False)
     line = serializers.IntegerField(required=False, allow_null=True)
     series = serializers.ListField(child=serializers.CharField(), required=False)
-    metrics = JSONObjectField(required=False, help_text='{name: {"unit", "n", "values"}}')
+    metrics = JSONObjectField(required=False, help_text='{name: {"unit", "n", "values"}}; a '
+                              'published statistic has no values and a "summary"')
+    commit = JSONObjectField(required=False, allow_null=True,
+                             help_text="a robot report's column: {id, subject}; else null")
     # Where the values came from and whether the parser was sure of them (the preview).
     lines = serializers.ListField(child=serializers.IntegerField(), required=False,
                                   help_text="[first, last] line of the run (of its block)")
