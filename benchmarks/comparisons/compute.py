@@ -17,6 +17,12 @@ from benchmarks.analysis import stats
 from benchmarks.analysis.envdiff import environment_diff, plain
 from benchmarks.analysis.exercise import not_exercised
 from benchmarks.comparisons import dimensions
+from benchmarks.comparisons.published import (
+    published_summaries,
+    summary_baseline_test,
+    summary_cells,
+    summary_row,
+)
 from benchmarks.comparisons.spec import ComparisonSpec, SpecError
 from benchmarks.models import (
     Benchmark,
@@ -25,6 +31,7 @@ from benchmarks.models import (
     Metric,
     MetricSummary,
     MonitorSeries,
+    PublishedSummary,
     Run,
     Sample,
 )
@@ -84,8 +91,9 @@ def resolve_runs(spec: ComparisonSpec) -> list[Run]:
 
 def choose_metric(spec: ComparisonSpec, runs: list[Run]) -> dict:
     """The metric to compare, present in every run and in one unit only."""
-    rows = MetricSummary.objects.filter(run__in=runs).values_list(
-        "run_id", "metric__name", "metric__unit", "metric__higher_is_better")
+    columns = ("run_id", "metric__name", "metric__unit", "metric__higher_is_better")
+    rows = [*MetricSummary.objects.filter(run__in=runs).values_list(*columns),
+            *PublishedSummary.objects.filter(run__in=runs).values_list(*columns)]
     by_name = defaultdict(dict)
     for run_id, name, unit, higher in rows:
         by_name[name][run_id] = (unit, higher)
@@ -220,6 +228,17 @@ def cell_statistics(spec: ComparisonSpec, cell: Cell, summary: stats.Summary) ->
     }
 
 
+def cell_rows(spec: ComparisonSpec, cells: list[Cell], metric: str) -> list[dict]:
+    """Each cell's statistics; a cell of a published summary shows it as such
+    (comparisons.published)."""
+    published = published_summaries([pk for c in cells for pk in c.run_ids], metric)
+    as_summary = summary_cells(spec, cells, published)
+    sampled = [c for c in cells if id(c) not in as_summary]
+    computed = iter(summarize_cells(spec, sampled, metric) if sampled else [])
+    return [summary_row(c, published[c.run_ids[0]]) if id(c) in as_summary
+            else cell_statistics(spec, c, next(computed)) for c in cells]
+
+
 def _statistic(summary: stats.Summary, statistic: str) -> float:
     return {"median": summary.median, "mean": summary.mean, "min": summary.minimum}[statistic]
 
@@ -250,11 +269,16 @@ def apply_baseline(spec: ComparisonSpec, cells: list[Cell], rows: list[dict]) ->
             continue
         base_cell, base_row = by_key[base_key]
         row["normalized"] = row["value"] / base_row["value"] if base_row["value"] else None
-        verdict = stats.compare_samples(cell.values, base_cell.values)
-        row["p_value"], row["test"] = verdict.p_value, verdict.test
-        row["effect"] = {"name": verdict.effect_name, "value": verdict.effect} \
-            if verdict.effect_name else None
-        reasons.add(verdict.reason)
+        if row.get("summary") or base_row.get("summary"):
+            row["p_value"], row["test"], row["effect"], reason = \
+                summary_baseline_test(row, base_row)
+            reasons.add(reason)
+        else:
+            verdict = stats.compare_samples(cell.values, base_cell.values)
+            row["p_value"], row["test"] = verdict.p_value, verdict.test
+            row["effect"] = {"name": verdict.effect_name, "value": verdict.effect} \
+                if verdict.effect_name else None
+            reasons.add(verdict.reason)
         group = (cell.key[position],) if position == 2 else (cell.key[position], cell.key[2])
         if row["normalized"] is not None:
             groups[group].append(row["normalized"])
@@ -339,8 +363,7 @@ def compute(spec: ComparisonSpec) -> dict:
     runs = resolve_runs(spec)
     metric = choose_metric(spec, runs)
     cells = group_cells(spec, runs)
-    summaries = summarize_cells(spec, cells, metric["name"])
-    rows = [cell_statistics(spec, c, s) for c, s in zip(cells, summaries, strict=True)]
+    rows = cell_rows(spec, cells, metric["name"])
     flag_not_exercised(cells, rows, not_exercised(runs))
     summary = apply_baseline(spec, cells, rows) if spec.baseline else {"geomean": [], "tests": []}
     axes = dimension_axes(spec, cells)

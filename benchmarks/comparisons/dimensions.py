@@ -21,6 +21,8 @@ def value_of(run: Run, dimension: str):
         return run.machine.name
     if dimension == "benchmark":
         return run.benchmark.slug
+    if dimension == "label":  # an mmtests column's config: 6.1.0 vanilla vs 6.1.0 fix-v2r1
+        return run.label or "(none)"
     if dimension == "source":  # measured (upload, api, ...) beside simulated on one machine
         return run.source
     if dimension == "machine.cpus":
@@ -68,7 +70,8 @@ def available(runs: list[Run]) -> list[str]:
     tunables = sorted({name for run in runs for name in (run.tunables or {})})
     machine = [dim for dim in MACHINE_DIMENSIONS
                if any(value_of(run, dim) != UNSET for run in runs)]
-    return ["kernel", "policy", "machine", "benchmark", "source", *machine,
+    label = ["label"] if any(run.label for run in runs) else []
+    return ["kernel", "policy", "machine", "benchmark", "source", *label, *machine,
             *(f"param.{name}" for name in params), *(f"tunable.{name}" for name in tunables)]
 
 

@@ -54,13 +54,15 @@ def _number(value, digits: int = 4) -> str:
 
 def _cell_text(cell: dict, baseline: dict | None, error: str) -> str:
     text = _number(cell["value"])
+    if cell.get("summary"):  # a published statistic: say which, it has no samples
+        text += f" [{cell['published']['statistic']}, summary]"
     if error != "none" and cell["stdev"] is not None:
         text += f" ±{_number(cell['stdev'], 2)}"
     if baseline and cell["normalized"] is not None and cell["normalized"] != 1.0:
         text += f" {100 * (cell['normalized'] - 1):+.1f}%"
         if cell["p_value"] is not None:
             text += f" p={cell['p_value']:.2g}"
-    return f"{text} ({cell['n']})"
+    return f"{text} ({'n?' if cell['n'] is None else cell['n']})"
 
 
 def _table(lines: list[list[str]]) -> list[str]:
@@ -106,6 +108,9 @@ def as_text(comparison: Comparison, permalink: str) -> str:
         if facet is not None:
             lines.append(f"{spec['facet']} = {facet}")
         lines.extend(_facet_block(frozen, spec, facet))
+    if any(c.get("summary") for c in frozen["cells"]):
+        lines.append("[statistic, summary]: a published statistic without samples (n? when "
+                     "the source did not say); tested only where mean, stddev and n allow")
     few = sum("n < 5, needs more runs" in c["flags"] for c in frozen["cells"])
     noisy = sum("CV above 5%: noisy" in c["flags"] for c in frozen["cells"])
     if few or noisy:

@@ -10,9 +10,9 @@ STATISTICS = ("median", "mean", "min")
 ERRORS = ("stdev", "ci95", "minmax", "none")
 X_SCALES = ("linear", "log")
 CHARTS = ("line", "bar", "box", "heatmap", "table")
-PLAIN_DIMENSIONS = ("kernel", "policy", "machine", "benchmark", "source")
+PLAIN_DIMENSIONS = ("kernel", "policy", "machine", "benchmark", "source", "label")
 DIMENSION = re.compile(
-    r"^(kernel|policy|machine|benchmark|source|machine\.(cpus|topology)"
+    r"^(kernel|policy|machine|benchmark|source|label|machine\.(cpus|topology)"
     r"|(param|tunable)\.[\w.-]{1,100})$")
 FILTER_KEYS = ("benchmark", "kernel", "machine", "policy", "source", "tag")
 MAX_RUNS = 5000
@@ -61,7 +61,7 @@ def _dimension(data: dict, name: str, default: str | None) -> str | None:
     if not isinstance(value, str) or not DIMENSION.match(value):
         raise SpecError(
             name, f"{value!r} is not a dimension: use kernel, policy, machine, benchmark, "
-            "source, machine.cpus, machine.topology, param.<name> or tunable.<name>")
+            "source, label, machine.cpus, machine.topology, param.<name> or tunable.<name>")
     return value
 
 

@@ -91,3 +91,60 @@ def test_the_same_report_twice_is_stored_once(api_client):
     again = upload(api_client, "robot/hackbench_report_latin1.txt").json()
     assert [r["id"] for r in first["runs"]] == [r["id"] for r in again["runs"]]
     assert Run.objects.count() == 4
+
+
+def _compare(client, runs: list[int], metric: str, **spec) -> dict:
+    created = client.post("/api/v1/comparisons/", {"title": "published", "runs": runs,
+                                                   "metric": metric, **spec},
+                          content_type="application/json")
+    assert created.status_code == 201, created.content
+    slug = created.json()["slug"]
+    return {"json": client.get(f"/c/{slug}.json").json(),
+            "text": client.get(f"/c/{slug}.txt").content.decode(),
+            "page": client.get(f"/c/{slug}/").content.decode()}
+
+
+def test_two_mmtests_columns_compare_as_summary_cells(api_client):
+    body = upload(api_client, "mmtests/hackbench_two_configs.txt").json()
+    ids = [r["id"] for r in body["runs"] if r["params"] == {"groups": 4}]
+    result = _compare(api_client, ids, "time_s.amean", x="label",
+                      baseline={"dim": "label", "value": "vanilla"})
+    cells = {c["x"]: c for c in result["json"]["cells"]}
+    assert set(cells) == {"vanilla", "fix-v2r1"}
+    fix = cells["fix-v2r1"]
+    assert fix["summary"] is True and fix["value"] == 0.625 and fix["n"] is None
+    assert fix["published"]["significant"] is True
+    assert fix["p_value"] is None and fix["test"] is None  # no n: no test, never a rank test
+    assert round(fix["normalized"], 4) == round(0.625 / 0.6403, 4)
+    assert any("summary only" in reason for reason in result["json"]["summary"]["tests"])
+    assert "[amean, summary]" in result["text"]
+    assert "summary only: a published amean, no samples" in result["page"]
+
+
+def test_mmtests_configs_of_one_kernel_never_pool(api_client):
+    body = upload(api_client, "mmtests/hackbench_two_configs.txt").json()
+    ids = [r["id"] for r in body["runs"] if r["params"] == {"groups": 4}]
+    response = api_client.post("/api/v1/comparisons/", {"runs": ids, "metric": "time_s.amean",
+                                                        "x": "kernel"},
+                               content_type="application/json")
+    assert response.status_code == 400
+    assert "cannot be pooled" in response.json()["error"]
+
+
+def test_robot_means_with_spread_and_n_get_welch(api_client):
+    body = upload(api_client, "robot/hackbench_report.txt").json()
+    ids = [r["id"] for r in body["runs"] if r["benchmark"] == "hackbench"]
+    result = _compare(api_client, ids, "hackbench.time.voluntary_context_switches",
+                      x="kernel", baseline={"dim": "kernel", "value": "5a1b2c3d4e"})
+    tested = next(c for c in result["json"]["cells"] if c["x"] == "9f8e7d6c5b")
+    assert tested["summary"] is True and tested["n"] == 6
+    assert tested["test"] == "welch-t (from summaries)"
+    from scipy import stats
+    expected = stats.ttest_ind_from_stats(1.109e8, 1.109e8 * 0.04, 6,
+                                          98765432, 98765432 * 0.03, 6, equal_var=False)
+    assert tested["p_value"] == pytest.approx(expected.pvalue)
+    # the throughput's tested side has no published spread: no test
+    result = _compare(api_client, ids, "hackbench.throughput", x="kernel",
+                      baseline={"dim": "kernel", "value": "5a1b2c3d4e"})
+    tested = next(c for c in result["json"]["cells"] if c["x"] == "9f8e7d6c5b")
+    assert tested["p_value"] is None and tested["test"] is None
