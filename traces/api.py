@@ -83,7 +83,9 @@ class TraceSummarySerializer(ResponseSerializer):
     tasks_count = serializers.IntegerField()
     duration_ms = serializers.FloatField()
     lost_events = serializers.IntegerField()
-    inferred_switches = serializers.IntegerField()
+    inferred_switches = serializers.IntegerField(help_text="sched_switch events the trace lacked")
+    inferred_switch_ins = serializers.IntegerField(
+        help_text="of them, switch-ins placed by inference (counted in the tasks' figures)")
     warnings = serializers.ListField(child=serializers.CharField())
     artifact = serializers.IntegerField()
     created = serializers.CharField()

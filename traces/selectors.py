@@ -70,7 +70,9 @@ def trace_summary_json(trace: Trace) -> dict:
         "id": trace.pk, "run": trace.run_id, "title": trace.title, "format": trace.format,
         "events": trace.events, "cpus": trace.cpus, "tasks_count": trace.tasks_count,
         "duration_ms": trace.duration_ms, "lost_events": trace.lost_events,
-        "inferred_switches": trace.inferred_switches, "warnings": trace.warnings,
+        "inferred_switches": trace.inferred_switches,
+        "inferred_switch_ins": (trace.summary or {}).get("inferred_switch_ins", 0),
+        "warnings": trace.warnings,
         "artifact": trace.artifact_id, "created": trace.created.isoformat(),
         "owner": trace.owner.username if trace.owner else None,
     }

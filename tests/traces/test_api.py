@@ -26,7 +26,9 @@ def test_upload_answers_the_contract_and_keeps_the_raw_file(api_client, settings
     assert response.status_code == 201, response.content
     body = response.json()
     assert {"id", "url", "events", "cpus", "tasks", "duration_ms", "warnings"} <= set(body)
-    assert (body["events"], body["cpus"], body["warnings"]) == (1342, 2, [])
+    assert (body["events"], body["cpus"]) == (1342, 2)
+    # Line 672: postgres switches out on CPU 1 with no switch to it after tokio-rt-worker's.
+    assert [w.split(" were ")[0] for w in body["warnings"]] == ["1 switch-ins", "1 switch-outs"]
     assert body["url"].endswith(f"/traces/{body['id']}/")
     assert body["duration_ms"] == pytest.approx(174.43)
     trace = Trace.objects.get(pk=body["id"])
@@ -145,7 +147,9 @@ def test_timeline_window_and_wakeups(api_client, client):
     assert body["decimated"] is False
     got = [(s["cpu"], s["pid"], s["comm"], s["start_ms"], s["end_ms"], s["state"])
            for s in body["segments"]]
-    assert got == [(0, 501, "[kworker 0:1]", 6.0, 9.0, "D"),
+    # 501's lost switch-in on CPU 0 is placed at its wakeup there (4.2 ms), not at its own
+    # first line (6.0 ms)
+    assert got == [(0, 501, "[kworker 0:1]", 4.2, 9.0, "D"),
                    (1, 501, "[kworker 0:1]", 0.01, 3.0, "R"),
                    (1, 600, "Web Content", 3.0, 5.0, "X"),
                    (1, 500, "Web Content", 8.0, 9.5, "S")]
