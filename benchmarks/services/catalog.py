@@ -41,7 +41,12 @@ BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
 
 
 def identifier_check(value: str, *, field: str) -> str:
-    """`value` unchanged, or CatalogError when it holds control or bidi-override characters."""
+    """`value` unchanged, or CatalogError when it holds control or bidi-override characters, or
+    U+FFFD: what a decoder puts for bytes that are not UTF-8, so the name as sent is unknown."""
+    if "\ufffd" in value:
+        raise CatalogError(
+            f"{field} {value!r} is not valid UTF-8 (or holds U+FFFD); send the name as UTF-8",
+            field=field)
     for char in value:
         category = unicodedata.category(char)
         if category in ("Cc", "Cs") or char in BIDI_CONTROLS:
