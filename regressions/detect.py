@@ -360,3 +360,32 @@ def verdict(sample: np.ndarray, reference: np.ndarray, *, higher_is_better: bool
     return Verdict(change=change, p_value=result.p_value, worse=worse,
                    needs_repeats=needs_repeats, test=result.test,
                    n_tested=(int(sample.size), int(reference.size)))
+
+
+@dataclass(frozen=True)
+class SummaryVerdict:
+    change: float
+    p_value: float | None
+    worse: bool | None  # None: summary only, no test possible
+    test: str
+
+
+def summary_verdict(summary: dict, reference: dict, *,
+                    higher_is_better: bool) -> SummaryVerdict | None:
+    """A published statistic against the same statistic of the reference column. A test only
+    where both are means with a stddev and n (Welch); otherwise "summary only, no test", and
+    whether it is a regression is left open (never a rank test on one value per side)."""
+    from benchmarks.comparisons.summary_test import summary_test
+
+    if summary["statistic"] != reference["statistic"]:
+        return None
+    base, level = reference["value"], summary["value"]
+    if base <= 0 or level < 0:  # a ratio of signed levels means nothing
+        return None
+    change = level / base
+    tested = summary_test(summary, reference)
+    if tested.p_value is None:
+        return SummaryVerdict(change, None, None, tested.reason)
+    worse_direction = change < 1 if higher_is_better else change > 1
+    worse = worse_direction and abs(change - 1) >= MIN_CHANGE and tested.p_value < VERDICT_ALPHA
+    return SummaryVerdict(change, tested.p_value, worse, tested.test)

@@ -13,6 +13,7 @@ from benchmarks.models import Metric, MetricSummary, Run, Sample
 
 from . import detect
 from .series import SeriesId, series_groups
+from .summaries import summary_verdicts
 
 MAX_RUNS = 100  # a bulk submission of more gets no verdicts (detection still runs in a worker)
 
@@ -81,4 +82,6 @@ def runs_verdicts(runs) -> list[dict]:
                                  tunables=run.tunables)
             groups = series_groups(series, exclude_run=run.pk)
             entries += _entries(run, metrics[metric_id], values, size, groups, limits)
-    return entries
+    # published summaries have no samples: against their table's baseline, or "summary only"
+    return entries + summary_verdicts(list(dict.fromkeys(stored[r.pk] for r in runs
+                                                        if r.pk in stored)))

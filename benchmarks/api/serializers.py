@@ -304,11 +304,19 @@ class VerdictSerializer(ResponseSerializer):
     change = serializers.FloatField(help_text="median(run) / median(against)")
     p_value = serializers.FloatField(allow_null=True, help_text=(
         "Mann-Whitney U (Welch's t below 5 samples a side); null when a side has one value"))
-    regression = serializers.BooleanField(help_text="worse in the metric's direction, and "
-                                          "significant (or >= 10% when no test is possible)")
+    regression = serializers.BooleanField(allow_null=True, help_text=(
+        "worse in the metric's direction, and significant (or >= 10% when no test is "
+        "possible); null for a published summary no test can judge"))
     needs_repeats = serializers.BooleanField()
-    n = serializers.IntegerField()
-    n_against = serializers.IntegerField()
+    n = serializers.IntegerField(allow_null=True, help_text="null: a published summary's n "
+                                 "that its source did not give")
+    n_against = serializers.IntegerField(allow_null=True)
+    # Published summaries (mmtests, robot reports): against their table's baseline column.
+    summary = serializers.BooleanField(required=False, help_text=(
+        "true: published statistics, no samples; regression is null where no test is "
+        "possible (\"summary only, no test\")"))
+    test = serializers.CharField(required=False, help_text="the test, or why there is none")
+    against_label = serializers.CharField(required=False, allow_blank=True)
 
 
 class RunCreatedSerializer(ResponseSerializer):

@@ -148,3 +148,26 @@ def test_robot_means_with_spread_and_n_get_welch(api_client):
                       baseline={"dim": "kernel", "value": "5a1b2c3d4e"})
     tested = next(c for c in result["json"]["cells"] if c["x"] == "9f8e7d6c5b")
     assert tested["p_value"] is None and tested["test"] is None
+
+
+def test_upload_verdicts_say_summary_only_where_no_test_is_possible(api_client):
+    body = upload(api_client, "mmtests/hackbench_two_configs.txt").json()
+    fix4 = next(r["id"] for r in body["runs"]
+                if r["label"] == "fix-v2r1" and r["params"] == {"groups": 4})
+    verdict = next(v for v in body["verdicts"]
+                   if v["run"] == fix4 and v["metric"] == "time_s.amean")
+    assert verdict["summary"] is True and verdict["regression"] is None
+    assert verdict["test"].startswith("summary only, no test")
+    assert verdict["against"] == "6.1.0" and verdict["against_label"] == "vanilla"
+    assert verdict["change"] == pytest.approx(0.625 / 0.6403)
+
+
+def test_upload_verdicts_test_robot_means_with_spread(api_client):
+    body = upload(api_client, "robot/hackbench_report.txt").json()
+    by_metric = {v["metric"]: v for v in body["verdicts"] if v.get("summary")}
+    switches = by_metric["hackbench.time.voluntary_context_switches"]
+    assert switches["test"] == "welch-t (from summaries)" and switches["p_value"] is not None
+    assert switches["against"] == "5a1b2c3d4e"
+    throughput = by_metric["hackbench.throughput"]
+    assert throughput["regression"] is None and throughput["p_value"] is None
+    assert throughput["change"] == pytest.approx(117154 / 123456)
