@@ -4,7 +4,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Q, QuerySet, TextField
+from django.db.models import Count, Max, Q, QuerySet, TextField
 from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Cast
 
@@ -20,6 +20,7 @@ from benchmarks.models import (
     RunTombstone,
     Sample,
 )
+from benchmarks.services.catalog import UNKNOWN_MACHINE, UNNAMED_MACHINE
 
 PARAM_PREFIX = "param."
 TUNABLE_PREFIX = "tunable."
@@ -224,6 +225,30 @@ def calibrated_machines() -> QuerySet:
     """Machines with at least one calibration, for "simulate on machine X"."""
     return (Machine.objects.filter(calibrations__isnull=False).distinct()
             .order_by("name", "id"))
+
+
+def machines_of_user(user, *, limit: int = 50) -> list[Machine]:
+    """The machines a user has put runs on, most recently used first: what an upload preview
+    offers in place of "no machine"."""
+    if not (user and user.is_authenticated):
+        return []
+    latest = (Run.objects.filter(submitter=user).values("machine_id")
+              .annotate(last=Max("created")).order_by("-last")[:limit])
+    order = [row["machine_id"] for row in latest]
+    machines = Machine.objects.in_bulk(order)
+    return [machines[pk] for pk in order if pk in machines]
+
+
+def upload_machine_note(*, user, named: str | None) -> dict:
+    """For an upload preview: where runs without a machine go, and the user's known machines.
+    `machine_name` is None when the upload names its machine."""
+    known = [{"id": m.pk, "name": m.name} for m in machines_of_user(user)]
+    if named and named != UNKNOWN_MACHINE:
+        return {"machine_name": None, "note": "", "your_machines": known}
+    name = UNNAMED_MACHINE.format(username=user.get_username())
+    note = (f"The upload names no machine: its runs go to your own machine {name!r}. "
+            "Choose one of your machines, or name it, to keep them with that machine's runs.")
+    return {"machine_name": name, "note": note, "your_machines": known}
 
 
 def machine_owner_id(machine: Machine) -> int | None:

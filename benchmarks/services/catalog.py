@@ -25,8 +25,11 @@ MACHINE_FIELDS = (
 )
 
 
-# Where a submission names no machine: one shared placeholder, not one per upload.
+# Where a submission names no machine. With a submitter (machine_get_or_create's `owner`) it
+# goes to a machine of that user's own, UNNAMED_MACHINE, so one user's runs never join another
+# user's series; only submissions without one (the demo loader) share this placeholder.
 UNKNOWN_MACHINE = "unknown machine"
+UNNAMED_MACHINE = "unnamed ({username})"
 
 
 class CatalogError(InputError):
@@ -129,12 +132,36 @@ def machine_fingerprint(spec: dict) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def machine_get_or_create(*, spec: dict | str) -> Machine:
-    """A machine by full description (de-duplicated by fingerprint) or by bare name."""
+def machine_of_user(*, owner, name: str = "") -> Machine:
+    """A machine that is `owner`'s alone: `name` (default "unnamed (<username>)"), with a
+    fingerprint salted with the user's id, so no description anyone else sends reaches it."""
+    name = identifier_check((name or "").strip(), field="machine")[:200] or \
+        UNNAMED_MACHINE.format(username=owner.get_username())
+    clean = _clean_machine_spec({"name": name})
+    salted = f"user:{owner.pk}:{machine_fingerprint(clean)}"
+    return _get_or_create(Machine, {"fingerprint": hashlib.sha256(salted.encode()).hexdigest()},
+                          clean)
+
+
+def _unnamed(name: str) -> bool:
+    return name.startswith("unnamed (") and name.endswith(")")
+
+
+def machine_get_or_create(*, spec: dict | str | None, owner=None) -> Machine:
+    """A machine by full description (de-duplicated by fingerprint) or by bare name. No machine
+    (None, "" or UNKNOWN_MACHINE) with an `owner`: that user's own unnamed machine. The
+    "unnamed (<user>)" names are reserved to their users."""
+    if owner is not None and spec in (None, "", UNKNOWN_MACHINE):
+        return machine_of_user(owner=owner)
     if isinstance(spec, str):
         name = identifier_check(spec.strip(), field="machine")
         if not name:
             raise CatalogError("machine name is empty", field="machine")
+        if _unnamed(name):
+            if owner is None or name != UNNAMED_MACHINE.format(username=owner.get_username()):
+                raise CatalogError(f"machine {name!r}: names 'unnamed (...)' are kept for "
+                                   "each user's runs without a machine", field="machine")
+            return machine_of_user(owner=owner)
         existing = Machine.objects.filter(name=name).order_by("id").first()
         if existing:
             return existing
