@@ -5,14 +5,20 @@ When the table does not name its kernels, the nearest kernel named in the writer
 it labels its rows (before the table, else after it, else in the subject). A table whose rows
 still have no kernel has its paragraphs parsed one by one, each with its own nearby kernel, so
 "On 2.6.24: ... On 2.6.25: ..." gives two runs, not one mixed one.
+
+Published tables (a kernel test robot report, mmtests compare tables) are read whole: their
+parts (the robot's header line and commits, an mmtests heading and its Duration block) sit in
+paragraphs of their own. Such a table quoted in a forwarded mail is read too; one quoted in a
+reply (under "X wrote:") is the earlier message's and is never read again.
 """
 
+import re
 from dataclasses import dataclass
 
 from benchmarks import parsers
 from benchmarks.parsers.base import find_kernel
 
-from .quoting import own_lines
+from .quoting import attribution_author, is_quote, own_lines, unquote_once
 
 DETECT_THRESHOLD = 0.3  # the registry's own threshold: below it a guess is not trusted
 
@@ -79,7 +85,79 @@ def _parsed_without_kernel(text: str, format: str) -> bool | None:
     return any(not r.kernel for r in result.results)
 
 
+WHOLE_FORMATS = ("robot", "mmtests")
+FORWARD_RE = re.compile(r"^\s*(?:-+\s*(?:Forwarded|Original) message\s*-+|Begin forwarded "
+                        r"message:)\s*$", re.I)
+FORWARD_SUBJECT_RE = re.compile(r"^\s*(?:\[[^]]*\]\s*)*(?:fwd?|fw)\s*:", re.I)
+
+
+def _whole_format(text: str) -> str | None:
+    ranked = parsers.detect(text)
+    if ranked and ranked[0][0] in WHOLE_FORMATS and ranked[0][1] >= DETECT_THRESHOLD:
+        return ranked[0][0]
+    return None
+
+
+def _published_table(lines: list[tuple[int, str]]) -> Table | None:
+    """A robot report or mmtests tables in these (number, line) pairs, read as one table."""
+    text = "\n".join(line for _, line in lines) + "\n"
+    fmt = _whole_format(text)
+    if fmt is None:
+        return None
+    first = next((number for number, line in lines if line.strip()), 1)
+    if fmt == "mmtests":
+        text = _mmtests_text(_paragraphs(text))
+    return Table(text, fmt, None, first)
+
+
+def _mmtests_text(paragraphs: list[Paragraph]) -> str:
+    """The paragraphs holding mmtests rows, each with the lone heading line above it."""
+    kept = []
+    for index, paragraph in enumerate(paragraphs):
+        if _detected_format(paragraph) != "mmtests":
+            continue
+        previous = paragraphs[index - 1] if index else None
+        if previous is not None and len(previous.lines) == 1 and \
+                len(previous.lines[0].split()) == 1 and previous not in kept:
+            kept.append(previous)
+        kept.append(paragraph)
+    return "".join(p.text + "\n" for p in kept)
+
+
+def _forwarded_blocks(text: str, subject: str) -> list[list[tuple[int, str]]]:
+    """Quoted blocks of a forward (subject Fwd:, or a forward marker above the block), without
+    their quote marks. A block under an attribution line ("X wrote:") is a reply's quote."""
+    blocks, current, forwarded = [], None, bool(FORWARD_SUBJECT_RE.match(subject or ""))
+    attributed = False
+    for number, line in enumerate(text.split("\n"), 1):
+        if is_quote(line):
+            if current is None:
+                current = []
+                if forwarded and not attributed:
+                    blocks.append(current)
+            current.append((number, unquote_once(line)))
+            continue
+        current = None
+        if not line.strip():
+            continue
+        attributed = attribution_author(line) is not None
+        if FORWARD_RE.match(line):
+            forwarded = True
+    return blocks
+
+
+def _published_tables(text: str, subject: str) -> list[Table]:
+    own = _published_table(own_lines(text))
+    if own is not None:
+        return [own]
+    found = (_published_table(block) for block in _forwarded_blocks(text, subject))
+    return [table for table in found if table is not None]
+
+
 def find_tables(text: str, subject: str = "") -> list[Table]:
+    published = _published_tables(text, subject)
+    if published:
+        return published
     paragraphs = _paragraphs(text)
     for paragraph in paragraphs:
         paragraph.format = _detected_format(paragraph)
