@@ -6,6 +6,7 @@ when the database cannot be reached, so a link pasted in a mail keeps working du
 
 import functools
 
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
@@ -15,7 +16,6 @@ from benchmarks import selectors
 from benchmarks.comparisons.pagecache import frozen_files, frozen_pages
 from benchmarks.comparisons.report import as_csv, as_json, as_text
 from benchmarks.models import Comparison, RunTombstone
-from portal.middleware import framable_anywhere
 
 FROZEN_MAX_AGE = 3600
 CONTENT_TYPES = {"html": "text/html; charset=utf-8", "json": "application/json",
@@ -110,6 +110,19 @@ def detail(request, slug: str):
         frozen_pages.set(key, response.content)
         response.frozen_copy = True  # a new render: the durable copy follows it
     return response
+
+
+def framable_anywhere(view):
+    """For pages made to be embedded on other sites (a comparison's /embed): the site's policy
+    with `frame-ancestors *`, which would otherwise keep them off every other site's page."""
+    @functools.wraps(view)
+    def wrapped(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        directives = [d.strip() for d in settings.CONTENT_SECURITY_POLICY.split(";")
+                      if d.strip() and not d.strip().startswith("frame-ancestors")]
+        response["Content-Security-Policy"] = "; ".join(directives + ["frame-ancestors *"])
+        return response
+    return wrapped
 
 
 @xframe_options_exempt
