@@ -192,6 +192,9 @@ class Run(models.Model):
     tags = models.JSONField(default=list, blank=True)
     # A withdrawn run leaves lists, search and new comparisons; frozen comparisons keep it.
     withdrawn = models.DateTimeField(null=True, blank=True, db_index=True)
+    # When the figures were measured (harness: the run's start; uploads: the date given or the
+    # file's); None when unknown or simulated. A comparison dimension (measured.day/week/month).
+    measured_at = models.DateTimeField(null=True, blank=True, db_index=True)
     withdrawn_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
         related_name="+",

@@ -2,6 +2,7 @@
 its values."""
 
 import math
+from datetime import UTC
 
 from benchmarks.identity import versions, vocabulary
 from benchmarks.models import Run
@@ -9,6 +10,21 @@ from benchmarks.models import Run
 UNSET = "(unset)"
 # The machine's shape as comparison dimensions: simulated and real machines meet on them.
 MACHINE_DIMENSIONS = ("machine.cpus", "machine.topology")
+# When a run was measured, by calendar period (UTC): the same kernel on the same box drifting.
+MEASURED_DIMENSIONS = ("measured.day", "measured.week", "measured.month")
+
+
+def measured_period(moment, period: str) -> str:
+    """`2024-05-03`, `2024-W18` (ISO week) or `2024-05`: text that sorts in time order."""
+    if moment is None:
+        return UNSET
+    moment = moment.astimezone(UTC)
+    if period == "day":
+        return moment.strftime("%Y-%m-%d")
+    if period == "week":
+        year, week, _ = moment.isocalendar()
+        return f"{year}-W{week:02d}"
+    return moment.strftime("%Y-%m")
 
 
 def value_of(run: Run, dimension: str):
@@ -29,6 +45,8 @@ def value_of(run: Run, dimension: str):
         return run.machine.cpus if run.machine.cpus is not None else UNSET
     if dimension == "machine.topology":
         return run.machine.topology or UNSET
+    if dimension in MEASURED_DIMENSIONS:
+        return measured_period(run.measured_at, dimension.partition(".")[2])
     section, _, name = dimension.partition(".")
     source = run.params if section == "param" else run.tunables
     value = (source or {}).get(name, UNSET)
@@ -71,7 +89,8 @@ def available(runs: list[Run]) -> list[str]:
     machine = [dim for dim in MACHINE_DIMENSIONS
                if any(value_of(run, dim) != UNSET for run in runs)]
     label = ["label"] if any(run.label for run in runs) else []
-    return ["kernel", "policy", "machine", "benchmark", "source", *label, *machine,
+    measured = list(MEASURED_DIMENSIONS) if any(run.measured_at for run in runs) else []
+    return ["kernel", "policy", "machine", "benchmark", "source", *label, *machine, *measured,
             *(f"param.{name}" for name in params), *(f"tunable.{name}" for name in tunables)]
 
 

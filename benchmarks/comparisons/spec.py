@@ -13,6 +13,7 @@ CHARTS = ("line", "bar", "box", "heatmap", "table")
 PLAIN_DIMENSIONS = ("kernel", "policy", "machine", "benchmark", "source", "label")
 DIMENSION = re.compile(
     r"^(kernel|policy|machine|benchmark|source|label|machine\.(cpus|topology)"
+    r"|measured\.(day|week|month)"
     r"|(param|tunable)\.[\w.-]{1,100})$")
 FILTER_KEYS = ("benchmark", "kernel", "machine", "policy", "source", "tag")
 MAX_RUNS = 5000
@@ -61,7 +62,8 @@ def _dimension(data: dict, name: str, default: str | None) -> str | None:
     if not isinstance(value, str) or not DIMENSION.match(value):
         raise SpecError(
             name, f"{value!r} is not a dimension: use kernel, policy, machine, benchmark, "
-            "source, label, machine.cpus, machine.topology, param.<name> or tunable.<name>")
+            "source, label, machine.cpus, machine.topology, measured.day, measured.week, "
+            "measured.month, param.<name> or tunable.<name>")
     return value
 
 
