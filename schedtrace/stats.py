@@ -59,9 +59,9 @@ class TaskStats:
         self.run_start = None
         self.exited = self.dead = False
         self.parent_pid = parent_pid
-        self.left_ns = None     # when it last left a CPU
-        self.placed_cpu = None  # the CPU a wakeup, migration or preemption queued it on ...
-        self.placed_ns = None   # ... and when: where a lost switch-in is placed
+        self.left_ns: int | None = None     # when it last left a CPU
+        self.placed_cpu: int | None = None  # the CPU a wakeup, migration or preemption queued
+        self.placed_ns: int | None = None   # it on, and when: where a lost switch-in is placed
 
     @property
     def wait_avg_ns(self) -> float:
