@@ -6,7 +6,9 @@ Parses a per-kernel sweep (kernel headings over `Loop to N: T ms` lines, read by
 with its unassigned-block bookkeeping), a sweep table and a kernel table, each of about the same
 number of lines and result sets (repeats of a few dozen setups, as real pastes are), and
 `N loops time T ms` lines (loops-time, the simplest grammar) as the
-reference. Prints lines per second and the ratio to the reference; no pass/fail.
+reference; then mmtests compare tables and a kernel test robot table (published summaries,
+every change checked against its values). Prints lines per second and the ratio to the
+reference; no pass/fail.
 """
 
 import argparse
@@ -52,6 +54,34 @@ def loops_time(lines: int, rng) -> str:
                    for i in range(lines))
 
 
+def mmtests_tables(lines: int, rng) -> str:
+    """compare-kernels.sh blocks of 200 Amean rows (two columns, changes checked)."""
+    out, block = [], 0
+    while len(out) < lines:
+        block += 1
+        out += [f"hackbench-process-pipes-{block}", "   6.1.0   6.1.0", " vanilla fix-v2r1"]
+        for groups in range(1, 201):
+            a, b = rng.randint(1000, 99999) / 10000, rng.randint(1000, 99999) / 10000
+            out.append(f"Amean     {groups:<4} {a:.4f} (   0.00%)  {b:.4f} "
+                       f"( {(a - b) / a * 100:7.2f}%)")
+        out.append("")
+    return "\n".join(out[:lines]) + "\n"
+
+
+def robot_report(lines: int, rng) -> str:
+    """One robot table of `lines` rows (values, stddev, checked change, metric)."""
+    out = ["compiler/kconfig/tbox_group/testcase:", "  gcc-12/x86_64-rhel/lkp-box/hackbench",
+           "", "commit:", '  5a1b2c3d4e ("base")', '  9f8e7d6c5b ("tested")', "",
+           "5a1b2c3d4e6f7a8b 9f8e7d6c5b4a3928", "---------------- ----------------",
+           "         %stddev     %change         %stddev", "             \\          |     \\"]
+    for row in range(lines - len(out)):
+        a = rng.randint(1000, 99999)
+        b = round(a * (1 + rng.uniform(-0.2, 0.2)))
+        out.append(f"  {a:>10} \u00b1  {rng.randint(1, 9)}%  {(b - a) / a * 100:+7.1f}%  "
+                   f"{b:>10}        perf-stat.metric{row}")
+    return "\n".join(out) + "\n"
+
+
 def lines_per_second(text: str, repeat: int = 3) -> tuple[float, str]:
     best, name = float("inf"), ""
     for _ in range(repeat):
@@ -69,7 +99,8 @@ def main() -> None:
     reference, _ = lines_per_second(loops_time(args.lines, rng))
     print(f"reference loops-time: {reference:,.0f} lines/s")
     for label, make in (("per-kernel sweep", per_kernel_sweep), ("sweep table", sweep_table),
-                        ("kernel table", kernel_table)):
+                        ("kernel table", kernel_table), ("mmtests tables", mmtests_tables),
+                        ("robot report", robot_report)):
         speed, name = lines_per_second(make(args.lines, rng))
         print(f"{label} ({name}): {speed:,.0f} lines/s, {speed / reference:.2f} x reference")
 

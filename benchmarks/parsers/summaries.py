@@ -55,7 +55,8 @@ class SummarySet(ResultSet):
         if metric in self.summaries or metric in self.metrics:
             raise ParseError(f"{metric} is given twice for the same column",
                              line=summary.get("line") or self.line or None)
-        default_unit, default_hib = metric_info(metric)
+        default_unit, default_hib = metric_info(metric) \
+            if unit is None or higher_is_better is None else (unit, higher_is_better)
         self.summaries[metric] = summary
         self.units[metric] = default_unit if unit is None else unit
         self.higher_is_better[metric] = default_hib if higher_is_better is None \
