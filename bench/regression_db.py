@@ -13,11 +13,116 @@ REPEATS = 5
 MACHINES = 100
 
 
+def ensure_database() -> None:
+    """Create the bench's PostgreSQL database when it does not exist yet (a fresh server has
+    only `postgres`), before Django connects to it."""
+    import os
+    import subprocess
+    import urllib.parse
+
+    url = urllib.parse.urlsplit(os.environ["DATABASE_URL"])
+    name = url.path.lstrip("/")
+    args = ["-h", url.hostname or "127.0.0.1", "-p", str(url.port or 5432),
+            "-U", url.username or "postgres"]
+    found = subprocess.run(["psql", *args, "-d", "postgres", "-tAc",
+                            f"SELECT 1 FROM pg_database WHERE datname = '{name}'"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    if found != "1":
+        subprocess.run(["createdb", *args, name], check=True)
+        print(f"created database {name}")
+
+
 def _setup():
+    ensure_database()
     django.setup()
     from django.core.management import call_command
 
     call_command("migrate", "--noinput", verbosity=0)
+
+
+BOUNDS_KERNELS = 20
+
+
+def bounds_fill(size: int) -> None:
+    """One series of `size` samples: 20 kernels of one run each, +10% from kernel 12, CV 3%.
+    Idempotent (kept between bench runs)."""
+    _setup()
+    from benchmarks.models import Benchmark, Kernel, Machine, Metric, MetricSummary, Run, Sample
+    from benchmarks.services.samples import SampleWriter
+
+    slug = f"bounds-{size}"
+    bench, _ = Benchmark.objects.get_or_create(slug=slug, defaults={"name": slug})
+    if Sample.objects.filter(run__benchmark=bench).count() == size:
+        return
+    Run.objects.filter(benchmark=bench).delete()
+    started = time.perf_counter()
+    metric, _ = Metric.objects.get_or_create(benchmark=bench, name="time_ms",
+                                             defaults={"unit": "ms"})
+    machine, _ = Machine.objects.get_or_create(fingerprint="regbench-bounds",
+                                               defaults={"name": "regbench-bounds"})
+    rng = np.random.default_rng(size)
+    per = size // BOUNDS_KERNELS
+    for k in range(BOUNDS_KERNELS):
+        kernel, _ = Kernel.objects.get_or_create(version=f"4.{k}")
+        run = Run.objects.create(benchmark=bench, machine=machine, kernel=kernel,
+                                 source="api", params={"size": size})
+        level = 1000.0 * (1.1 if k >= 12 else 1.0)
+        writer = SampleWriter()  # one run of per <= 500,000 values at 10^7
+        writer.add(run_id=run.pk, metric_id=metric.pk,
+                   values=rng.normal(level, level * 0.03, per).tolist())
+        writer.flush()
+        MetricSummary.objects.create(run=run, metric=metric, n=per, mean=level,
+                                     median=level, stdev=level * 0.03, minimum=0,
+                                     maximum=2 * level)
+    print(f"bounds: filled a series of {size:,} samples ({time.perf_counter() - started:.0f} s)")
+
+
+def bounds_measure(size: int) -> None:
+    """In a fresh process: detection of the series of `size` samples, its time and the growth
+    of this process's peak memory; the reference is PostgreSQL reading all its values once."""
+    import tracemalloc
+
+    django.setup()
+    from django.db.models import Avg
+
+    from benchmarks.models import Run, Sample
+    from regressions import detect
+    from regressions.models import Regression
+    from regressions.series import series_of_runs
+    from regressions.services import series_detect
+
+    runs = Run.objects.filter(benchmark__slug=f"bounds-{size}")
+    series = next(iter(series_of_runs(runs.values_list("pk", flat=True)[:1])))
+    warm = next(iter(series_of_runs(Run.objects.filter(
+        benchmark__slug="bounds-1000").values_list("pk", flat=True)[:1])))
+    series_detect(series=warm)  # imports and first-use costs outside the measure
+    Regression.objects.filter(series_key=series.key).delete()
+    before = _peak_kb()
+    tracemalloc.start()
+    started = time.perf_counter()
+    series_detect(series=series)
+    elapsed = time.perf_counter() - started
+    traced = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    grown = max(0, _peak_kb() - before) / 1024
+    started = time.perf_counter()
+    Sample.objects.filter(run__in=runs).aggregate(Avg("value"))
+    reference = time.perf_counter() - started
+    found = Regression.objects.filter(series_key=series.key).select_related("good", "bad")
+    changes = ", ".join(f"{r.good.version}->{r.bad.version}" for r in found) or "none"
+    print(f"bounds: {size:>10,} samples: detection {elapsed * 1e3:8.1f} ms, peak memory +"
+          f"{grown:5.1f} MB (Python/numpy allocations {traced / 2**20:5.1f} MB); PostgreSQL "
+          f"reading all values once {reference * 1e3:8.1f} ms (detection = "
+          f"{elapsed / reference:.2f}x); found {changes} (true 4.11->4.12); "
+          f"search ceiling {detect.SEARCH_MAX_SAMPLES:,} values")
+
+
+def _peak_kb() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
 
 
 def fill(series_count: int) -> None:

@@ -10,9 +10,14 @@ accuracy    precision and recall on generated series with known change points, b
             true change ("exact") or one kernel off ("+-1"); printed both ways.
             Target (issue 14): precision >= 0.9 and recall >= 0.8 for changes >= 10%.
 incremental a database of 1,000,000 samples (10,000 series x 20 kernels x 5 repeats, PostgreSQL,
-            DATABASE_URL default postgres://postgres@127.0.0.1:5432/sb_i14_detect_bench); one
-            new run stored with run_create, then the detection task for it, against the time
-            run_create took for the same run; checks that only its series was touched.
+            DATABASE_URL default postgres://postgres@127.0.0.1:5432/sb_i14_detect_bench, created
+            when missing); one new run stored with run_create, then the detection task for it,
+            against the time run_create took for the same run; checks that only its series
+            was touched.
+bounds      one series each of 10^3, 10^5 and 10^7 samples (--sizes; 20 kernels, +10% from
+            kernel 12, CV 3%) in the same database: the detection task for the whole series,
+            each in a fresh process, its time and how much it raised the process's peak
+            memory, against PostgreSQL reading all of the series' values once (same process).
 """
 
 import argparse
@@ -117,30 +122,58 @@ def _recall(totals) -> float:
     return hits / (hits + missed) if hits + missed else 1.0
 
 
-def part_incremental(series_count: int) -> None:
+def _database_env() -> None:
     os.environ.setdefault("DATABASE_URL",
                           "postgres://postgres@127.0.0.1:5432/sb_i14_detect_bench")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
     os.environ.setdefault("SECRET_KEY", "bench-only")
+
+
+def part_incremental(series_count: int) -> None:
+    _database_env()
     from bench.regression_db import fill, one_run_incremental
 
     fill(series_count)
     one_run_incremental()
 
 
+def part_bounds(sizes: list[int]) -> None:
+    """Fill in one process, measure each size in a fresh one (peak memory is per process)."""
+    import subprocess
+
+    _database_env()
+    for size in sorted({1000, *sizes}):  # 10^3 also warms the measuring processes up
+        subprocess.run([sys.executable, __file__, "--part", "bounds-fill", "--size",
+                        str(size)], check=True)
+    for size in sizes:
+        subprocess.run([sys.executable, __file__, "--part", "bounds-measure", "--size",
+                        str(size)], check=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--series", type=int, default=10_000)
     parser.add_argument("--per-cell", type=int, default=200)
-    parser.add_argument("--part", choices=["all", "speed", "accuracy", "incremental"],
-                        default="all")
+    parser.add_argument("--part", default="all", choices=[
+        "all", "speed", "accuracy", "incremental", "bounds", "bounds-fill", "bounds-measure"])
+    parser.add_argument("--sizes", default="1000,100000,10000000",
+                        help="samples per series for --part bounds")
+    parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.part in ("bounds-fill", "bounds-measure"):
+        _database_env()
+        from bench.regression_db import bounds_fill, bounds_measure
+
+        (bounds_fill if args.part == "bounds-fill" else bounds_measure)(args.size)
+        return
     if args.part in ("all", "speed"):
         part_speed(args.series)
     if args.part in ("all", "accuracy"):
         part_accuracy(args.per_cell)
     if args.part in ("all", "incremental"):
         part_incremental(args.series)
+    if args.part in ("all", "bounds"):
+        part_bounds([int(size) for size in args.sizes.split(",")])
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ SEARCH_MAX_SAMPLES = 4000  # values of one series the search holds at most
 PER_KERNEL_MIN = 5
 PER_KERNEL_MAX = 2000
 MAX_KERNELS = SEARCH_MAX_SAMPLES // PER_KERNEL_MIN  # newest kernels searched
-BLOCK = 1 << 20  # cells of one block of the distance sums (8 MiB of float64)
+BLOCK = 1 << 18  # cells of one block of the distance sums (2 MiB of float64)
 
 
 @dataclass(frozen=True)
