@@ -19,31 +19,16 @@ from .domains import DomainLevel
 from .errors import EventBudgetExceeded
 from .eventq import Event, EventQueue, new_queue
 from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER, NO_TIME
-from .interp import (  # the handlers the action loop below calls directly
-    HANDLERS,
-    _op_lock,
-    _op_post,
-    _op_unlock,
-    _op_wait,
-    step,
-    step_reference,
-)
+from .interp import run_actions, step, step_reference
 from .policies import NICE_0, Policy
 from .policies.base import RunQueue, remove_task
 from .program import (
     BLOCKED,
     DONE,
-    LOCK,
-    LOOP,
-    POST,
     QUEUED,
-    RUN,
     RUNNING,
-    UNLOCK,
-    WAIT,
     Counter,
     Mutex,
-    Semaphore,
     Task,
 )
 
@@ -85,8 +70,8 @@ class Engine:
     __slots__ = ("topo", "policy", "tun", "rng", "_random", "max_events", "trace_file", "now",
                  "queue", "tasks", "exited", "alive", "stop_at", "tick_ns", "noise",
                  "refill_us", "_counters", "marks", "samples", "overloaded", "pending_timers",
-                 "depth", "track_load", "policy_account", "cpus", "global_queue", "tick_preempts",
-                 "hrtick", "newidle", "switch_ns", "flat_cost", "reference", "step",
+                 "depth", "track_load", "cpus", "global_queue", "tick_preempts", "hrtick",
+                 "newidle", "switch_ns", "flat_cost", "reference", "vruntime_only", "slice_only",
                  "idle_wake_ns", "contention", "contention_span", "has_account", "yield_ns",
                  "warm_ns", "refill_by_distance", "threads", "socket_cpus", "smt_speed",
                  "n_switches", "n_migrations", "n_wakeups", "n_preemptions", "n_yields",
@@ -96,10 +81,9 @@ class Engine:
     def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False,
                  ftrace=None, queue=None):
         # reference mode routes every event through the plain functions (step_reference,
-        # account(), sleep()) instead of the inlined copies of the fast path; results must be
+        # account(), sleep()) instead of the fast path's inlined cases; results must be
         # identical (tests/simulator/test_reference_mode.py)
         self.reference: bool = reference
-        self.step: Any = step_reference if reference else step
         self.topo: Any = topo
         self.policy: Policy = policy
         self.tun: dict[str, Any] = tun
@@ -172,9 +156,11 @@ class Engine:
         flat = type(policy).decision_cost is Policy.decision_cost
         self.flat_cost: int | None = policy.sched_cost if flat else None
         policy.attach(self)
-        # None when the policy keeps the base class's no-op account(): the hot paths skip it
+        # False when the policy keeps the base class's no-op account(): the hot paths skip it
         self.has_account: bool = type(policy).account is not Policy.account
-        self.policy_account: Any = policy.account if self.has_account else None
+        # CfsPolicy's and O1Policy's account(), which _segment_done() inlines
+        self.vruntime_only: bool = policy.account_is_vruntime
+        self.slice_only: bool = policy.account_is_slice
         self.cpus: list[Cpu] = [Cpu(c, policy.new_rq(c), topo.siblings(c))
                                 for c in range(topo.ncpus)]
         balance.setup(self)
@@ -226,26 +212,23 @@ class Engine:
     def run(self):
         """Process events until every task is done, the stop time, or nothing can happen.
 
-        Nine events in ten are a CPU's run segment completing.  That case -- account the
-        segment, then run the task's actions up to its next run segment and plan that -- is
-        handled here without a call: the action loop below is a copy of interp.step()'s (the
-        call it saves is ~5 % of the run time).  The reference mode (run_reference) does the
-        same through the plain functions; a test requires both to give identical results."""
+        The reference mode (run_reference) does the same through the plain functions only; a
+        test requires both to give identical results."""
         if self.reference:
             return self.run_reference()
+        self._seed_events()
+        return self._finish(self._event_loop(), self.max_events)
+
+    def _event_loop(self) -> int:
+        """Handle events in time order; returns how many (one more than the budget if it ran out).
+
+        Nine events in ten are a CPU's run segment completing its task's action at full speed:
+        that case is accounted here and the task's next actions run at once (a method of its own
+        would cost the compiled build 1-2 % more instructions per event).  Other segment ends go
+        through on_segment_end(), other events through _other_event()."""
         queue = self.queue
-        rand = self._random
-        noise = self.noise
         budget = self.max_events
         events = 0
-        # the policy's account() hook, None when it is the base class's no-op
-        policy = self.policy
-        has_account = self.has_account
-        vruntime_only = self.policy.account_is_vruntime
-        slice_only = self.policy.account_is_slice
-        ev_seg, ev_timer, ev_balance, ev_sample, ev_call = (EV_SEG, EV_TIMER, EV_BALANCE,
-                                                            EV_SAMPLE, EV_CALL)
-        self._seed_events()
         # the event being handled stays queued until the next turn of the loop settles it
         # (EventQueue.first()): rescheduling it then costs one move, not a removal and a push
         in_hand: Event | None = None
@@ -253,146 +236,58 @@ class Engine:
         while self.alive > 0:
             if in_hand is not None:
                 queue.settle(in_hand, in_hand_seq)
-            event = queue.first()
+            event = in_hand = queue.first()
             if event is None:
-                in_hand = None
                 break
-            in_hand = event
             in_hand_seq = event.seq
-            when = event.when
-            kind = event.kind
-            if kind == ev_seg:
+            now = self.now = event.when
+            if event.kind != EV_SEG:
+                if not self._other_event(event):
+                    break
+            else:
                 cpu: Cpu = event.obj
                 cpu.pending_at = NO_TIME
-                self.now = when
                 task = cpu.curr
                 if (task is None or cpu.speed != 1.0 or cpu.need_resched
-                        or not 0 < task.remaining <= (elapsed := when - cpu.seg_start)):
+                        or not 0 < task.remaining <= (elapsed := now - cpu.seg_start)):
                     self.on_segment_end(cpu)
-                    events += 1
-                    if events > budget:
-                        break
-                    continue
-                # a full-speed run segment has completed: account it (account(), inlined)
-                cpu.seg_start = when
-                cpu.busy_ns += elapsed
-                task.sum_exec += elapsed
-                if vruntime_only:  # CfsPolicy.account(), inlined
-                    weight = task.weight
-                    task.vruntime += elapsed if weight == NICE_0 else elapsed * NICE_0 // weight
-                elif slice_only and task.slice_left > elapsed:
-                    task.slice_left -= elapsed  # O1Policy.account() while the slice lasts
-                elif has_account:
-                    policy.account(cpu.rq, task, elapsed, when)
-                # step(), inlined: the same loop over the task's actions (keep the two alike)
-                task.remaining = 0
-                prog = task.prog
-                pc = task.pc
-                while True:
-                    op: tuple[Any, ...] = prog[pc]
-                    code: int = op[0]
-                    pc += 1
-                    if code == RUN:
-                        ns: int = op[1]
-                        if ns <= 0:
-                            task.remaining = ns
-                            continue
-                        task.pc = pc
-                        if noise > 0.0:  # Engine.jitter(), inlined
-                            r: float = rand()
-                            scaled: float = ns * (1.0 + noise * (2.0 * r - 1.0))
-                            ns = int(scaled) or 1
-                        task.remaining = ns
-                        preempt_at = cpu.preempt_at
-                        if cpu.need_resched or (preempt_at != NO_TIME and when >= preempt_at):
-                            self.begin(cpu, task)
-                            break
-                        # no preemption due: Engine.plan() for a fresh run segment
-                        start = cpu.seg_start
-                        end = start + (ns if cpu.speed == 1.0 else int(-(-ns // cpu.speed)))
-                        if not cpu.preempt_valid:
-                            preempt_at = self.slice_expiry(cpu, task, start)
-                        if preempt_at != NO_TIME and preempt_at < end:
-                            end = preempt_at
-                        if end != cpu.pending_at:  # Engine.arm(), inlined
-                            cpu.pending_at = end
-                            queue.schedule(cpu.seg_event, end)
-                        break
-                    if code == LOOP:  # iterations left, kept at the LOOP's pc + 1 (None: not begun)
-                        loops = task.loops
-                        if loops is None:
-                            loops = task.loops = [None] * (len(prog) + 1)
-                        done = loops[pc]
-                        count: int = op[1] if done is None else done
-                        if count > 1:
-                            loops[pc] = count - 1
-                            pc = op[2]
-                        else:
-                            loops[pc] = None
-                        continue
-                    # the uncontended synchronisation cases inline; the rest go to the handlers
-                    if code == WAIT:
-                        wsem: Semaphore = op[1]
-                        if wsem.count > 0:
-                            wsem.count -= 1
-                            continue
-                        task.pc = pc
-                        handled = _op_wait(self, cpu, task, op)
-                    elif code == POST:
-                        psem: Semaphore = op[1]
-                        posts: int = op[2]
-                        if not psem.waiters and posts == 1:
-                            psem.count += 1
-                            continue
-                        task.pc = pc
-                        handled = _op_post(self, cpu, task, op)
-                    elif code == LOCK:
-                        lmutex: Mutex = op[1]
-                        if lmutex.owner is None:
-                            lmutex.owner = task
-                            continue
-                        task.pc = pc
-                        handled = _op_lock(self, cpu, task, op)
-                    elif code == UNLOCK:
-                        umutex: Mutex = op[1]
-                        if not umutex.waiters and not umutex.spinners:
-                            umutex.owner = None
-                            continue
-                        task.pc = pc
-                        handled = _op_unlock(self, cpu, task, op)
-                    else:
-                        task.pc = pc
-                        handled = HANDLERS[code](self, cpu, task, op)
-                    if handled:
-                        break
-                    pc = task.pc  # a handler that returns False leaves the task where it was
-            elif kind == ev_timer:
-                sleeper: Task = event.obj
-                self.now = when
-                self.pending_timers -= 1  # the task's timer fired
-                self.wake(sleeper, None, direct=True)
-            elif kind == ev_balance:
-                balancer: Cpu = event.obj
-                self.now = when
-                balance.periodic(self, balancer)
-            elif kind == ev_sample:
-                self.now = when
-                self.sample()
-            elif kind == ev_call:
-                self.now = when
-                event.obj(self)
-            else:
-                self.now = when
-                break
+                else:  # account(), inlined
+                    cpu.seg_start = now
+                    cpu.busy_ns += elapsed
+                    task.sum_exec += elapsed
+                    if self.vruntime_only:  # CfsPolicy.account(), inlined
+                        weight = task.weight
+                        task.vruntime += elapsed if weight == NICE_0 else elapsed * NICE_0 // weight
+                    elif self.slice_only and task.slice_left > elapsed:
+                        task.slice_left -= elapsed  # O1Policy.account() while the slice lasts
+                    elif self.has_account:
+                        self.policy.account(cpu.rq, task, elapsed, now)
+                    run_actions(self, cpu, task)  # step() without its spin check: it ran
             events += 1
             if events > budget:
                 break
         if in_hand is not None:
             queue.settle(in_hand, in_hand_seq)
-        return self._finish(events, budget)
+        return events
+
+    def _other_event(self, event: Event) -> bool:
+        """Every event but a segment's, at self.now; False for the stop."""
+        kind = event.kind
+        if kind == EV_TIMER:
+            self.pending_timers -= 1  # the task's timer fired
+            self.wake(event.obj, None, direct=True)
+        elif kind == EV_BALANCE:
+            balance.periodic(self, event.obj)
+        elif kind == EV_SAMPLE:
+            self.sample()
+        elif kind == EV_CALL:
+            event.obj(self)
+        else:
+            return False
+        return True
 
     def run_reference(self):
-        """run() without inlined copies: every event through its plain handler."""
+        """run() without inlined cases: every event through its plain handler."""
         budget = self.max_events
         events = 0
         self._seed_events()

@@ -44,103 +44,118 @@ def _finish_spin(task: Task):
     task.spin_yield = False
 
 
-def step(eng: "Engine", cpu: "Cpu", task: Task):
-    """The current action is done; run the following ones until the CPU has its next plan.
+def step(eng: "Engine", cpu: "Cpu", task: Task) -> None:
+    """The current action is done; run the following ones until the CPU has its next plan."""
+    if task.spin_on is not None:
+        _finish_spin(task)
+    run_actions(eng, cpu, task)
+
+
+def run_actions(eng: "Engine", cpu: "Cpu", task: Task) -> None:
+    """Run the task's actions from task.pc until one takes CPU time, blocks or exits.
 
     This is the simulator's innermost loop (once per event on most workloads), so the commonest
     actions and their uncontended cases are handled inline, the program counter lives in a local
-    (written back before anything that could look at it) and planning a fresh run segment is
-    inlined; every other case goes through the HANDLERS table, indexed by op code.
-
-    Engine.run() has a copy of the loop below for the commonest caller (a completed run
-    segment), to save a call per event.  step_reference() below is the plain version of both;
-    tests/simulator/test_reference_mode.py runs every workload through each and requires
-    identical results, so the copies cannot drift apart unnoticed."""
-    if task.spin_on is not None:
-        _finish_spin(task)
+    (written back before anything that could look at it), and everything else goes through
+    _handle().  step_reference() below is the plain version; tests/simulator/
+    test_reference_mode.py runs every workload through each and requires identical results."""
     task.remaining = 0
     prog = task.prog
     pc = task.pc
-    noise = eng.noise
-    rand = eng._random
     while True:
         op: tuple[Any, ...] = prog[pc]
         code: int = op[0]
         pc += 1
         if code == RUN:
             ns: int = op[1]
-            if ns <= 0:
-                task.remaining = ns
-                continue
-            task.pc = pc
-            if noise > 0.0:  # Engine.jitter(), inlined
-                r: float = rand()
-                scaled: float = ns * (1.0 + noise * (2.0 * r - 1.0))
-                ns = int(scaled) or 1
-            task.remaining = ns
-            preempt_at = cpu.preempt_at
-            if cpu.need_resched or (preempt_at != NO_TIME and eng.now >= preempt_at):
-                eng.begin(cpu, task)
+            if ns > 0:
+                task.pc = pc
+                start_run(eng, cpu, task, ns)
                 return
-            # no preemption due: Engine.plan() for a fresh run segment
-            start = cpu.seg_start
-            end = start + (ns if cpu.speed == 1.0 else int(-(-ns // cpu.speed)))
-            if not cpu.preempt_valid:
-                preempt_at = eng.slice_expiry(cpu, task, start)
-            if preempt_at != NO_TIME and preempt_at < end:
-                end = preempt_at
-            if end != cpu.pending_at:  # Engine.arm(), inlined
-                cpu.pending_at = end
-                eng.queue.schedule(cpu.seg_event, end)
-            return
-        if code == LOOP:  # iterations left, kept at the LOOP's pc + 1 (None: not begun)
-            loops = task.loops
-            if loops is None:
-                loops = task.loops = [None] * (len(prog) + 1)
-            done = loops[pc]
-            count: int = op[1] if done is None else done
-            if count > 1:
-                loops[pc] = count - 1
-                pc = op[2]
-            else:
-                loops[pc] = None
+            task.remaining = ns
             continue
-        # the uncontended synchronisation cases inline; the rest go to the handlers
+        if code == LOOP:
+            pc = _loop_jump(task, op, pc)
+            continue
         if code == WAIT:
             wsem: Semaphore = op[1]
             if wsem.count > 0:
                 wsem.count -= 1
                 continue
-            task.pc = pc
-            handled = _op_wait(eng, cpu, task, op)
         elif code == POST:
             psem: Semaphore = op[1]
-            posts: int = op[2]
-            if not psem.waiters and posts == 1:
+            if not psem.waiters and op[2] == 1:
                 psem.count += 1
                 continue
-            task.pc = pc
-            handled = _op_post(eng, cpu, task, op)
         elif code == LOCK:
             lmutex: Mutex = op[1]
             if lmutex.owner is None:
                 lmutex.owner = task
                 continue
-            task.pc = pc
-            handled = _op_lock(eng, cpu, task, op)
         elif code == UNLOCK:
             umutex: Mutex = op[1]
             if not umutex.waiters and not umutex.spinners:
                 umutex.owner = None
                 continue
-            task.pc = pc
-            handled = _op_unlock(eng, cpu, task, op)
-        else:
-            task.pc = pc
-            handled = HANDLERS[code](eng, cpu, task, op)
-        if handled:
+        task.pc = pc
+        if _handle(eng, cpu, task, op, code):
             return
         pc = task.pc  # a handler that returns False leaves the task where it was
+
+
+def start_run(eng: "Engine", cpu: "Cpu", task: Task, ns: int) -> None:
+    """A RUN action of ``ns`` > 0 begins: jitter it, then plan the CPU's next event (the
+    inlined Engine.jitter() and Engine.plan() of a fresh run segment)."""
+    noise = eng.noise
+    if noise > 0.0:
+        r: float = eng._random()
+        scaled: float = ns * (1.0 + noise * (2.0 * r - 1.0))
+        ns = int(scaled) or 1
+    task.remaining = ns
+    preempt_at = cpu.preempt_at
+    if cpu.need_resched or (preempt_at != NO_TIME and eng.now >= preempt_at):
+        eng.begin(cpu, task)
+        return
+    start = cpu.seg_start
+    end = start + (ns if cpu.speed == 1.0 else int(-(-ns // cpu.speed)))
+    if not cpu.preempt_valid:
+        preempt_at = eng.slice_expiry(cpu, task, start)
+    if preempt_at != NO_TIME and preempt_at < end:
+        end = preempt_at
+    if end != cpu.pending_at:  # Engine.arm(), inlined
+        cpu.pending_at = end
+        eng.queue.schedule(cpu.seg_event, end)
+
+
+def _loop_jump(task: Task, op: tuple[Any, ...], pc: int) -> int:
+    """The pc after a LOOP action at pc - 1: its iterations left are kept at the LOOP's pc + 1
+    (None: not begun); jump back to op[2] until op[1] are done."""
+    loops = task.loops
+    if loops is None:
+        loops = task.loops = [None] * (len(task.prog) + 1)
+    done = loops[pc]
+    count: int = op[1] if done is None else done
+    if count > 1:
+        loops[pc] = count - 1
+        return op[2]
+    loops[pc] = None
+    return pc
+
+
+def _handle(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...], code: int) -> bool:
+    """Every action run_actions() does not finish inline; True when the task's step ended
+    (it runs, blocks or exits).  The synchronisation handlers are called directly: a call
+    through the table costs several times more in the compiled build."""
+    if code == WAIT:
+        return _op_wait(eng, cpu, task, op)
+    if code == POST:
+        return _op_post(eng, cpu, task, op)
+    if code == LOCK:
+        return _op_lock(eng, cpu, task, op)
+    if code == UNLOCK:
+        return _op_unlock(eng, cpu, task, op)
+    handled: bool = HANDLERS[code](eng, cpu, task, op)
+    return handled
 
 
 def _start_spin(eng: "Engine", cpu: "Cpu", task: Task, obj, target, use_yield, lock_mode,
@@ -329,7 +344,7 @@ def _op_loop(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
 
 
 def step_reference(eng: "Engine", cpu: "Cpu", task: Task):
-    """step() without its inlined fast cases: every action through its handler, every run
+    """step() without run_actions()'s inlined cases: every action through its handler, every run
     segment planned by Engine.begin()/plan().  The reference mode's step (see Engine)."""
     if task.spin_on is not None:
         _finish_spin(task)
@@ -360,8 +375,8 @@ def _op_unknown(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     raise AssertionError(f"unknown op {op[0]}")
 
 
-# step()'s table for everything it does not handle inline, indexed by op code (RUN and LOOP
-# are always inline)
+# _handle()'s table for the actions run_actions() does not finish itself, indexed by op code
+# (RUN and LOOP never reach it)
 HANDLERS: Final[list[Any]] = [_op_unknown] * len(OP_NAMES)
 for _code, _fn in ((WAIT, _op_wait), (POST, _op_post), (LOCK, _op_lock), (UNLOCK, _op_unlock),
                    (SPIN, _op_spin), (ADD, _op_add), (SET, _op_set), (MARK, _op_mark),
