@@ -36,8 +36,9 @@ class ParseError(InputError):
 class UnknownFormat(ParseError):
     """No parser recognised the input, or a forced format name does not exist."""
 
-    def __init__(self, message: str, *, formats: list[str], best_guess: str | None = None):
-        super().__init__(message)
+    def __init__(self, message: str, *, formats: list[str], best_guess: str | None = None,
+                 line: int | None = None):
+        super().__init__(message, line=line)
         self.formats = list(formats)
         self.best_guess = best_guess
 
@@ -195,6 +196,62 @@ class Parser:
             if not result_set.source_lines and result_set.line:
                 result_set.touch(result_set.line)
         return ParseResult(self.name, self.version, results, warnings.as_list())
+
+
+# --------------------------------------------------------------------------- accounting
+
+HAS_DIGIT_RE = re.compile(r"\d")
+UNEXPLAINED_SHOWN = 10
+
+
+class Unexplained(ParseError):
+    """The chosen format cannot account for lines holding numbers: nothing is read from such an
+    input, as its numbers might belong to something the format does not know."""
+
+    def __init__(self, message: str, *, line: int, lines: list[int]):
+        super().__init__(message, line=line)
+        self.lines = list(lines)
+
+
+class Accounting:
+    """Every line a format reads is consumed by it or skipped by a rule it names (banner,
+    progress line, interim report...). A line holding a number that is neither is unexplained,
+    and `check` refuses the whole input naming those lines. Lines without any digit are prose
+    (headings, usage text) and explain themselves."""
+
+    def __init__(self, description: str):
+        self.description = description
+        self.unexplained: list[int] = []
+        self.count = 0
+        self.first_text = ""
+        self.skipped: dict[str, int] = {}
+
+    def skip(self, rule: str) -> None:
+        self.skipped[rule] = self.skipped.get(rule, 0) + 1
+
+    def unknown(self, lineno: int, text: str) -> None:
+        """A line the format did not consume: fine when it holds no number."""
+        if HAS_DIGIT_RE.search(text) is None:
+            self.skip("text without numbers")
+            return
+        self.count += 1
+        if len(self.unexplained) < UNEXPLAINED_SHOWN:
+            self.unexplained.append(lineno)
+            if not self.first_text:
+                self.first_text = text.strip()[:80]
+
+    def check(self) -> None:
+        if not self.count:
+            return
+        shown = ", ".join(map(str, self.unexplained))
+        more = f" and {self.count - len(self.unexplained)} more" if self.count > len(
+            self.unexplained) else ""
+        which = "line" if self.count == 1 else "lines"
+        raise Unexplained(
+            f"{self.description}: {which} {shown}{more} hold numbers this layout does not "
+            f"explain ({self.first_text!r}); nothing was read. Upload the tool's untouched "
+            f"output, or choose the format that fits", line=self.unexplained[0],
+            lines=self.unexplained)
 
 
 # --------------------------------------------------------------------------- line handling

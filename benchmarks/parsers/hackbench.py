@@ -8,6 +8,12 @@
     Time: 0.498
 
 Every `Time:` line is one sample of time_s for the setup described by the lines before it.
+Params: groups, fds, tasks, loops (`-l`: messages each sender passes), message_bytes, and from
+rt-tests' banner mode = process | thread. The banner never says whether the messages went
+through pipes (`-p`) or sockets, so rt-tests output needs params.transport = pipe | socket from
+the upload (the harness records it from the command line); without it the run is UNASSIGNED
+rather than pooled with the other transport. Any other line holding a number (an error, the
+usage text) refuses the input.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from collections.abc import Iterable
 
 from .base import (
     NUMBER,
+    Accounting,
     ParseError,
     Parser,
     ParseResult,
@@ -35,11 +42,12 @@ CLASSIC_RE = re.compile(r"Running with (\d+)\s*\*\s*(\d+)\s*\(==\s*(\d+)\)\s*tas
 MESSAGES_RE = re.compile(r"Each sender will pass (\d+) messages of (\d+) bytes", re.I)
 TIME_RE = re.compile(rf"Time:\s*({NUMBER})", re.I)
 TIME_PREFIX_RE = re.compile(r"Time:", re.I)
+MODES = {"process": "process", "threaded": "thread", "thread": "thread"}
 
 
 class HackbenchParser(Parser):
     name = "hackbench"
-    version = 1
+    version = 2
     description = "hackbench output"
 
     def detect(self, head: str) -> float:
@@ -54,24 +62,37 @@ class HackbenchParser(Parser):
     def parse(self, lines: Iterable[str]) -> ParseResult:
         warnings = Warnings()
         groups = ResultGroups()
+        accounting = Accounting(self.description)
         params: dict = {}
-        labels: dict = {}
         for lineno, text in numbered_lines(lines, warnings):
             text = text.strip()
             if match := MODE_RE.fullmatch(text):
-                labels = {"mode": match.group(1).lower()}
-                params = {**params, "groups": int(match.group(2)), "fds": int(match.group(3)),
-                          "tasks": int(match.group(4))}
+                mode = MODES.get(match.group(1).lower())
+                if mode is None:
+                    raise ParseError(f"unknown hackbench mode {match.group(1)!r}", line=lineno)
+                params = {"mode": mode, "groups": int(match.group(2)),
+                          "fds": int(match.group(3)), "tasks": int(match.group(4))}
             elif match := CLASSIC_RE.fullmatch(text):
-                params = {**params, "groups": int(match.group(1)), "fds": int(match.group(2)),
+                params = {"groups": int(match.group(1)), "fds": int(match.group(2)),
                           "tasks": int(match.group(3))}
             elif match := MESSAGES_RE.fullmatch(text):
-                params = {**params, "messages": int(match.group(1)),
+                params = {**params, "loops": int(match.group(1)),
                           "message_bytes": int(match.group(2))}
             elif match := TIME_RE.fullmatch(text):
-                value = parse_number(match.group(1), line=lineno, what="time in seconds")
-                groups.get(lineno, benchmark="hackbench", params=params,
-                           labels=labels).add("time_s", value)
+                self._sample(groups, params, lineno, match.group(1))
             elif TIME_PREFIX_RE.match(text):
                 raise ParseError("malformed 'Time:' line", line=lineno)
+            else:
+                accounting.unknown(lineno, text)
+        accounting.check()
         return self.result(groups.results(), warnings)
+
+    @staticmethod
+    def _sample(groups: ResultGroups, params: dict, lineno: int, token: str) -> None:
+        value = parse_number(token, line=lineno, what="time in seconds")
+        result = groups.get(lineno, benchmark="hackbench", params=params)
+        if "mode" in params and "transport" not in params:
+            # rt-tests' banner: pipe or socket is known only from the command line.
+            result.missing = ["param.transport"]
+            result.block = result.block or str(result.line)
+        result.add("time_s", value)

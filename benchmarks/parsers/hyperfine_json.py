@@ -3,6 +3,11 @@
 Every entry of "times" is a sample of time_s (falling back to "mean" when times are missing);
 "parameters" from `--parameter-scan`/`-L` become params; the command is labels["command"] and its
 program's name the benchmark hint.
+
+hyperfine's other exports (`--export-csv`, `--export-markdown`, `--export-asciidoc`,
+`--export-orgmode`) and its terminal summary carry only mean, stddev, min and max, never the
+runs themselves; they are recognised here so that the refusal says what works: rerun with
+`--export-json FILE` and upload that file.
 """
 
 from __future__ import annotations
@@ -10,9 +15,29 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from itertools import chain, islice
 
 from .base import BOM, ParseError, Parser, ParseResult, ResultSet, Warnings, maybe_number
 from .jsondoc import expect, read_document
+
+CSV_HEADER_RE = re.compile(r"command,mean,stddev,median,user,system,min,max(?:,.*)?")
+MARKDOWN_HEADER_RE = re.compile(r"\|\s*Command\s*\|\s*Mean \[\w+\]\s*\|.*Relative\s*\|")
+TABLE_HEADER_RE = re.compile(r"[|=\s]*Command\s*\|\s*Mean \[\w+\].*", re.I)
+SUMMARY_RE = re.compile(r"Time \(mean ± σ\):.*")
+OTHER_EXPORTS = ((CSV_HEADER_RE, "a hyperfine CSV export (--export-csv)"),
+                 (MARKDOWN_HEADER_RE, "a hyperfine markdown export (--export-markdown)"),
+                 (TABLE_HEADER_RE, "a hyperfine table export"),
+                 (SUMMARY_RE, "hyperfine's terminal summary"))
+
+
+def other_export(head: str) -> tuple[int, str] | None:
+    """(line, what) when `head` is one of hyperfine's exports that hold no single runs."""
+    for number, raw in enumerate(head.lstrip(BOM).splitlines()[:50], 1):
+        text = raw.strip()
+        for pattern, what in OTHER_EXPORTS:
+            if pattern.fullmatch(text):
+                return number, what
+    return None
 
 
 class HyperfineJsonParser(Parser):
@@ -23,11 +48,20 @@ class HyperfineJsonParser(Parser):
     def detect(self, head: str) -> float:
         text = head.lstrip(BOM + " \t\r\n")
         if not text.startswith("{") or '"results"' not in text:
-            return 0.0
+            return 0.9 if other_export(head) else 0.0
         return 0.97 if '"command"' in text and re.search(r'"(times|mean)"', text) else 0.5
 
     def parse(self, lines: Iterable[str]) -> ParseResult:
         warnings = Warnings()
+        lines = iter(lines)
+        first = [line if isinstance(line, str) else bytes(line).decode("utf-8", "replace")
+                 for line in islice(lines, 50)]
+        found = other_export("\n".join(line.rstrip("\r\n") for line in first))
+        if found and not "".join(first).lstrip(BOM + " \t\r\n").startswith("{"):
+            raise ParseError(f"this is {found[1]}: it holds only summaries (mean, min, max), "
+                             "not the runs. Rerun hyperfine with --export-json FILE and upload "
+                             "that file", line=found[0])
+        lines = chain(first, lines)
         document = expect(read_document(lines, warnings), dict, "hyperfine export", 1)
         entries = expect(document.get("results"), list, '"results"', 1)
         results = [self._entry(entry, index) for index, entry in enumerate(entries)]

@@ -29,6 +29,7 @@ from itertools import combinations, pairwise
 from typing import NamedTuple
 
 from .base import (
+    Accounting,
     ParseError,
     Parser,
     ParseResult,
@@ -178,16 +179,20 @@ class NormalizedParser(Parser):
         if not fitting:
             return 0.0
         score = 0.45 + 0.3 * len(fitting) / (len(lines) - start - 1)
+        says_normalized = all(row.values[0] in ("1", "1.0", "1.00", "1.000") for row in fitting)
+        if names is not None and all(name[:1] in "([" for name in names):
+            names = None  # "(secs)  (real time)": units under another header, not sides
+        if names is None and not says_normalized:
+            # Only a table that names its sides or says it is normalised is this format: a
+            # generic shape of name-then-numbers is not a signature.
+            return 0.0
         if names is None:
-            # Rows of a table under a header that cannot surely be split: still this format,
-            # so the refusal names the header line rather than "unknown format".
-            score -= 0.1
-        if all(row.values[0] in ("1", "1.0", "1.00", "1.000") for row in fitting):
-            score += 0.2
-        return score
+            score -= 0.1  # still this format, so the refusal names the header line
+        return score + (0.2 if says_normalized else 0.0)
 
     def parse(self, lines: Iterable[str]) -> ParseResult:
         warnings = Warnings()
+        accounting = Accounting(self.description)
         results: list[ResultSet] = []
         table = _Table()
         for lineno, text in numbered_lines(lines, warnings):
@@ -196,15 +201,20 @@ class NormalizedParser(Parser):
             if not is_row(text):
                 if table.pending is not None:
                     warnings.add(table.pending[0], "ignored unrecognised line")
+                    accounting.unknown(*table.pending)
                 table.pending = (lineno, text)
                 continue
             row = split_row(text)
             if table.pending is not None:
-                table.start(row, lineno, warnings)
+                table.start(row, lineno, warnings, accounting)
             if table.columns is None:
                 warnings.add(lineno, "ignored row before the header naming the columns")
+                accounting.unknown(lineno, text)
                 continue
             results.extend(self._row(row, table, lineno))
+        if table.pending is not None:
+            accounting.unknown(*table.pending)
+        accounting.check()
         return self.result(results, warnings)
 
     def _row(self, row: Row, table: _Table, lineno: int) -> list[ResultSet]:
@@ -251,7 +261,7 @@ class _Table:
         self.pending: tuple[int, str] | None = None
         self.unsure_from: int | None = None
 
-    def start(self, row: Row, lineno: int, warnings: Warnings) -> None:
+    def start(self, row: Row, lineno: int, warnings: Warnings, accounting: Accounting) -> None:
         """The line above the first row of a block: a header if it surely splits."""
         header_line, text = self.pending
         self.pending = None
@@ -271,6 +281,7 @@ class _Table:
                              "separate them with two blanks or a tab", line=header_line)
         else:
             warnings.add(header_line, "ignored unrecognised line")
+            accounting.unknown(header_line, text)
             self.unsure_from = lineno
 
 

@@ -14,7 +14,9 @@
            5.855061 usecs/op
              170792 ops/sec
 
-Repeated runs of the same setup become samples of one result set.
+Repeated runs of the same setup become samples of one result set. Every other line holding a
+number refuses the input, and so does a run that measured nothing (`Total time: 0.000`, as
+`-g 0` prints): a failure, not a zero.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Iterable
 
 from .base import (
     NUMBER,
+    Accounting,
     ParseError,
     Parser,
     ParseResult,
@@ -58,7 +61,7 @@ class _Run:
 
 class PerfBenchParser(Parser):
     name = "perf-bench-sched"
-    version = 1
+    version = 2
     description = "perf bench sched messaging/pipe output"
 
     def detect(self, head: str) -> float:
@@ -73,6 +76,7 @@ class PerfBenchParser(Parser):
         warnings = Warnings()
         groups = ResultGroups()
         run: _Run | None = None
+        accounting = Accounting(self.description)
         for lineno, text in numbered_lines(lines, warnings):
             text = text.strip()
             running = RUNNING_RE.fullmatch(text)
@@ -81,12 +85,15 @@ class PerfBenchParser(Parser):
                 run = _Run(running.group(1).lower() if running else None, lineno)
                 if running:
                     continue
-            self._feed(run, text, lineno)
+            if not self._feed(run, text, lineno):
+                accounting.unknown(lineno, text)
         self._flush(run, groups)
+        accounting.check()
         return self.result(groups.results(), warnings)
 
     @staticmethod
-    def _feed(run: _Run, text: str, lineno: int) -> None:
+    def _feed(run: _Run, text: str, lineno: int) -> bool:
+        """Read one line into `run`; False when the line is not one of this layout's."""
         if match := SENDERS_RE.fullmatch(text):
             run.params["fds"] = int(match.group(1))
             run.labels["mode"] = match.group(2).lower()
@@ -97,13 +104,20 @@ class PerfBenchParser(Parser):
             run.params["ops"] = int(match.group(1))
             run.labels["mode"] = match.group(2).lower()
         elif match := TOTAL_RE.fullmatch(text):
-            run.samples.append(("total_time_s", parse_number(match.group(1), line=lineno)))
+            total = parse_number(match.group(1), line=lineno)
+            if total <= 0:
+                raise ParseError("the run measured nothing (total time 0): a failed or empty "
+                                 "run (no groups or loops?), not a result", line=lineno)
+            run.samples.append(("total_time_s", total))
         elif match := PER_OP_RE.fullmatch(text):
             run.samples.append(("op_us", parse_number(match.group(1), line=lineno)))
         elif match := OPS_RE.fullmatch(text):
             run.samples.append(("ops_per_s", parse_number(match.group(1), line=lineno)))
         elif text.lower().startswith("total time"):
             raise ParseError("malformed 'Total time: N [sec]' line", line=lineno)
+        else:
+            return False
+        return True
 
     @staticmethod
     def _flush(run: _Run | None, groups: ResultGroups) -> None:

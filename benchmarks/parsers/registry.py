@@ -7,8 +7,18 @@ import re
 from collections.abc import Iterable, Iterator
 from itertools import chain
 
-from .base import HEAD_SIZE, ParseError, Parser, ParseResult, UnknownFormat, clean_line
+from .base import (
+    HAS_DIGIT_RE,
+    HEAD_SIZE,
+    ParseError,
+    Parser,
+    ParseResult,
+    UnknownFormat,
+    clean_line,
+)
 from .burn import BurnParser
+from .cyclictest import CyclictestParser
+from .dbench import DbenchParser
 from .hackbench import HackbenchParser
 from .hyperfine_json import HyperfineJsonParser
 from .kernel_table import KernelTableParser
@@ -25,6 +35,7 @@ from .robot import RobotParser
 from .schbench import SchbenchParser
 from .schedbench_csv import SchedbenchCsvParser
 from .schedbench_json import SchedbenchJsonParser
+from .stress_ng import StressNgParser
 from .sweep import SweepParser
 from .sysbench import SysbenchParser
 from .time_ms import TimeMsParser
@@ -43,6 +54,7 @@ PARSERS: dict[str, Parser] = {
         SweepParser(), VmstatParser(), NormalizedParser(), ParamTableParser(), PerfBenchParser(),
         HackbenchParser(), SchbenchParser(), SysbenchParser(), HyperfineJsonParser(),
         SchedbenchCsvParser(), SchedbenchJsonParser(), MetricLinesParser(), KernelTableParser(),
+        StressNgParser(), DbenchParser(), CyclictestParser(),
     )
 }
 
@@ -82,9 +94,19 @@ def choose(head: str, format: str | None = None) -> Parser:
     ranked = detect(head)
     if not ranked or ranked[0][1] < DETECT_THRESHOLD:
         best = ranked[0][0] if ranked else None
-        raise UnknownFormat("could not recognise the input format; choose one explicitly",
-                            formats=formats(), best_guess=best)
+        line = first_number_line(head)
+        raise UnknownFormat("could not recognise the input format; choose one explicitly"
+                            + (f" (line {line} holds numbers no format explains)" if line else ""),
+                            formats=formats(), best_guess=best, line=line)
     return PARSERS[ranked[0][0]]
+
+
+def first_number_line(head: str) -> int | None:
+    """The first line holding a digit: where an input no format accounts for is refused."""
+    for number, text in enumerate(head.splitlines(), 1):
+        if HAS_DIGIT_RE.search(text):
+            return number
+    return None
 
 
 def parse_text(text: str, format: str | None = None) -> ParseResult:

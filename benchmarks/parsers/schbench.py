@@ -12,8 +12,9 @@
 
 Metrics: `<section>p<percentile>_us` (wakeup_p99_us, request_p99_9_us; the old single
 "Latency percentiles" section has no prefix: p99_us), `<section>min_us`, `<section>max_us`,
-rps_p50 and average_rps (per second). A section printed again (periodic reports, or several
-runs pasted together) adds samples to the same metrics.
+rps_p50 and average_rps (per second); params runtime_s (of the final report) and worker_threads.
+Each run's final block (the one right before `average rps`) is one sample; the interim reports
+before it are skipped. Several runs pasted together add samples to the same metrics.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Iterable
 
 from .base import (
     NUMBER,
+    Accounting,
     ParseError,
     Parser,
     ParseResult,
@@ -40,6 +42,7 @@ PERCENTILE_RE = re.compile(rf"\*?\s*(\d+(?:\.\d+)?)th\s*:\s*({NUMBER})(?:\s*\(.*
 MIN_MAX_RE = re.compile(rf"min\s*=\s*({NUMBER})\s*,\s*max\s*=\s*({NUMBER})")
 AVERAGE_RPS_RE = re.compile(rf"average rps\s*:\s*({NUMBER})", re.I)
 RUNTIME_RE = re.compile(r"runtime\s+(\d+)\s*\(s\)")
+WORKERS_RE = re.compile(r"setting worker threads to (\d+)", re.I)
 
 
 def section_of(text: str) -> tuple[str, str, str] | None:
@@ -73,9 +76,26 @@ def percentile_name(text: str) -> str:
     return f"p{int(value)}" if value.is_integer() else "p" + f"{value:g}".replace(".", "_")
 
 
+class _Iteration:
+    """The report blocks of one schbench run, the last one being its final report."""
+
+    def __init__(self):
+        self.blocks: list[list[tuple]] = []
+        self.titles: set[str] = set()
+
+    def section(self, title: str) -> None:
+        if not self.blocks or title in self.titles:  # a title seen again opens a new report
+            self.blocks.append([])
+            self.titles = set()
+        self.titles.add(title)
+
+    def add(self, item: tuple) -> None:
+        self.blocks[-1].append(item)
+
+
 class SchbenchParser(Parser):
     name = "schbench"
-    version = 1
+    version = 2
     description = "schbench latency percentiles"
 
     def detect(self, head: str) -> float:
@@ -87,36 +107,71 @@ class SchbenchParser(Parser):
         return 0.4
 
     def parse(self, lines: Iterable[str]) -> ParseResult:
+        """schbench prints a report every interval (`runtime 10 (s)`, `runtime 20 (s)`...) and
+        the final one just before `average rps`: only that final block is read, once per run.
+        Output without `average rps` (old schbench: one report at the end) reads every block."""
         warnings = Warnings()
+        accounting = Accounting(self.description)
         result = ResultSet(benchmark="schbench")
-        section = None
+        current, section, finished = _Iteration(), None, False
         for lineno, text in numbered_lines(lines, warnings):
             text = text.strip()
             if found := section_of(text):
                 title, unit, rest = found
                 section = section_names(title, unit)
-                self._runtime(result, rest, lineno)
+                current.section(title)
+                current.add(("runtime", rest, lineno))
             elif match := AVERAGE_RPS_RE.fullmatch(text):
+                self._commit(result, current.blocks[-1:], lineno)
                 result.add("average_rps", parse_number(match.group(1), line=lineno), "1/s", True)
+                current, section, finished = _Iteration(), None, True
             elif match := PERCENTILE_RE.fullmatch(text):
-                self._add(result, section, percentile_name(match.group(1)), match.group(2),
-                          lineno)
+                self._item(current, section, percentile_name(match.group(1)), match.group(2),
+                           lineno)
             elif match := MIN_MAX_RE.fullmatch(text):
-                self._add(result, section, "min", match.group(1), lineno)
-                self._add(result, section, "max", match.group(2), lineno)
+                self._item(current, section, "min", match.group(1), lineno)
+                self._item(current, section, "max", match.group(2), lineno)
+            elif match := WORKERS_RE.fullmatch(text):
+                result.params["worker_threads"] = int(match.group(1))
+            else:
+                accounting.unknown(lineno, text)
+        accounting.check()
+        if not finished:
+            self._commit(result, current.blocks, None)
+        elif current.blocks:
+            warnings.add(None, "skipped interim reports after the last 'average rps' (a run "
+                         "that did not finish)")
         return self.result([result], warnings)
+
+    @staticmethod
+    def _item(current: _Iteration, section, name: str, token: str, lineno: int) -> None:
+        if section is None or not current.blocks:
+            raise ParseError("percentile line before any 'percentiles' heading", line=lineno)
+        current.add((section, name, token, lineno))
+
+    @classmethod
+    def _commit(cls, result: ResultSet, blocks: list[list[tuple]], closing: int | None) -> None:
+        for block in blocks:
+            for item in block:
+                if item[0] == "runtime":
+                    cls._runtime(result, item[1], item[2])
+                    continue
+                (prefix, suffix, unit, higher), name, token, lineno = item
+                result.touch(lineno)
+                result.add(f"{prefix}{name}{suffix}", parse_number(token, line=lineno), unit,
+                           higher)
+        if closing:
+            result.touch(closing)
 
     @staticmethod
     def _runtime(result: ResultSet, rest: str, lineno: int) -> None:
         if not result.line:
             result.line = lineno
+        result.touch(lineno)
         match = RUNTIME_RE.search(rest)
-        if match and "runtime_s" not in result.params:
-            result.params["runtime_s"] = int(match.group(1))
-
-    @staticmethod
-    def _add(result: ResultSet, section, name: str, token: str, lineno: int) -> None:
-        if section is None:
-            raise ParseError("percentile line before any 'percentiles' heading", line=lineno)
-        prefix, suffix, unit, higher = section
-        result.add(f"{prefix}{name}{suffix}", parse_number(token, line=lineno), unit, higher)
+        if match:
+            runtime = int(match.group(1))
+            if result.params.setdefault("runtime_s", runtime) != runtime:
+                raise ParseError(f"final report of {runtime} s after one of "
+                                 f"{result.params['runtime_s']} s: runs of different lengths "
+                                 "are different setups; upload them separately", line=lineno)

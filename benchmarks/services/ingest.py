@@ -150,9 +150,11 @@ def _assignment(meta: UploadMetadata, key: str) -> dict:
     return fix
 
 
-def _still_missing(result: parsers.ResultSet, fix: dict) -> list[str]:
+def _still_missing(result: parsers.ResultSet, fix: dict, meta_params: dict) -> list[str]:
+    """What the parser could not be sure of and nobody has said yet: a param the upload gives
+    (the harness records the tool's options) settles it as surely as an assignment."""
     given = {"kernel"} if (fix.get("kernel") or "").strip() else set()
-    given |= {f"param.{name}" for name in fix.get("params", {})}
+    given |= {f"param.{name}" for name in (*fix.get("params", {}), *meta_params)}
     return [what for what in result.missing if what not in given]
 
 
@@ -161,6 +163,21 @@ def _label(labels: dict) -> str:
     parts = [labels["remark"]] if labels.get("remark") else []
     parts += [f"{k}={v}" for k, v in sorted(labels.items()) if k != "remark"]
     return ", ".join(parts)
+
+
+def _found_kernel(result: parsers.ResultSet, meta: UploadMetadata) -> str | None:
+    """The kernel the input names (after the preview's corrections). The kernel the uploader or
+    the harness gives is never overwritten by text: when the input names another one, the upload
+    is refused at that line rather than stored under either name."""
+    found = meta.kernel_map.get(result.kernel or "", result.kernel)
+    given = (meta.kernel or "").strip()
+    if given and found and found != given:
+        line = result.kernel_line or result.line
+        raise IngestError(
+            f"kernel: the upload says {given!r} but line {line} names {found!r}; leave the "
+            "kernel field empty to take the kernels from the input, or correct it in the "
+            "preview", field="kernel", line=line)
+    return found
 
 
 def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> dict:
@@ -174,9 +191,8 @@ def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> d
         )
     key = source_key(result)
     fix = _assignment(meta, key)
-    missing = _still_missing(result, fix)
-    kernel = (fix.get("kernel") or "").strip() or \
-        meta.kernel_map.get(result.kernel or "", result.kernel)
+    missing = _still_missing(result, fix, meta.params)
+    kernel = (fix.get("kernel") or "").strip() or _found_kernel(result, meta)
     if not kernel and "kernel" not in result.missing:
         kernel = meta.kernel  # the form's kernel fills a gap, never a kernel the parser doubts
     if not kernel and not missing:

@@ -54,6 +54,9 @@ EXPECTED_FORMAT = {
     "robot_report.txt": "robot",
     "lkp_stats.json": "lkp-stats",
     "lkp_output.txt": "lkp-output",
+    "stress_ng.txt": "stress-ng",
+    "tbench.txt": "dbench",
+    "cyclictest.txt": "cyclictest",
 }
 # Formats that frame another tool's output: the inner tool's detector scores high too, and the
 # framing wins by ranking first (see parsers.lkp), not by a margin.

@@ -1,0 +1,115 @@
+"""cyclictest (rt-tests) output: per-thread latencies, and the histogram with `-h`.
+
+    # /dev/cpu_dma_latency set to 0us
+    policy: other/other: loadavg: 1.79 0.66 0.25 8/176 17716
+    T: 0 (17715) P: 0 I:1000 C:    990 Min:     30 Act:   64 Avg:   80 Max:    5423
+
+Without `-q` the T: lines are redrawn (with terminal escapes) as the run goes: each thread's
+last line is its result; the earlier ones and the `policy:` lines are progress, skipped. With
+`-h N` cyclictest prints the histogram (one row per microsecond, a column per thread) and
+`# Min/Avg/Max Latencies:` summary rows instead. One result set per thread: benchmark
+`cyclictest`, params thread, threads, and priority and interval_us where the T: line says;
+metrics latency_min_us, latency_avg_us, latency_max_us, cycles (T: lines) or
+histogram_samples and histogram_overflows (summary), and series["latency_histogram"] =
+{"columns": ["latency_us", "count"], "rows"}. The overflow cycle numbers are skipped. A thread
+that ran no cycle is refused, as is any line holding a number outside these shapes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .base import (
+    Accounting,
+    ParseError,
+    Parser,
+    ParseResult,
+    ResultSet,
+    Warnings,
+    head_lines,
+    numbered_lines,
+)
+
+ESCAPE_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+THREAD_RE = re.compile(r"T:\s*(\d+)\s*\(\s*\d+\)\s*P:\s*(\d+)\s*I:\s*(\d+)\s*C:\s*(\d+)\s*"
+                       r"Min:\s*(\d+)\s*Act:\s*(\d+)\s*Avg:\s*(\d+)\s*Max:\s*(\d+)")
+BUCKET_RE = re.compile(r"\d{6}(?:\s+\d{6,})+")
+SUMMARY_RE = re.compile(r"# (Total|Min Latencies|Avg Latencies|Max Latencies|"
+                        r"Histogram Overflows):((?:\s+\d+)+)")
+SKIPPED_RE = re.compile(r"# /dev/cpu_dma_latency set to \d+us|# Histogram|"
+                        r"# Histogram Overflow at cycle number:"
+                        r"|# Thread \d+:[\d\s]*(?:# \d+ others)?"
+                        r"|policy: \S+: loadavg: .*")
+SUMMARY_NAMES = {"Min Latencies": "latency_min_us", "Avg Latencies": "latency_avg_us",
+                 "Max Latencies": "latency_max_us", "Total": "histogram_samples",
+                 "Histogram Overflows": "histogram_overflows"}
+
+
+class CyclictestParser(Parser):
+    name = "cyclictest"
+    version = 1
+    description = "cyclictest output"
+
+    def detect(self, head: str) -> float:
+        lines = [ESCAPE_RE.sub("", text) for text in head_lines(head)]
+        if any(THREAD_RE.fullmatch(text) or SUMMARY_RE.fullmatch(text) for text in lines):
+            return 0.98
+        return 0.0
+
+    def parse(self, lines: Iterable[str]) -> ParseResult:
+        warnings = Warnings()
+        accounting = Accounting(self.description)
+        finals: dict[int, tuple[int, re.Match]] = {}
+        summary: dict[str, tuple[int, list[int]]] = {}
+        buckets: list[tuple[int, list[int]]] = []
+        for lineno, raw in numbered_lines(lines, warnings):
+            text = ESCAPE_RE.sub("", raw).strip()
+            if match := THREAD_RE.fullmatch(text):
+                finals[int(match.group(1))] = (lineno, match)  # the last line is the total
+            elif BUCKET_RE.fullmatch(text):
+                cells = [int(cell) for cell in text.split()]
+                buckets.append((cells[0], cells[1:]))
+            elif match := SUMMARY_RE.fullmatch(text):
+                summary[match.group(1)] = (lineno, [int(c) for c in match.group(2).split()])
+            elif not SKIPPED_RE.fullmatch(text):
+                accounting.unknown(lineno, text)
+        accounting.check()
+        count = max(len(finals), len(summary.get("Min Latencies", (0, []))[1]))
+        results = [self._thread(thread, count, finals, summary, buckets)
+                   for thread in range(count)]
+        return self.result(results, warnings)
+
+    @staticmethod
+    def _thread(thread: int, count: int, finals: dict, summary: dict,
+                buckets: list) -> ResultSet:
+        result = ResultSet(benchmark="cyclictest", params={"threads": count, "thread": thread})
+        if thread in finals:
+            lineno, match = finals[thread]
+            result.line = lineno
+            result.touch(lineno)
+            cycles = int(match.group(4))
+            if cycles == 0:
+                raise ParseError(f"thread {thread} ran no cycle: no latency was measured",
+                                 line=lineno)
+            result.params.update(priority=int(match.group(2)), interval_us=int(match.group(3)))
+            for name, group in (("latency_min_us", 5), ("latency_avg_us", 7),
+                                ("latency_max_us", 8)):
+                result.add(name, int(match.group(group)), "us", False)
+            result.add("cycles", cycles, "", True)
+        else:
+            for label, name in SUMMARY_NAMES.items():
+                lineno, cells = summary.get(label, (None, []))
+                if thread >= len(cells):
+                    raise ParseError(f"the '# {label}:' summary has no column for thread "
+                                     f"{thread}", line=lineno)
+                result.line = result.line or lineno
+                result.touch(lineno)
+                unit = "us" if name.endswith("_us") else ""
+                result.add(name, cells[thread], unit, False)
+        if buckets:
+            rows = [[bucket, counts[thread]] for bucket, counts in buckets
+                    if thread < len(counts)]
+            result.series["latency_histogram"] = {"columns": ["latency_us", "count"],
+                                                  "rows": rows}
+        return result
