@@ -1201,10 +1201,11 @@ class CommandFailed(Exception):
 
 
 def run_once(command, on_start=None):
-    """Run the command once; stdout is kept verbatim, stderr goes straight to ours.
+    """Run the command once; its stdout and stderr are kept verbatim through one pipe, in the
+    order it wrote them (stress-ng writes its metrics to stderr, dbench its errors).
     on_start(pid) learns the process id (the trace follows that task and its children)."""
     try:
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE)
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except FileNotFoundError:
         raise CommandFailed(f"command not found: {command[0]}", 127) from None
     except PermissionError:
@@ -1259,6 +1260,157 @@ def parse_params(items):
             raise UsageError(f"--param wants key=value, got {item!r}")
         params[key.strip()] = param_value(value)
     return params
+
+
+# --------------------------------------------------------------------------------------
+# What the tool's command line says that its output does not
+# --------------------------------------------------------------------------------------
+
+def split_options(args):
+    """[(option, value or None)] and the positional words of a command's arguments.
+    `--name=value`, `--name value`, `-x value` and `-xvalue`-less flags alike: an option takes
+    the next word as its value when that word is not itself an option."""
+    options, words, i = [], [], 0
+    while i < len(args):
+        arg = args[i]
+        if arg.startswith("-") and len(arg) > 1 and not _NUMBER_ARG_RE.match(arg):
+            name, sep, value = arg.lstrip("-").partition("=")
+            if not sep and i + 1 < len(args) and not args[i + 1].startswith("-"):
+                value, i = args[i + 1], i + 1
+            options.append((name, value if (sep or value) else None))
+        else:
+            words.append(arg)
+        i += 1
+    return options, words
+
+
+_NUMBER_ARG_RE = re.compile(r"-\d")
+
+
+def _option(options, *names):
+    for name, value in reversed(options):
+        if name in names:
+            return value if value is not None else True
+    return None
+
+
+def _int(value):
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
+def _hackbench_params(args):
+    # rt-tests' flags take no value; everything else does.
+    flags = {"p", "pipe", "T", "threads", "P", "process", "i", "inet", "F", "fifo"}
+    options, _ = split_options([a for a in args if a.lstrip("-") not in flags] + [])
+    present = {a.lstrip("-") for a in args}
+    params = {"mode": "thread" if present & {"T", "threads"} else "process",
+              "transport": "pipe" if present & {"p", "pipe"} else
+              "inet" if present & {"i", "inet"} else "socket"}
+    for names, key in ((("g", "groups"), "groups"), (("l", "loops"), "loops"),
+                       (("s", "datasize"), "message_bytes")):
+        value = _int(_option(options, *names))
+        if value is not None:
+            params[key] = value
+    return params
+
+
+def _perf_params(args):
+    words = [a for a in args if not a.startswith("-")]
+    if words[:2] != ["bench", "sched"] or len(words) < 3:
+        return {}
+    flags = {"p", "pipe", "t", "thread", "T", "threaded"}
+    options, _ = split_options([a for a in args if a.lstrip("-") not in flags])
+    present = {a.lstrip("-") for a in args}
+    if words[2] == "pipe":
+        loops = _int(_option(options, "l", "loop"))
+        return {} if loops is None else {"ops": loops}
+    if words[2] != "messaging":
+        return {}
+    params = {"transport": "pipe" if present & {"p", "pipe"} else "socket"}
+    for names, key in ((("g", "group"), "groups"), (("l", "nr_loops"), "loops")):
+        value = _int(_option(options, *names))
+        if value is not None:
+            params[key] = value
+    return params
+
+
+SYSBENCH_SKIPPED = {"time", "events", "report-interval", "warmup-time", "rand-seed",
+                    "percentile", "histogram", "verbosity", "validate", "debug", "forced-shutdown"}
+SYSBENCH_NAMES = {"threads": "threads", "cpu-max-prime": "prime_limit"}
+SYSBENCH_COMMANDS = {"run", "prepare", "cleanup", "help"}
+
+
+def _sysbench_params(args):
+    options, words = split_options(args)
+    tests = [w for w in words if w not in SYSBENCH_COMMANDS]
+    params = {"test": tests[0]} if tests else {}
+    for name, value in options:
+        # The memory test prints its own options (block size, total size, operation, scope).
+        if name in SYSBENCH_SKIPPED or name.startswith("memory-") or value in (None, True):
+            continue
+        params[SYSBENCH_NAMES.get(name, name.replace("-", "_"))] = param_value(value)
+    return params
+
+
+STRESS_NG_GENERAL = {"t", "timeout", "taskset", "backoff", "v", "verbose", "metrics",
+                     "metrics-brief", "log-file", "yaml", "temp-path", "times", "tz",
+                     "aggressive", "sched", "sched-prio", "ionice-class", "ionice-level",
+                     "x", "exclude", "seq", "all", "class", "k", "keep-name", "perf"}
+
+
+def _stress_ng_params(args):
+    flags = {"metrics", "metrics-brief", "v", "verbose", "times", "tz", "aggressive", "perf",
+             "k", "keep-name"}
+    options, _ = split_options([a for a in args if a.lstrip("-") not in flags])
+    stressors = [(name, _int(value)) for name, value in options
+                 if name not in STRESS_NG_GENERAL and "-" not in name and _int(value) is not None]
+    params = {}
+    if len(stressors) == 1:
+        params.update(stressor=stressors[0][0], instances=stressors[0][1])
+    timeout = _int(_option(options, "t", "timeout"))
+    if timeout is not None:
+        params["timeout_s"] = timeout
+    return params
+
+
+def _cyclictest_params(args):
+    flags = {"q", "quiet", "m", "mlockall", "n", "nanosleep", "S", "smp", "N", "nsecs",
+             "v", "verbose", "u", "unbuffered"}
+    options, _ = split_options([a for a in args if a.lstrip("-") not in flags])
+    params = {}
+    for names, key in ((("t", "threads"), "threads"), (("p", "priority"), "priority"),
+                       (("h", "histogram"), "histogram_buckets")):
+        value = _int(_option(options, *names))
+        if value is not None:
+            params[key] = value
+    return params
+
+
+def _schbench_params(args):
+    options, _ = split_options(args)
+    params = {}
+    for names, key in ((("m", "message-threads"), "message_threads"),
+                       (("r", "runtime"), "runtime_s")):
+        value = _int(_option(options, *names))
+        if value is not None:
+            params[key] = value
+    return params
+
+
+TOOL_PARAMS = {"hackbench": _hackbench_params, "perf": _perf_params,
+               "sysbench": _sysbench_params, "stress-ng": _stress_ng_params,
+               "cyclictest": _cyclictest_params, "schbench": _schbench_params}
+
+
+def command_params(command):
+    """Params a known tool's command line gives that its output leaves out or cannot say:
+    `hackbench -p -T -g 4 -l 200` -> mode, transport, groups, loops; `sysbench threads` ->
+    test; `perf bench sched pipe -l 100000` -> ops; `stress-ng --switch 2` -> stressor,
+    instances. Named as the portal's parsers name them, so they agree with the output."""
+    if not command:
+        return {}
+    reader = TOOL_PARAMS.get(os.path.basename(command[0]))
+    return reader(list(command[1:])) if reader else {}
 
 
 def safe_name(text, limit=80):
@@ -1489,6 +1641,9 @@ def report_refusal(reply):
     message = body.get("error") or body.get("detail") or body.get("_raw") or "(no details)"
     where = f" (line {body['line']})" if body.get("line") is not None else ""
     warn(f"the portal refused the submission ({reply.detail}): {message}{where}")
+    if body.get("layout"):
+        warn(f"closest layout: {body['layout']}" +
+             (f" (example: {body['help']})" if body.get("help") else ""))
     if body.get("formats"):
         warn("formats it knows: " + ", ".join(str(f) for f in body["formats"]))
 
@@ -1733,7 +1888,8 @@ def cmd_run(args, command):
         raise UsageError("nothing to run: put the benchmark command after --")
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
-    params = parse_params(args.param)
+    # The tool's own options first (what its output leaves out); --param has the last word.
+    params = {**command_params(command), **parse_params(args.param)}
     settings = parse_settings(args.set, args.root)
     # Checked before the benchmark runs: nobody should wait an hour to learn the token is missing.
     url, token = resolve_portal(args, need=not args.dry_run)

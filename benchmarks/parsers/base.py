@@ -50,7 +50,7 @@ class ResultSet:
     benchmark: str | None = None
     kernel: str | None = None
     policy: str | None = None
-    machine: str | None = None
+    machine: dict | str | None = None  # a name or a description (ingest takes both)
     params: dict = field(default_factory=dict)
     tunables: dict = field(default_factory=dict)
     metrics: dict[str, array] = field(default_factory=dict)
@@ -247,8 +247,9 @@ class Accounting:
         more = f" and {self.count - len(self.unexplained)} more" if self.count > len(
             self.unexplained) else ""
         which = "line" if self.count == 1 else "lines"
+        verb = "holds" if self.count == 1 else "hold"
         raise Unexplained(
-            f"{self.description}: {which} {shown}{more} hold numbers this layout does not "
+            f"{self.description}: {which} {shown}{more} {verb} numbers this layout does not "
             f"explain ({self.first_text!r}); nothing was read. Upload the tool's untouched "
             f"output, or choose the format that fits", line=self.unexplained[0],
             lines=self.unexplained)
@@ -431,6 +432,7 @@ class ResultGroups:
         # Long files repeat one setup line after line; comparing small dicts is much cheaper
         # than building the key, which matters at millions of lines.
         keyed = {**setup, "_block": block} if block is not None else setup
+        found: ResultSet | None
         if self._last is not None and self._last[0] == keyed:
             found = self._last[1]
         else:
