@@ -1,81 +1,84 @@
 """A post's box (header, body, attachments, runs, actions) as HTML, built in Python.
 
 The thread page shows up to 2,000 of these; a template include per post cost more than the
-rest of the page together. Every value taken from the post is escaped here; the body and
-attachments come from the restricted renderer.
+rest of the page together. The box is built with the renderer's `tag` (render.py), which
+escapes every value taken from the post; the body and attachments come from the renderer too.
 """
 
-from html import escape
 from urllib.parse import quote
 
 from django.template.defaultfilters import filesizeformat
+from django.urls import get_script_prefix
 from django.utils import timezone
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 from .models import URL_SAFE
-from .render import post_body_html, render_attachment_text
+from .render import join, post_body_html, render_attachment_text, tag
 from .selectors import MAX_INDENT
 
 
-def _head(post) -> str:
+def _head(post) -> SafeString:
     extras = []
     if post.depth > MAX_INDENT:
-        extras.append(f'<span class="muted">(depth {post.depth})</span>')
+        extras.append(tag("span", f"(depth {post.depth})", class_="muted"))
     if post.source == "mail":
-        extras.append('<span class="tag source-mail">mail</span>')
+        extras.append(tag("span", "mail", class_="tag source-mail"))
     if post.edited and not post.deleted:
-        extras.append('<span class="muted">edited</span>')
+        extras.append(tag("span", "edited", class_="muted"))
     when = timezone.localtime(post.date).strftime("%Y-%m-%d %H:%M")
-    return (f'<header class="post-head"><a class="post-subject" href="{escape(post.url)}">'
-            f'{escape(post.subject)}</a> <span class="post-author">{escape(post.author)}</span> '
-            f'<time>{when} UTC</time> {" ".join(extras)}</header>')
+    return tag("header", tag("a", post.subject, class_="post-subject", href=post.url), " ",
+               tag("span", post.author, class_="post-author"), " ", tag("time", f"{when} UTC"),
+               " ", join(extras, " "), class_="post-head")
 
 
-def _attachment(post, attachment) -> str:
-    name = escape(attachment.filename or "unnamed attachment")
-    meta = f"{escape(attachment.content_type)} · {filesizeformat(attachment.size)}"
+def _attachment(post, attachment) -> SafeString:
+    link = tag("a", attachment.filename or "unnamed attachment",
+               href=f"{post.url}attachments/{attachment.position}/")
+    meta = tag("span", f"{attachment.content_type} · {filesizeformat(attachment.size)}",
+               class_="muted")
     content = (render_attachment_text(attachment.filename, attachment.content_type,
-                                      attachment.text) if attachment.text else "")
-    return (f'<figure class="attachment"><figcaption><a href="{escape(post.url)}attachments/'
-            f'{attachment.position}/">{name}</a> <span class="muted">{meta}</span></figcaption>'
-            f"{content}</figure>")
+                                      attachment.text) if attachment.text else None)
+    return tag("figure", tag("figcaption", link, " ", meta), content, class_="attachment")
 
 
-def _run_link(link) -> str:
-    anchor = f'<a class="run-link" href="/runs/{link.run_id}/">#{link.run_id}</a>'
+def _run_link(link, prefix: str) -> SafeString:
+    anchor = tag("a", f"#{link.run_id}", class_="run-link", href=f"{prefix}runs/{link.run_id}/")
     if not link.reported_in:
         return anchor
     if link.reported_in == "upload":
-        return f'{anchor} <span class="muted repeat">(already stored)</span>'
-    where = escape(f"/m/{quote(link.reported_in, safe=URL_SAFE)}/")
-    return (f'{anchor} <span class="muted repeat">(already reported in <a href="{where}">'
-            f"{escape('<' + link.reported_in + '>')}</a>)</span>")
+        return join([anchor, " ", tag("span", "(already stored)", class_="muted repeat")])
+    where = tag("a", f"<{link.reported_in}>",
+                href=f"{prefix}m/{quote(link.reported_in, safe=URL_SAFE)}/")
+    return join([anchor, " ", tag("span", "(already reported in ", where, ")",
+                                  class_="muted repeat")])
 
 
-def _runs(post) -> str:
+def _runs(post) -> SafeString | None:
     links = post.run_link_list
     if not links:
-        return ""
+        return None
+    prefix = get_script_prefix()
     joined = ",".join(str(link.run_id) for link in links)
-    return (f'<p class="post-runs">Runs from this message: '
-            f'{" ".join(_run_link(link) for link in links)} · '
-            f'<a class="compare-these" href="/compare/?runs={joined}">compare these</a></p>')
+    return tag("p", "Runs from this message: ", join((_run_link(ln, prefix) for ln in links), " "),
+               " · ", tag("a", "compare these", class_="compare-these",
+                          href=f"{prefix}compare/?runs={joined}"),
+               class_="post-runs")
 
 
-def _actions(post) -> str:
-    url = escape(post.url)
-    return (f'<footer class="post-actions"><a href="{url}reply/">reply</a> '
-            f'<a class="reply-quote" href="{url}reply/?quote=1">reply with quote</a> '
-            f'<a href="{url}">permalink</a> <a href="{url}raw/">raw</a></footer>')
+def _actions(post) -> SafeString:
+    url = post.url
+    return tag("footer", tag("a", "reply", href=f"{url}reply/"), " ",
+               tag("a", "reply with quote", class_="reply-quote", href=f"{url}reply/?quote=1"),
+               " ", tag("a", "permalink", href=url), " ", tag("a", "raw", href=f"{url}raw/"),
+               class_="post-actions")
 
 
 def post_box(post) -> SafeString:
     if post.deleted:
-        content = '<p class="muted">This message was deleted.</p>'
+        content = [tag("p", "This message was deleted.", class_="muted")]
     else:
-        content = (str(post_body_html(post))
-                   + "".join(_attachment(post, a) for a in post.attachment_list) + _runs(post))
+        content = [post_body_html(post), *(_attachment(post, a) for a in post.attachment_list),
+                   _runs(post)]
     classes = f"post indent-{min(post.depth, MAX_INDENT)}" + (" deleted" if post.deleted else "")
-    return mark_safe(  # noqa: S308 - every value above is escaped or from the renderer
-        f'<article class="{classes}" id="m-{post.pk}" data-depth="{post.depth}">'
-        f"{_head(post)}{content}{_actions(post)}</article>")
+    return tag("article", _head(post), *content, _actions(post),
+               class_=classes, id=f"m-{post.pk}", data_depth=post.depth)
