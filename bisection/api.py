@@ -14,12 +14,15 @@ from rest_framework import serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from benchmarks.api.serializers import (
-    JSONObjectField,
-    ResponseSerializer,
-    ServiceValidatedSerializer,
+from benchmarks.api.requests import (
+    Choice,
+    Integer,
+    NamedErrors,
+    Object,
+    RequestSerializer,
+    Text,
 )
-from benchmarks.errors import InputError
+from benchmarks.api.serializers import JSONObjectField, ResponseSerializer
 
 from . import selectors, services
 from .models import Bisection
@@ -31,40 +34,51 @@ VERDICTS = ["good", "bad", "unknown"]
     {"type": "integer", "minimum": 0},
     {"type": "string", "description": "git's line: 'Bisecting: 675 revisions left to test "
      "after this (roughly 10 steps)'"}]})
-class EstimateField(serializers.JSONField):
-    """A number, or the line `git bisect` printed."""
+class EstimateField(NamedErrors, serializers.JSONField):
+    """A number, or the line `git bisect` printed (the service reads the number from it)."""
+
+    default_error_messages = {"invalid_kind": "{name} must be a number or git's 'Bisecting: "
+                              "...' line"}
+
+    def __init__(self, **kwargs):
+        super().__init__(required=False, allow_null=True, **kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, (int, str)):
+            self.fail("invalid_kind")
+        return data
 
 
-class BisectionCreateSerializer(ServiceValidatedSerializer):
-    good = serializers.CharField(required=False, help_text="good (older) kernel or commit")
-    bad = serializers.CharField(required=False, help_text="bad (newer) kernel or commit")
-    regression = serializers.IntegerField(required=False, help_text="a finding's id: its "
-                                          "kernels, benchmark, machine, params and metric")
-    log = serializers.CharField(required=False, help_text="`git bisect log` output to continue")
-    benchmark = serializers.CharField(required=False)
-    machine = serializers.CharField(required=False, help_text="name or id")
-    metric = serializers.CharField(required=False, help_text="default: time_ms, else the "
-                                   "first metric of the first run that joins")
-    params = JSONObjectField(required=False)
-    steps_left = EstimateField(required=False)
-    revisions_left = EstimateField(required=False)
+class BisectionCreateSerializer(RequestSerializer):
+    good = Text(required=False, max_length=200, help_text="good (older) kernel or commit")
+    bad = Text(required=False, max_length=200, help_text="bad (newer) kernel or commit")
+    regression = Integer(required=False, min_value=1, help_text="a finding's id: its "
+                         "kernels, benchmark, machine, params and metric")
+    log = Text(required=False, max_length=1_000_000, help_text="`git bisect log` output to "
+               "continue")
+    benchmark = Text(required=False, max_length=200)
+    machine = Text(required=False, max_length=200, help_text="name or id")
+    metric = Text(required=False, max_length=200, help_text="default: time_ms, else the "
+                  "first metric of the first run that joins")
+    params = Object(required=False)
+    steps_left = EstimateField()
+    revisions_left = EstimateField()
 
 
-class BisectionUpdateSerializer(ServiceValidatedSerializer):
-    first_bad = serializers.CharField(required=False, help_text="ends the session; git's "
-                                      "'<sha> is the first bad commit' line is fine")
-    first_bad_subject = serializers.CharField(required=False)
-    steps_left = EstimateField(required=False)
-    revisions_left = EstimateField(required=False)
+class BisectionUpdateSerializer(RequestSerializer):
+    first_bad = Text(required=False, max_length=1000, help_text="ends the session; git's "
+                     "'<sha> is the first bad commit' line is fine")
+    first_bad_subject = Text(required=False, max_length=1000)
+    steps_left = EstimateField()
+    revisions_left = EstimateField()
 
 
-class StepMarkSerializer(ServiceValidatedSerializer):
-    commit = serializers.CharField(help_text="the commit git checked out")
-    verdict = serializers.ChoiceField(["good", "bad", "skip", ""], required=False,
-                                      allow_null=True, help_text="mark by hand; empty: judge "
-                                      "from the runs")
-    kernel = serializers.CharField(required=False)
-    subject = serializers.CharField(required=False)
+class StepMarkSerializer(RequestSerializer):
+    commit = Text(max_length=200, help_text="the commit git checked out")
+    verdict = Choice(["good", "bad", "skip", ""], required=False, help_text="mark by hand; "
+                     "empty or null: judge from the runs")
+    kernel = Text(required=False, max_length=200)
+    subject = Text(required=False, max_length=1000)
 
 
 class SideSerializer(ResponseSerializer):
@@ -185,18 +199,6 @@ def _step_json(state: selectors.StepState) -> dict:
             "test": verdict.test}
 
 
-CREATE_FIELDS = {"good", "bad", "regression", "log", "benchmark", "machine", "metric",
-                 "params", "steps_left", "revisions_left"}
-
-
-def _known(body: dict, fields: set[str]) -> dict:
-    unknown = set(body) - fields
-    if unknown:
-        raise InputError(f"unknown field(s) {sorted(unknown)}; known: {sorted(fields)}",
-                         field=sorted(unknown)[0])
-    return body
-
-
 def _respond(request, bisection: Bisection, code=status.HTTP_200_OK) -> Response:
     state = selectors.bisection_state(selectors.bisection_get(bisection.pk))
     return Response(BisectionSerializer(bisection_json(request, state)).data, status=code)
@@ -223,7 +225,7 @@ def bisections(request):
             "regression": b.regression_id,
             "benchmark": b.benchmark.slug if b.benchmark else None,
             "owner": b.owner.get_username(), "created": b.created} for b in rows]}).data)
-    body = _known(BisectionCreateSerializer(data=request.data).validated(), CREATE_FIELDS)
+    body = BisectionCreateSerializer(data=request.data).validated()
     bisection = services.bisection_create(owner=request.user, **body)
     return _respond(request, bisection, status.HTTP_201_CREATED)
 
@@ -237,8 +239,7 @@ def bisection_detail(request, pk: int):
     PATCH gives git's estimate of what is left, or ends the session with `first_bad`."""
     bisection = get_object_or_404(Bisection, pk=pk)
     if request.method == "PATCH":
-        body = _known(BisectionUpdateSerializer(data=request.data).validated(),
-                      {"first_bad", "first_bad_subject", "steps_left", "revisions_left"})
+        body = BisectionUpdateSerializer(data=request.data).validated()
         bisection = services.bisection_update(bisection=bisection, user=request.user, **body)
     return _respond(request, bisection)
 
@@ -248,7 +249,6 @@ def bisection_detail(request, pk: int):
 def bisection_steps(request, pk: int):
     """Add the commit git checked out as a step, or mark a step good, bad or skip by hand."""
     bisection = get_object_or_404(Bisection, pk=pk)
-    body = _known(StepMarkSerializer(data=request.data).validated(),
-                  {"commit", "verdict", "kernel", "subject"})
+    body = StepMarkSerializer(data=request.data).validated()
     services.bisect_step_mark(bisection=bisection, user=request.user, **body)
     return _respond(request, bisection)

@@ -14,10 +14,12 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status
 from rest_framework.decorators import api_view, parser_classes
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from benchmarks.api.serializers import ResponseSerializer, ServiceValidatedSerializer
+from benchmarks.api.jsonbody import DepthLimitedJSONParser
+from benchmarks.api.requests import NameOrObject, RequestSerializer, Text
+from benchmarks.api.serializers import ResponseSerializer
 from benchmarks.errors import InputError
 
 from . import importjobs, selectors, services
@@ -25,8 +27,8 @@ from .models import ImportJob, Post, Thread
 from .targets import TargetError, target_resolve
 
 
-class AttachToField(serializers.JSONField):
-    pass
+class AttachToField(NameOrObject):
+    """An object {"type", "id"}, or a string: "run:12" or the object as JSON."""
 
 
 extend_schema_field({"oneOf": [
@@ -36,21 +38,22 @@ extend_schema_field({"oneOf": [
     {"type": "string", "description": '"run:12", or the object as JSON'}]})(AttachToField)
 
 
-class ThreadStartSerializer(ServiceValidatedSerializer):
-    subject = serializers.CharField()
-    body = serializers.CharField()
-    attach_to = AttachToField(required=False, allow_null=True)
+class ThreadStartSerializer(RequestSerializer):
+    subject = Text(help_text=f"cut to {services.MAX_SUBJECT} characters")
+    body = Text(max_length=services.MAX_BODY)
+    attach_to = AttachToField(required=False)
 
 
-class ReplySerializer(ServiceValidatedSerializer):
-    body = serializers.CharField()
-    subject = serializers.CharField(required=False)
-    in_reply_to = serializers.CharField(required=False, help_text="a Message-ID in the thread")
+class ReplySerializer(RequestSerializer):
+    body = Text(max_length=services.MAX_BODY)
+    subject = Text(required=False, help_text=f"cut to {services.MAX_SUBJECT} characters")
+    in_reply_to = Text(required=False, max_length=998, help_text="a Message-ID in the thread")
 
 
-class ImportSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="mbox or mbox.gz")
-    attach_to = serializers.CharField(required=False, help_text='JSON {"type": "run", "id": "12"}')
+class ImportSerializer(RequestSerializer):
+    tolerated = frozenset({"csrfmiddlewaretoken"})  # a page's form sends it with the fields
+    file = serializers.FileField(help_text="mbox or mbox.gz", allow_empty_file=True)
+    attach_to = Text(required=False, help_text='JSON {"type": "run", "id": "12"}, or "run:12"')
 
 
 class AttachmentSerializer(ResponseSerializer):
@@ -198,7 +201,7 @@ def _target(raw):
                        "subject": "threadtest regression on 2.6.24",
                        "body": "2.6.24 takes 2.7 times as long as 2.6.22 at 10M loops."})])
 @api_view(["GET", "POST"])
-@parser_classes([JSONParser])
+@parser_classes([DepthLimitedJSONParser])
 def threads(request):
     """GET: threads, latest activity first (filter with target_type, target_id). POST: start one."""
     if request.method == "GET":
@@ -228,7 +231,7 @@ def thread_detail(request, pk: int):
 
 @extend_schema(request=ReplySerializer, responses={201: PostSerializer})
 @api_view(["POST"])
-@parser_classes([JSONParser])
+@parser_classes([DepthLimitedJSONParser])
 def thread_reply(request, pk: int):
     """Reply to the message `in_reply_to` (a Message-ID in this thread), else to the first post."""
     thread = get_object_or_404(Thread, pk=pk)
@@ -270,10 +273,8 @@ def _import_answer(request, job: ImportJob) -> Response:
 def thread_import(request):
     """Import an mbox or mbox.gz: threads, posts, and runs from the tables in the messages.
     A worker imports it; the answer waits a few seconds for the result, else is a 202."""
-    upload = request.FILES.get("file")
-    if upload is None:
-        raise InputError("file: send the mbox as a multipart field named 'file'", field="file")
-    target = _target(request.data.get("attach_to"))
+    data = ImportSerializer(data=request.data).validated()
+    upload, target = data["file"], _target(data.get("attach_to"))
     job = importjobs.import_job_create(upload=upload, user=request.user, target=target,
                                        site_url=_site_url(request))
     job = importjobs.import_job_wait(job=job, seconds=settings.IMPORT_WAIT_SECONDS)

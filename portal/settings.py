@@ -183,6 +183,9 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "benchmarks.api.schema.ErrorDocumentingSchema",
     "EXCEPTION_HANDLER": "benchmarks.api.errors.json_error_handler",
+    # JSON only (endpoints taking files say so themselves), nested at most
+    # benchmarks.api.jsonbody.MAX_DEPTH levels; the schema then lists one media type each
+    "DEFAULT_PARSER_CLASSES": ["benchmarks.api.jsonbody.DepthLimitedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",

@@ -7,11 +7,12 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
 
-from benchmarks.api.serializers import ErrorSerializer, ServiceValidatedSerializer
+from benchmarks.api.jsonbody import DepthLimitedJSONParser
+from benchmarks.api.requests import Choice, Integer, Number, RequestSerializer, Text
+from benchmarks.api.serializers import ErrorSerializer
 from benchmarks.models import Benchmark
 
 from . import selectors, services
@@ -72,18 +73,18 @@ class RegressionSerializer(serializers.ModelSerializer):
         return request.build_absolute_uri(url) if request else url
 
 
-class ThresholdsSerializer(ServiceValidatedSerializer):
-    min_change = serializers.FloatField(required=False, min_value=0, max_value=10)
-    alpha = serializers.FloatField(required=False, min_value=1e-12, max_value=0.5)
-    min_effect = serializers.FloatField(required=False, min_value=0, max_value=1)
-    min_repeats = serializers.IntegerField(required=False, min_value=2, max_value=1000)
-    verdict_alpha = serializers.FloatField(required=False, min_value=1e-12, max_value=0.5)
-    owner = serializers.CharField(required=False, allow_null=True,
-                                  help_text="username who may change these (staff only)")
+class ThresholdsSerializer(RequestSerializer):
+    min_change = Number(required=False, min_value=0, max_value=10)
+    alpha = Number(required=False, min_value=1e-12, max_value=0.5)
+    min_effect = Number(required=False, min_value=0, max_value=1)
+    min_repeats = Integer(required=False, min_value=2, max_value=1000)
+    verdict_alpha = Number(required=False, min_value=1e-12, max_value=0.5)
+    owner = Text(required=False, max_length=150,
+                 help_text="username who may change these (staff only); null: nobody but staff")
 
 
-class StatusRequestSerializer(ServiceValidatedSerializer):
-    status = serializers.ChoiceField(choices=Status.choices)
+class StatusRequestSerializer(RequestSerializer):
+    status = Choice(Status.values)
 
 
 LIST_FILTERS = [
@@ -103,7 +104,7 @@ class RegressionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
 
     serializer_class = RegressionSerializer
     permission_classes = [IsAuthenticatedOrReadOnly]
-    parser_classes = [JSONParser]
+    parser_classes = [DepthLimitedJSONParser]
     http_method_names = ["get", "patch", "head", "options"]
     lookup_value_regex = "[0-9]{1,18}"  # anything else is a 404, never a database error
 
@@ -150,7 +151,7 @@ class RegressionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         404: ErrorSerializer})
     def partial_update(self, request, pk=None):
         regression = get_object_or_404(Regression.objects.live(), pk=pk)
-        status = services.status_checked(StatusRequestSerializer(data=request.data).validated())
+        status = StatusRequestSerializer(data=request.data).validated()["status"]
         if not services.may_set_status(request.user, regression, status):
             raise PermissionDenied("only the owner of the finding's runs or staff may mark it "
                                    "invalid")

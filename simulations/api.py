@@ -9,33 +9,36 @@ from rest_framework.decorators import api_view
 from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.response import Response
 
-from benchmarks.api.serializers import (
-    JSONObjectField,
-    ResponseSerializer,
-    ServiceValidatedSerializer,
-)
+from benchmarks.api.requests import Flag, Integer, List, Object, RequestSerializer, Text
+from benchmarks.api.serializers import JSONObjectField, ResponseSerializer
 from traces.models import Trace
 
 from . import replays, selectors, services
 from .models import SimulationJob
 
 
-class JobSpecSerializer(ServiceValidatedSerializer):
-    """The job spec; `services.simulation_create` validates it against the simulator."""
+class JobSpecSerializer(RequestSerializer):
+    """The job spec, checked for shape; `services.simulation_create` judges the values against
+    the simulator (workload and kernel names, params, limits)."""
 
-    workload = serializers.CharField(help_text="threadtest, chatroom, yield-loop, ...")
-    kernels = serializers.ListField(child=serializers.CharField(), help_text="kernel profiles")
-    params = JSONObjectField(required=False)
-    tunables = JSONObjectField(required=False)
-    sweep = JSONObjectField(required=False, help_text='{"loops": [1000000, 10000000]}')
-    repeat = serializers.IntegerField(required=False)
-    seed = serializers.IntegerField(required=False)
-    cpus = serializers.IntegerField(required=False)
-    topology = serializers.CharField(required=False, help_text="SxCxT, e.g. 1x2x1")
-    max_events = serializers.IntegerField(required=False)
-    title = serializers.CharField(required=False)
-    trace = serializers.BooleanField(required=False, help_text="keep each point's first "
-                                     "repeat as a trace (when it is small enough)")
+    workload = Text(max_length=100, help_text="threadtest, chatroom, yield-loop, ...")
+    kernels = List(child=Text(max_length=100), required=False, min_length=1, max_length=100,
+                   help_text="kernel profiles (required, unless `kernel` names one)")
+    kernel = Text(max_length=100, required=False, help_text="one kernel profile: the same as "
+                  "kernels: [kernel]")
+    params = Object(required=False)
+    tunables = Object(required=False)
+    sweep = Object(required=False, help_text='{"loops": [1000000, 10000000]}')
+    repeat = Integer(required=False, min_value=1)
+    seed = Integer(required=False, min_value=0)
+    cpus = Integer(required=False, min_value=1)
+    topology = Text(max_length=50, required=False, help_text="SxCxT, e.g. 1x2x1")
+    machine = Integer(required=False, min_value=1, help_text="a machine id with a "
+                      "calibration: its costs and topology (then no cpus or topology)")
+    max_events = Integer(required=False, min_value=1)
+    title = Text(max_length=200, required=False)
+    trace = Flag(required=False, help_text="keep each point's first repeat as a trace (when "
+                 "it is small enough)")
 
 
 class JobCreatedSerializer(ResponseSerializer):
@@ -141,15 +144,13 @@ def simulation_cancel(request, pk: int):
         "progress": {"done": job.done, "total": job.total}}).data)
 
 
-class ReplayRequestSerializer(ServiceValidatedSerializer):
+class ReplayRequestSerializer(RequestSerializer):
     """Kernels to replay a trace on; `replays.replay_job_create` checks the values."""
 
-    kernels = serializers.ListField(child=serializers.CharField(),
-                                    help_text="simulator kernel profiles, e.g. [\"2.6.22\", "
-                                    "\"6.6-eevdf\"]")
-    machine = serializers.IntegerField(required=False, allow_null=True,
-                                       help_text="a machine id with a calibration: replay on "
-                                       "its topology and calibration")
+    kernels = List(child=Text(max_length=100), min_length=1, max_length=100,
+                   help_text="simulator kernel profiles, e.g. [\"2.6.22\", \"6.6-eevdf\"]")
+    machine = Integer(required=False, min_value=1, help_text="a machine id with a calibration: "
+                      "replay on its topology and calibration")
 
 
 @extend_schema(request=ReplayRequestSerializer, responses={201: JobCreatedSerializer},

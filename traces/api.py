@@ -13,6 +13,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 import schedtrace
+from benchmarks.api.requests import RequestSerializer
 from benchmarks.api.serializers import ResponseSerializer
 from benchmarks.errors import InputError, TooLarge
 from benchmarks.services.jsonvalues import text_problem
@@ -23,7 +24,8 @@ from .models import Trace
 LIST_LIMIT = 100
 
 
-class TraceUploadSerializer(serializers.Serializer):
+class TraceUploadSerializer(RequestSerializer):
+    tolerated = frozenset({"csrfmiddlewaretoken"})  # a page's form sends it with the fields
     file = serializers.FileField(help_text="ftrace text (trace, trace_pipe), trace-cmd report, "
                                  "perf script / perf sched script; gzip or xz allowed")
     run = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1,

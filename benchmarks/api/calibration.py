@@ -14,9 +14,10 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import api_view, parser_classes
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
+from benchmarks.api.jsonbody import DepthLimitedJSONParser
+from benchmarks.api.requests import RequestSerializer, Text
 from benchmarks.api.serializers import MachineSerializer
 from benchmarks.models import Machine, MachineCalibration
 from benchmarks.selectors import calibration_latest
@@ -57,7 +58,7 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
-class CalibrationValuesSerializer(serializers.Serializer):
+class CalibrationValuesSerializer(RequestSerializer):
     """The `calibration` object; the fields of the simulator's MachineModel."""
 
     loop_ns = CostField(help_text="one iteration of threadtest's counting loop, ns")
@@ -73,13 +74,8 @@ class CalibrationValuesSerializer(serializers.Serializer):
     contention = CostField(allow_null=True, required=False, default=None,
                            help_text="slowdown of a busy CPU per other busy core")
 
-    def to_internal_value(self, data):
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError(
-                    {unknown[0]: [f"unknown calibration field; known: {', '.join(self.fields)}"]})
-        return super().to_internal_value(data)
+    def unknown_message(self, unknown: list[str]) -> str:
+        return f"unknown calibration field; known: {', '.join(self.fields)}"
 
     def validate_loop_ns(self, value):
         if value <= 0:
@@ -94,12 +90,12 @@ class CalibrationValuesSerializer(serializers.Serializer):
         return attrs
 
 
-class CalibrationSubmissionSerializer(serializers.Serializer):
+class CalibrationSubmissionSerializer(RequestSerializer):
     """Request body: the JSON `schedbench.py calibrate --dry-run` prints."""
 
     machine = serializers.JSONField(required=False, help_text="the machine as the harness "
                                     "records it for runs; required without an id in the path")
-    kernel = serializers.CharField(max_length=200)
+    kernel = Text(max_length=200)
     measured_at = serializers.DateTimeField()
     calibration = CalibrationValuesSerializer()
     details = serializers.JSONField(required=False, default=dict)
@@ -175,7 +171,7 @@ def _authorised(call):
                responses={201: CalibrationSerializer},
                operation_id="v1_machines_calibration_create")
 @api_view(["GET", "POST"])
-@parser_classes([JSONParser])
+@parser_classes([DepthLimitedJSONParser])
 def machine_calibration(request, pk: int):
     """GET: the machine's newest calibration (404 when it has none). POST: calibrate it."""
     machine = get_object_or_404(Machine, pk=pk)
@@ -199,7 +195,7 @@ def machine_calibration(request, pk: int):
 @extend_schema(request=CalibrationSubmissionSerializer, responses={201: CalibrationSerializer},
                operation_id="v1_machines_calibration_by_description_create")
 @api_view(["POST"])
-@parser_classes([JSONParser])
+@parser_classes([DepthLimitedJSONParser])
 def calibration_by_description(request):
     """Calibrate the machine the body's `machine` describes (found or created by fingerprint)."""
     body = CalibrationSubmissionSerializer(data=request.data)

@@ -4,10 +4,10 @@ from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
+from benchmarks.api.jsonbody import DepthLimitedJSONParser
 from benchmarks.api.serializers import (
     ComparisonChoicesSerializer,
     ComparisonCreatedSerializer,
@@ -34,7 +34,7 @@ class ComparisonViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
 
     queryset = Comparison.objects.select_related("author").defer("frozen")
     lookup_field = "slug"
-    parser_classes = [JSONParser]
+    parser_classes = [DepthLimitedJSONParser]
     serializer_class = ComparisonSpecSerializer  # what OPTIONS describes
 
     @extend_schema(responses=ComparisonListItemSerializer(many=True))

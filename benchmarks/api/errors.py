@@ -14,6 +14,14 @@ from rest_framework.views import exception_handler
 from benchmarks.errors import InputError, TooLarge
 
 
+def _path(key, inner: str | None) -> str:
+    """`metrics.time_ms`, `tags[0]`: the places of a request body, as services write them."""
+    step = f"[{key}]" if isinstance(key, int) else str(key)
+    if not inner:
+        return step
+    return f"{step}{inner}" if inner.startswith("[") else f"{step}.{inner}"
+
+
 def _first_error(detail) -> tuple[str | None, str]:
     """(field path, message) of the first problem in a DRF error detail."""
     if isinstance(detail, dict):
@@ -21,7 +29,7 @@ def _first_error(detail) -> tuple[str | None, str]:
             field, message = _first_error(value)
             if key in ("non_field_errors", "detail"):
                 return field, message
-            return (f"{key}.{field}" if field else str(key)), message
+            return _path(key, field), message
         return None, "invalid request"
     if isinstance(detail, list):
         return _first_error(detail[0]) if detail else (None, "invalid request")
@@ -33,13 +41,26 @@ def error_body(message: str, *, field: str | None = None, line: int | None = Non
     return {"error": message, "field": field, "line": line, **extra}
 
 
+def validation_problem(detail) -> tuple[str | None, str]:
+    """(field path, sentence) of the first problem a serializer found."""
+    field, message = _first_error(detail)
+    if field is None:
+        return None, message
+    # Request fields word their messages with their key ("kernel must be a string",
+    # benchmarks/api/requests.py): said once, with the whole path ("calibration.loop_ns ...").
+    key = field.rsplit(".", 1)[-1]
+    if message.startswith(f"{key} "):
+        return field, f"{field}{message[len(key):]}"
+    return field, f"{field}: {message}"
+
+
 def _drf_error_body(detail) -> dict:
     if isinstance(detail, dict) and set(detail) == {"detail"}:
         return error_body(str(detail["detail"]))
-    field, message = _first_error(detail)
+    field, message = validation_problem(detail)
+    body = error_body(message, field=field)
     if field is None:
-        return error_body(message)
-    body = error_body(f"{field}: {message}", field=field)
+        return body
     if isinstance(detail, dict):
         body["fields"] = detail
     return body

@@ -1,31 +1,34 @@
 """Write endpoints: uploads, single runs, bulk runs. Parse, authorise, one service call, respond."""
 
-import json
-
 from django.core.exceptions import RequestDataTooBig
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes, permission_classes
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from benchmarks.api.errors import validation_problem
+from benchmarks.api.jsonbody import DepthLimitedJSONParser, strict_loads
 from benchmarks.api.serializers import (
     RunCreatedSerializer,
     RunCreateRequestSerializer,
     RunsCreatedSerializer,
-    UploadRequestSerializer,
     UploadResultSerializer,
 )
 from benchmarks.api.uploads import (
+    UploadFormSerializer,
+    UploadJSONSerializer,
+    UploadMultipartSerializer,
     UploadTooLarge,
     close_quietly,
     max_bytes,
     read_upload,
+    upload_serializer,
 )
-from benchmarks.errors import TooLarge
+from benchmarks.errors import InputError, TooLarge
 from benchmarks.hooks import RunClaims, run_claims, verdicts_for
 from benchmarks.models import Run, RunSource
 from benchmarks.services.ingest import upload_ingest
@@ -74,17 +77,20 @@ def _replayed_body(request, outcome) -> dict:
     }
 
 
-def _read_form(request):
+def _read_form(request) -> dict:
+    """The body checked by the serializer of its media type (uploads.upload_serializer)."""
     try:
-        return request.data, request.FILES
+        data = request.data
     except RequestDataTooBig:
         raise UploadTooLarge(f"the request is larger than {max_bytes() // 2**20} MB") from None
+    return upload_serializer(request)(data=data).validated()
 
 
 @extend_schema(
-    request={"multipart/form-data": UploadRequestSerializer,
-             "application/x-www-form-urlencoded": UploadRequestSerializer,
-             "application/json": UploadRequestSerializer},
+    # One request component per media type: a generated client sends the one it was given.
+    request={"application/json": UploadJSONSerializer,
+             "multipart/form-data": UploadMultipartSerializer,
+             "application/x-www-form-urlencoded": UploadFormSerializer},
     responses={201: UploadResultSerializer, 200: UploadResultSerializer},
     description="Upload raw benchmark output (file or text). The raw bytes are kept, the best "
     "parser (or `format`) turns them into runs. `dry_run` previews without writing (200); an "
@@ -95,11 +101,11 @@ def _read_form(request):
 )
 @api_view(["POST"])
 @permission_classes([IsAuthenticated])
-@parser_classes([MultiPartParser, FormParser, JSONParser])
+@parser_classes([DepthLimitedJSONParser, MultiPartParser, FormParser])
 def upload_create(request):
-    data, files = _read_form(request)
-    upload = read_upload(data, files)
-    claims = run_claims(fields=data, user=request.user)
+    clean = _read_form(request)
+    claims = run_claims(fields=clean, user=request.user)
+    upload = read_upload(clean)
     try:
         outcome = upload_ingest(
             stream=upload.stream, filename=upload.filename, metadata=upload.metadata,
@@ -163,9 +169,14 @@ def run_create_response(request):
     return Response(body.data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
-def _refuse_constant(name: str):
-    # Python's json reads NaN and Infinity; the single-run endpoint (strict JSON) refuses them.
-    raise ValueError(f"{name} is not a number in strict JSON")
+def _checked(where: str, item, line: int | None = None):
+    """One run of a bulk body through the single run's serializer; its first problem becomes
+    the bulk answer, naming the item or line."""
+    request = RunCreateRequestSerializer(data=item)
+    if not request.is_valid():
+        field, message = validation_problem(request.errors)
+        raise SubmissionError(message, where=where, line=line, field=field)
+    return dict(request.validated_data)
 
 
 def _ndjson_items(stream):
@@ -173,24 +184,23 @@ def _ndjson_items(stream):
         line = raw.decode("utf-8", errors="replace").strip() if isinstance(raw, bytes) else raw
         if not line.strip():
             continue
+        where = f"line {number}"
         try:
-            yield f"line {number}", json.loads(line, parse_constant=_refuse_constant)
-        except json.JSONDecodeError as exc:
-            raise SubmissionError(f"not JSON: {exc.msg}", where=f"line {number}",
-                                  line=number) from None
-        except (ValueError, RecursionError) as exc:
-            raise SubmissionError(f"not JSON: {exc}", where=f"line {number}",
-                                  line=number) from None
+            item = strict_loads(line, what="the line", line=number)
+        except InputError as exc:
+            raise SubmissionError(exc.message, where=where, line=number) from None
+        yield where, _checked(where, item, number)
 
 
 def _json_list_items(body: bytes):
     try:
-        items = json.loads(body, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError too
-        raise SubmissionError(f"body is not JSON: {exc}") from None
+        items = strict_loads(body, what="the body")
+    except InputError as exc:
+        raise SubmissionError(exc.message) from None
     if not isinstance(items, list):
         raise SubmissionError("body must be a JSON list of runs (or NDJSON, one run per line)")
-    return ((f"item {index}", item) for index, item in enumerate(items))
+    return ((f"item {index}", _checked(f"item {index}", item))
+            for index, item in enumerate(items))
 
 
 RUN_BULK_SCHEMA = extend_schema(

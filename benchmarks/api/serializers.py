@@ -3,7 +3,18 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from benchmarks.errors import InputError
+from benchmarks.api.requests import (  # noqa: F401  (JSONObjectField: features' responses)
+    Choice,
+    Integer,
+    JSONObjectField,
+    List,
+    MachineSpecField,
+    Object,
+    RequestSerializer,
+    RunId,
+    Text,
+)
+from benchmarks.comparisons.spec import MAX_RUNS
 from benchmarks.hooks import provenance_of
 from benchmarks.models import Benchmark, Kernel, Machine, Metric, Run
 from benchmarks.published import published_metrics, run_commit
@@ -98,7 +109,7 @@ class RunDetailSerializer(RunListSerializer):
         path = run.get_absolute_url()
         return request.build_absolute_uri(path) if request else path
 
-    @extend_schema_field(OpenApiTypes.OBJECT)
+    @extend_schema_field({"type": "object", "additionalProperties": True, "nullable": True})
     def get_commit(self, run) -> dict | None:
         return run_commit(run)
 
@@ -143,110 +154,57 @@ class RunDetailSerializer(RunListSerializer):
 
 
 # --- Request bodies -------------------------------------------------------------------------
-# The services own validation (they also serve bulk NDJSON, mail import and the simulator, and
-# raise the one InputError with the field and line). These serializers declare each body for
-# the schema and hand the object to the service unchanged: a body that is not a JSON object is
-# refused here, everything inside it by the service.
+# Each is checked field by field (benchmarks/api/requests.py); services then judge the values.
 
 
-class ServiceValidatedSerializer(serializers.Serializer):
-    """A request body whose fields a service validates; this checks only that it is an object."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, dict):
-            raise InputError("the request body must be a JSON object")
-        return data
-
-    def validated(self):
-        self.is_valid(raise_exception=True)
-        return self.validated_data
-
-
-@extend_schema_field({"type": "object", "additionalProperties": True})
-class JSONObjectField(serializers.JSONField):
-    """A JSON object; what may be inside is the service's business."""
-
-
-@extend_schema_field({"oneOf": [
-    {"type": "string", "description": "machine name"},
-    {"type": "object", "additionalProperties": True, "description": "name, cpu_model, arch, "
-     "sockets, cores_per_socket, threads_per_core, caches, memory_mb, virtualization"}]})
-class MachineSpecField(serializers.JSONField):
-    """A machine name, or a full description (de-duplicated by fingerprint)."""
-
-
-class RunCreateRequestSerializer(ServiceValidatedSerializer):
-    benchmark = serializers.CharField(max_length=200)
-    kernel = serializers.CharField(max_length=200, help_text="uname -r, exactly")
+class RunCreateRequestSerializer(RequestSerializer):
+    benchmark = Text(max_length=200)
+    kernel = Text(max_length=200, help_text="uname -r, exactly")
     machine = MachineSpecField(required=False)
-    policy = serializers.CharField(max_length=100, required=False)
-    label = serializers.CharField(max_length=200, required=False)
-    tunables = JSONObjectField(required=False)
-    params = JSONObjectField(required=False)
-    environment = JSONObjectField(required=False)
-    metrics = JSONObjectField(help_text='{"time_ms": [10765, 10801]}: every sample per metric, '
+    policy = Text(max_length=100, required=False)
+    label = Text(max_length=200, required=False)
+    tunables = Object(required=False)
+    params = Object(required=False)
+    environment = Object(required=False)
+    metrics = Object(help_text='{"time_ms": [10765, 10801]}: every sample per metric, '
                               'or {"unit", "higher_is_better", "values"}')
-    series = JSONObjectField(required=False, help_text='{"vmstat": {"columns": [..], '
+    series = Object(required=False, help_text='{"vmstat": {"columns": [..], '
                              '"rows": [[..]]}}')
-    idempotency_key = serializers.CharField(max_length=100, required=False)
-    bisect = serializers.IntegerField(required=False, help_text="a bisection id: the run joins "
-                                      "the step of its commit")
-    commit = serializers.CharField(required=False, max_length=100, help_text="the commit "
-                                   "under test, when the kernel string carries none")
+    idempotency_key = Text(max_length=100, required=False)
+    bisect = Integer(required=False, min_value=1, help_text="a bisection id: the run joins "
+                     "the step of its commit")
+    commit = Text(required=False, max_length=100, help_text="the commit under test, when the "
+                  "kernel string carries none")
 
 
-class RunUpdateRequestSerializer(ServiceValidatedSerializer):
+class RunUpdateRequestSerializer(RequestSerializer):
     """PATCH /api/v1/runs/{id}/: what the owner may change after upload."""
 
-    label = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    tags = serializers.ListField(
-        child=serializers.CharField(max_length=50), required=False, max_length=20,
+    label = Text(max_length=200, required=False, allow_null=False)
+    tags = List(
+        child=Text(max_length=50), required=False, max_length=20, allow_null=False,
         help_text="the run's whole tag list (replaces it); each 1-50 letters, digits or "
         "_ . + : @ / -")
 
-
-class UploadRequestSerializer(serializers.Serializer):
-    """Multipart (or JSON) upload; `read_upload` validates and decompresses it."""
-
-    file = serializers.FileField(required=False, help_text="raw output; gzip, bzip2, xz allowed")
-    text = serializers.CharField(required=False, help_text="pasted output, instead of a file")
-    benchmark = serializers.CharField(required=False, max_length=200)
-    kernel = serializers.CharField(required=False, max_length=200)
-    machine = serializers.CharField(required=False, help_text="a name, or a JSON object")
-    policy = serializers.CharField(required=False, max_length=100)
-    label = serializers.CharField(required=False, max_length=200)
-    params = serializers.CharField(required=False, help_text="JSON object")
-    tunables = serializers.CharField(required=False, help_text="JSON object")
-    environment = serializers.CharField(required=False, help_text="JSON object")
-    series = serializers.CharField(required=False, help_text="JSON object")
-    kernel_map = serializers.CharField(required=False, help_text="JSON object: found -> stored")
-    assign = serializers.CharField(
-        required=False, help_text='JSON object: a run\'s source_key -> {"kernel", "label", '
-        '"params"}; assigns an UNASSIGNED block or corrects every run of one heading')
-    format = serializers.CharField(required=False, max_length=64, help_text="force a parser")
-    filename = serializers.CharField(required=False, max_length=255)
-    dry_run = serializers.BooleanField(required=False)
-    idempotency_key = serializers.CharField(required=False, max_length=100)
-    bisect = serializers.IntegerField(required=False, help_text="a bisection id: the runs join "
-                                      "the step of their commit")
-    commit = serializers.CharField(required=False, max_length=100, help_text="the commit "
-                                   "under test, when the kernel string carries none")
+    def unknown_message(self, unknown: list[str]) -> str:
+        return f"only label and tags can be changed, not {unknown[0]}"
 
 
-class ComparisonSpecSerializer(ServiceValidatedSerializer):
-    title = serializers.CharField(required=False, allow_blank=True)
-    runs = serializers.ListField(child=serializers.IntegerField(), required=False)
-    filters = JSONObjectField(required=False)
-    metric = serializers.CharField(required=False, allow_null=True)
-    x = serializers.CharField(required=False, help_text="kernel, policy, machine, benchmark, "
-                              "param.<name> or tunable.<name>")
-    series = serializers.CharField(required=False, allow_null=True)
-    facet = serializers.CharField(required=False, allow_null=True)
-    statistic = serializers.ChoiceField(["median", "mean", "min"], required=False)
-    error = serializers.ChoiceField(["stdev", "ci95", "minmax", "none"], required=False)
-    baseline = JSONObjectField(required=False, allow_null=True, help_text='{"dim", "value"}')
-    x_scale = serializers.ChoiceField(["linear", "log"], required=False)
-    chart = serializers.ChoiceField(["line", "bar", "box", "heatmap", "table"], required=False)
+class ComparisonSpecSerializer(RequestSerializer):
+    title = Text(required=False, max_length=200)
+    runs = List(child=RunId(), required=False, max_length=MAX_RUNS,
+                help_text="run ids (or filters)")
+    filters = Object(required=False)
+    metric = Text(required=False, max_length=200)
+    x = Text(required=False, max_length=200, help_text="kernel, policy, machine, benchmark, "
+             "param.<name> or tunable.<name>")
+    series = Text(required=False, max_length=200)
+    facet = Text(required=False, max_length=200)
+    statistic = Choice(["median", "mean", "min"], required=False)
+    error = Choice(["stdev", "ci95", "minmax", "none"], required=False)
+    baseline = Object(required=False, help_text='{"dim", "value"}')
+    x_scale = Choice(["linear", "log"], required=False)
+    chart = Choice(["line", "bar", "box", "heatmap", "table"], required=False)
 
 
 # --- Response bodies ------------------------------------------------------------------------

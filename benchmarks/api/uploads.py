@@ -1,19 +1,31 @@
-"""Reading an upload request: the file (maybe compressed) or pasted text, and its metadata."""
+"""Reading an upload request: the file (maybe compressed) or pasted text, and its metadata.
+
+An upload comes as JSON (the harness), multipart (curl -F, the upload page) or a url-encoded
+form; each media type has its own request serializer, so the schema, and a client generated
+from it, says how each is written (objects as objects in JSON, as JSON text in a form)."""
 
 import bz2
 import contextlib
 import gzip
-import json
 import lzma
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
 
+from benchmarks.api.jsonbody import strict_loads
+from benchmarks.api.requests import (
+    MACHINE_SPEC_SCHEMA,
+    Integer,
+    NamedErrors,
+    RequestSerializer,
+    Text,
+)
 from benchmarks.errors import InputError, TooLarge
 from benchmarks.services.ingest import UploadMetadata
-from benchmarks.services.jsonvalues import json_value_check, text_problem
+from benchmarks.services.jsonvalues import json_value_check
 
 CHUNK = 1024 * 1024
 _DECOMPRESSORS = {
@@ -81,97 +93,189 @@ def open_upload(uploaded) -> object:
     return stream
 
 
-def _refuse_constant(name: str):
-    raise ValueError(f"{name} is not a number in strict JSON")
+class UploadText(Text):
+    """A metadata string of an upload: blank is absent; kept without surrounding spaces."""
+
+    def __init__(self, **kwargs):
+        super().__init__(required=False, **kwargs)
+
+    def to_internal_value(self, data):
+        return super().to_internal_value(data).strip() or None
 
 
-def strict_json_loads(text: str, *, field: str):
-    """json.loads without NaN/Infinity (Python's json accepts them; strict JSON does not)."""
-    try:
-        return json.loads(text, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as exc:
-        raise UploadInvalid(f"{field} is not valid JSON: {exc.msg} at column {exc.colno}",
-                            field=field) from None
-    except (ValueError, RecursionError) as exc:
-        raise UploadInvalid(f"{field} is not valid JSON: {exc}", field=field) from None
+class LenientFlag(NamedErrors, serializers.BooleanField):
+    """true/false, or in a form 1, true, yes or on (anything else is false)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(allow_null=True, **kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool):
+            return data
+        return str(data or "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def _json_field(data, name):
-    value = data.get(name)
-    if value in (None, ""):
-        return {}
-    if isinstance(value, str):
-        value = strict_json_loads(value, field=name)
-    if not isinstance(value, dict):
-        raise UploadInvalid(f"{name} must be a JSON object", field=name)
-    json_value_check(value, field=name)
-    return value
+class FormInteger(Integer):
+    """An integer, or in a form its digits."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and data.strip().isascii() and data.strip().isdigit():
+            data = int(data.strip())
+        return super().to_internal_value(data)
 
 
-def _machine_field(data):
-    value = data.get("machine")
-    if isinstance(value, str) and value.strip().startswith("{"):
-        value = strict_json_loads(value, field="machine")
-    if value not in (None, "") and not isinstance(value, (str, dict)):
-        raise UploadInvalid("machine must be a name or a JSON object", field="machine")
-    if isinstance(value, dict):
-        json_value_check(value, field="machine")
-    return value or None
+@extend_schema_field({"type": "object", "additionalProperties": True})
+class ObjectOrJSONText(NamedErrors, serializers.JSONField):
+    """A JSON object, or text holding one (a form's field); empty is {}."""
+
+    default_error_messages = {"not_an_object": "{name} must be a JSON object"}
+
+    def __init__(self, **kwargs):
+        super().__init__(required=False, allow_null=True, **kwargs)
+
+    def to_internal_value(self, data):
+        name = self.field_name
+        if data == "":
+            return {}
+        if isinstance(data, str):
+            data = strict_loads(data, what=name, field=name)
+        if not isinstance(data, dict):
+            self.fail("not_an_object")
+        json_value_check(data, field=name)
+        return data
 
 
-def _text_field(data, name, limit=200):
-    value = data.get(name)
-    if value in (None, ""):
-        return None
-    if not isinstance(value, str) or len(value) > limit:
-        raise UploadInvalid(f"{name} must be a string of at most {limit} characters", field=name)
-    problem = text_problem(value)
-    if problem:
-        raise UploadInvalid(f"{name} {problem}", field=name)
-    return value.strip()
+@extend_schema_field({"type": "string", "description": "a JSON object"})
+class FormJSONObject(ObjectOrJSONText):
+    pass
 
 
-def _flag(data, name) -> bool:
-    value = data.get(name)
-    if isinstance(value, bool):
-        return value
-    return str(value or "").strip().lower() in ("1", "true", "yes", "on")
+class UploadMachine(NamedErrors, serializers.JSONField):
+    """A machine name, or a JSON object describing it (in a form: its JSON text)."""
+
+    default_error_messages = {"invalid_kind": "machine must be a name or a JSON object"}
+
+    def __init__(self, **kwargs):
+        super().__init__(required=False, allow_null=True, **kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and data.strip().startswith("{"):
+            data = strict_loads(data, what="machine", field="machine")
+        if isinstance(data, str):
+            return str(data) or None
+        if not isinstance(data, dict):
+            self.fail("invalid_kind")
+        json_value_check(data, field="machine")
+        return data
 
 
-def read_upload(data, files) -> UploadRequest:
-    """Parse an upload request (multipart form or JSON body); raises UploadInvalid/TooLarge."""
-    if not isinstance(data, Mapping):
-        raise UploadInvalid("the JSON body must be an object such as {\"text\": \"...\"}")
-    uploaded = files.get("file") if files else None
+@extend_schema_field(MACHINE_SPEC_SCHEMA)
+class JSONUploadMachine(UploadMachine):
+    pass
+
+
+@extend_schema_field({"type": "string", "description": "a machine name, or a JSON object"})
+class FormUploadMachine(UploadMachine):
+    pass
+
+
+class UploadFieldsSerializer(RequestSerializer):
+    """What every upload may say besides its content; the media types differ in how objects
+    are written (JSON objects, or JSON text in a form field)."""
+
+    text = Text(required=False, help_text="pasted output, instead of a file")
+    benchmark = UploadText(max_length=200)
+    kernel = UploadText(max_length=200)
+    policy = UploadText(max_length=100)
+    label = UploadText(max_length=200)
+    format = UploadText(max_length=64, help_text="force a parser")
+    filename = UploadText(max_length=255)
+    dry_run = LenientFlag(required=False, help_text="parse and answer, store nothing")
+    idempotency_key = UploadText(max_length=100)
+    bisect = FormInteger(required=False, min_value=1, help_text="a bisection id: the runs "
+                         "join the step of their commit")
+    commit = UploadText(max_length=100, help_text="the commit under test, when the kernel "
+                        "string carries none")
+
+    def validate(self, attrs):
+        if attrs.get("file") is None and not (attrs.get("text") or "").strip():
+            raise UploadInvalid("send a file in the 'file' field or text in the 'text' field",
+                                field="file")
+        return attrs
+
+
+ASSIGN_HELP = ('a run\'s source_key -> {"kernel", "label", "params"}; assigns an UNASSIGNED '
+               'block or corrects every run of one heading')
+
+
+class UploadJSONSerializer(UploadFieldsSerializer):
+    """An upload as a JSON body (what the harness sends): `text` and objects as objects."""
+
+    machine = JSONUploadMachine()
+    params = ObjectOrJSONText()
+    tunables = ObjectOrJSONText()
+    environment = ObjectOrJSONText()
+    series = ObjectOrJSONText()
+    kernel_map = ObjectOrJSONText(help_text="found -> stored")
+    assign = ObjectOrJSONText(help_text=ASSIGN_HELP)
+
+
+class UploadFormSerializer(UploadFieldsSerializer):
+    """An upload as a url-encoded form: `text`, and objects as JSON text."""
+
+    tolerated = frozenset({"csrfmiddlewaretoken"})  # a page's form sends it with the fields
+    machine = FormUploadMachine()
+    params = FormJSONObject()
+    tunables = FormJSONObject()
+    environment = FormJSONObject()
+    series = FormJSONObject()
+    kernel_map = FormJSONObject(help_text="JSON: found -> stored")
+    assign = FormJSONObject(help_text=f"JSON: {ASSIGN_HELP}")
+
+
+class UploadMultipartSerializer(UploadFormSerializer):
+    """An upload as multipart/form-data (curl -F, the upload page): a `file` or `text`."""
+
+    file = serializers.FileField(required=False, allow_empty_file=True,
+                                 help_text="raw output; gzip, bzip2, xz allowed")
+
+
+def upload_serializer(request) -> type[UploadFieldsSerializer]:
+    media_type = request.content_type.split(";")[0].strip().lower()
+    if media_type == "application/json":
+        return UploadJSONSerializer
+    if media_type == "application/x-www-form-urlencoded":
+        return UploadFormSerializer
+    return UploadMultipartSerializer
+
+
+def read_upload(clean: dict) -> UploadRequest:
+    """The upload a validated body describes: its content as a stream, and its metadata."""
+    uploaded = clean.get("file")
     if uploaded is not None:
         stream, filename = open_upload(uploaded), uploaded.name
     else:
-        text = data.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise UploadInvalid("send a file in the 'file' field or text in the 'text' field",
-                                field="file")
-        encoded = text.encode("utf-8", "surrogatepass")
+        encoded = clean["text"].encode("utf-8", "surrogatepass")
         if len(encoded) > max_bytes():
             raise UploadTooLarge(f"the text is larger than {settings.MAX_UPLOAD_MB} MB")
         stream, filename = _temporary_file(), "pasted.txt"
         stream.write(encoded)
         stream.seek(0)
-    json_fields = {name: _json_field(data, name) for name in JSON_FIELDS}
     metadata = UploadMetadata(
-        benchmark=_text_field(data, "benchmark"),
-        kernel=_text_field(data, "kernel"),
-        machine=_machine_field(data),
-        policy=_text_field(data, "policy", 100),
-        label=_text_field(data, "label") or "",
-        **json_fields,
+        benchmark=clean.get("benchmark"),
+        kernel=clean.get("kernel"),
+        machine=clean.get("machine"),
+        policy=clean.get("policy"),
+        label=clean.get("label") or "",
+        **{name: clean.get(name) or {} for name in JSON_FIELDS},
     )
     return UploadRequest(
         stream=stream,
-        filename=(_text_field(data, "filename", 255) or filename or "upload.txt"),
+        filename=clean.get("filename") or filename or "upload.txt",
         metadata=metadata,
-        format=_text_field(data, "format", 64),
-        dry_run=_flag(data, "dry_run"),
-        idempotency_key=_text_field(data, "idempotency_key", 100),
+        format=clean.get("format"),
+        dry_run=bool(clean.get("dry_run")),
+        idempotency_key=clean.get("idempotency_key"),
     )
 
 

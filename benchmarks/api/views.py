@@ -5,7 +5,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import permissions, status, viewsets
 from rest_framework.decorators import action, api_view, permission_classes
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
 from benchmarks import selectors
@@ -15,6 +14,7 @@ from benchmarks.api.ingest_views import (
     run_bulk_response,
     run_create_response,
 )
+from benchmarks.api.jsonbody import DepthLimitedJSONParser
 from benchmarks.api.serializers import (
     BenchmarkSerializer,
     KernelSerializer,
@@ -25,7 +25,6 @@ from benchmarks.api.serializers import (
     RunMovedSerializer,
     RunUpdateRequestSerializer,
 )
-from benchmarks.errors import InputError
 from benchmarks.models import Benchmark, Kernel, Machine, Run
 from benchmarks.services.ownership import may_edit, run_restore, run_update, run_withdraw
 
@@ -52,7 +51,7 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
     """Runs with every sample. Lists are in natural kernel order within each benchmark."""
 
     queryset = Run.objects.with_detail_relations()
-    parser_classes = [JSONParser]
+    parser_classes = [DepthLimitedJSONParser]
 
     @RUN_CREATE_SCHEMA
     def create(self, request):
@@ -104,12 +103,6 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
         if not may_edit(request.user, run):  # before the body: a stranger learns nothing
             raise PermissionDenied(f"only the submitter of run {run.pk} or staff can edit it")
         body = RunUpdateRequestSerializer(data=request.data).validated()
-        unknown = sorted(set(body) - {"label", "tags"})
-        if unknown:
-            raise InputError(f"only label and tags can be changed, not {unknown[0]}",
-                             field=unknown[0])
-        if "tags" in body and not isinstance(body["tags"], list):
-            raise InputError("tags must be a list of strings", field="tags")
         run = run_update(run=run, user=request.user, **body)
         return Response(RunDetailSerializer(run, context={"request": request}).data)
 
