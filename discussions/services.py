@@ -16,7 +16,7 @@ from benchmarks import errors
 from benchmarks.errors import InputError
 
 from . import notifications
-from .models import Attachment, Post, PostSource, Thread, ThreadFollow
+from .models import Post, PostSource, Thread, ThreadFollow
 from .ordering import Node, thread_layout
 from .render import rendered_fields
 from .targets import Target
@@ -187,13 +187,4 @@ def thread_follow(*, user, thread: Thread, follow: bool = True) -> bool:
     else:
         ThreadFollow.objects.filter(thread=thread, user=user).delete()
     return follow
-
-
-def attachments_create(*, post: Post, attachments) -> None:
-    Attachment.objects.bulk_create(
-        Attachment(post=post, position=number, filename=a.filename[:255],
-                   content_type=a.content_type[:100], size=a.size, text=a.text,
-                   content=a.content)
-        for number, a in enumerate(attachments, 1)
-    )
 
