@@ -187,4 +187,3 @@ def thread_follow(*, user, thread: Thread, follow: bool = True) -> bool:
     else:
         ThreadFollow.objects.filter(thread=thread, user=user).delete()
     return follow
-

@@ -4,7 +4,7 @@ marked by a shaded band between the good and the bad kernel (a Plotly figure dic
 from benchmarks.models import MetricSummary
 
 from .models import Regression
-from .series import SeriesId, series_runs
+from .series import SeriesId, is_between_releases, series_runs
 
 GOOD, BAD = "#2b8a3e", "#c92a2a"
 
@@ -21,6 +21,8 @@ def series_points(regression: Regression) -> list[dict]:
             .values_list("run__kernel__version", "median", "minimum", "maximum", "n"))
     points: dict[str, dict] = {}
     for version, median, low, high, n in rows:
+        if is_between_releases(version):  # a bisection's commit: not in release order
+            continue
         point = points.setdefault(version, {"kernel": version, "medians": [], "min": low,
                                             "max": high, "n": 0})
         point["medians"].append(median)

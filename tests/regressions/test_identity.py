@@ -71,8 +71,14 @@ def test_a_finding_keeps_its_id_through_uploads_steps_withdrawal_and_restore(ste
     assert (back.good.version, back.bad.version) == ("2.6.23", "2.6.24")
     bisection.refresh_from_db()
     assert bisection.regression_id == finding.pk
+    page = client.get(f"/regressions/{finding.pk}/").content.decode()
+    assert "What the verdict rests on" in page and back.test in page
+    assert f"n={back.n_bad}" in page and "History" in page and "seen again" in page
+    assert f"/regressions/{finding.pk}/compare/" in page
+    assert "2.6.24-rc1-00042" not in page  # the step is in no chart or window
     body = client.get(f"/api/v1/regressions/{finding.pk}/").json()
-    assert body["seen"] == "current"
+    assert body["seen"] == "current" and body["test"] == back.test
+    assert body["inputs"]["bad_kernels"][0] == "2.6.24"
     assert [e["event"] for e in body["history"]] == [
         "first_seen", "updated", "not_seen", "seen_again"]
 
