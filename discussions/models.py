@@ -167,10 +167,6 @@ class Attachment(models.Model):
     def __str__(self):
         return self.filename or f"attachment {self.position}"
 
-    @property
-    def is_text(self) -> bool:
-        return bool(self.text) or not self.content
-
 
 class PostRun(models.Model):
     """A run extracted from a post's own text. The first post to report a result set owns the
