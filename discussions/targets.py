@@ -30,10 +30,6 @@ def register_target(target_type: str, resolver: Resolver) -> None:
     _RESOLVERS[target_type] = resolver
 
 
-def registered_types() -> list[str]:
-    return sorted(_RESOLVERS)
-
-
 @dataclass(frozen=True)
 class Target:
     type: str
