@@ -10,7 +10,6 @@ STATISTICS = ("median", "mean", "min")
 ERRORS = ("stdev", "ci95", "minmax", "none")
 X_SCALES = ("linear", "log")
 CHARTS = ("line", "bar", "box", "heatmap", "table")
-PLAIN_DIMENSIONS = ("kernel", "policy", "machine", "benchmark", "source", "label")
 DIMENSION = re.compile(
     r"^(kernel|policy|machine|benchmark|source|label|machine\.(cpus|topology)"
     r"|measured\.(day|week|month)"
