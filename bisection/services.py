@@ -31,10 +31,6 @@ class BisectPermissionDenied(InputError):
     status = 403
 
 
-class BisectNotFound(InputError):
-    status = 404
-
-
 def _may_change(bisection: Bisection, user) -> None:
     if not (user and user.is_authenticated and (user.pk == bisection.owner_id or
                                                   user.is_staff)):
