@@ -26,6 +26,7 @@ from collections.abc import Iterable
 
 from .base import (
     NUMBER,
+    Accounting,
     Parser,
     ParseResult,
     ResultGroups,
@@ -52,7 +53,7 @@ def _metric_name(name: str, unit: str | None) -> str:
 
 class MetricLinesParser(Parser):
     name = "metric-lines"
-    version = 1
+    version = 2
     description = "'metric_name: value' lines"
 
     def detect(self, head: str) -> float:
@@ -63,9 +64,11 @@ class MetricLinesParser(Parser):
         warnings = Warnings()
         groups = ResultGroups()
         params: dict = {}
+        accounting = Accounting(self.description)
         for lineno, text in numbered_lines(lines, warnings):
             if not LINE_RE.fullmatch(text.strip()):
                 warnings.add(lineno, "ignored unrecognised line")
+                accounting.unknown(lineno, text)
                 continue
             metrics = []
             for raw_name, raw_value, unit in PAIR_RE.findall(text):
@@ -76,7 +79,9 @@ class MetricLinesParser(Parser):
                     params = {**params, name: value}
                 else:
                     metrics.append((name, parse_number(raw_value, line=lineno)))
-            target = groups.get(lineno, params=params) if metrics else None
-            for name, value in metrics:
-                target.add(name, value)
+            if metrics:
+                target = groups.get(lineno, params=params)
+                for name, value in metrics:
+                    target.add(name, value)
+        accounting.check()  # a line with numbers in another shape might be another tool's
         return self.result(groups.results(), warnings)
