@@ -70,7 +70,7 @@ class LkpStatsParser(Parser):
             parts.append(text)
         try:
             document = json.loads("\n".join(parts))
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise ParseError(f"not valid JSON: {exc.msg}", line=getattr(exc, "lineno", None)) \
                 from None
         if not isinstance(document, dict):

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .base import NUMBER, ParseError, Warnings, head_lines, numbered_lines, slug
+from .base import NUMBER, ParseError, ParseResult, Warnings, head_lines, numbered_lines, slug
 from .summaries import (
     SummaryParser,
     SummarySet,
@@ -190,7 +190,7 @@ class MmtestsParser(SummaryParser):
             return 0.0
         return 1.0 if rows else 0.6
 
-    def parse(self, lines: Iterable[str]) -> object:
+    def parse(self, lines: Iterable[str]) -> ParseResult:
         warnings = Warnings()
         blocks = self._blocks(numbered_lines(lines, warnings, keep_blank=True), warnings)
         sets: dict[tuple, SummarySet] = {}
@@ -222,6 +222,7 @@ class MmtestsParser(SummaryParser):
                 cells = _cells(stat.group(3), len(block.columns), lineno)
                 block.rows.append(Row(lineno, stat.group(1).lower(), stat.group(2), cells))
             else:
+                assert duration is not None  # a line that matches neither was skipped above
                 values = duration.group(2).split()
                 if len(values) != len(block.columns) or \
                         not all(re.fullmatch(NUMBER, v) for v in values):

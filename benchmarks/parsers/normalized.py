@@ -220,6 +220,7 @@ class NormalizedParser(Parser):
     def _row(self, row: Row, table: _Table, lineno: int) -> list[ResultSet]:
         name, values, notes = row
         columns = table.columns
+        assert columns is not None  # parse() skips the rows before a header
         extra = len(values) - len(columns)
         if extra > 0:  # extra leading numbers belong to the name ("dbench 8")
             name = " ".join([name, *values[:extra]])
@@ -263,6 +264,7 @@ class _Table:
 
     def start(self, row: Row, lineno: int, warnings: Warnings, accounting: Accounting) -> None:
         """The line above the first row of a block: a header if it surely splits."""
+        assert self.pending is not None  # parse() calls start() only with a line pending
         header_line, text = self.pending
         self.pending = None
         count = len(row.values)

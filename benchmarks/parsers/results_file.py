@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from .base import (
     ParseError,
@@ -87,7 +88,7 @@ class _State:
     """What the lines above say about the next value, and how sure we still are of it."""
 
     def __init__(self):
-        self.setup = {"tunables": {}, "labels": {}, "params": {}, "policy": None}
+        self.setup: dict[str, Any] = {"tunables": {}, "labels": {}, "params": {}, "policy": None}
         self.kernel: str | None = None
         self.kernel_line: int | None = None
         self.labels: dict = {}

@@ -101,7 +101,7 @@ def decode_lines(lines: Iterable, warnings: Warnings) -> list[tuple[int, str]]:
             continue
         decoded.append((first, _qp(pending + text, first)))
         pending, first = "", None
-    if pending:
+    if pending and first is not None:  # first is set whenever pending is
         decoded.append((first, _qp(pending, first)))
     return decoded
 
@@ -288,6 +288,7 @@ class RobotParser(SummaryParser):
 
     def _fail_row(self, text: str, report: Report, lineno: int) -> None:
         totals = [int(total) for _, total in FAIL_CELL_RE.findall(text)]
+        assert report.columns is not None  # _table_frame() reads rows only under the ids line
         if len(totals) != len(report.columns):
             raise ParseError("fail:runs row with a cell count that is not the commits'",
                              line=lineno)
@@ -338,6 +339,7 @@ class RobotParser(SummaryParser):
     # ------------------------------------------------------------------ rows
 
     def _row(self, text: str, report: Report, lineno: int):
+        assert report.columns is not None  # parse() reads rows only under the ids line
         match = _row_re(len(report.columns)).fullmatch(text)
         if not match:
             return None

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from .base import (
     NUMBER_RE,
@@ -117,7 +118,7 @@ class SweepParser(Parser):
             return
         row = split_row(text)
         row_kernel = parse_heading(row[0]) if row else None
-        if row_kernel:
+        if row and row_kernel:
             value = to_ms(row[1], row[2], lineno)
             state.add(groups, lineno, value, kernel=row_kernel)
         elif MALFORMED_ROW_RE.match(text) and parse_heading(text.split()[0]):
@@ -132,8 +133,8 @@ class _Context:
     """The loop size and kernel the headings above set, and whether they still surely hold."""
 
     def __init__(self):
-        self.values = {"loops": None, "kernel": None}
-        self.lines = {"loops": None, "kernel": None}
+        self.values: dict[str, Any] = {"loops": None, "kernel": None}
+        self.lines: dict[str, int | None] = {"loops": None, "kernel": None}
         self.lost = {"loops": False, "kernel": False}
         self.block: int | None = None
 
@@ -149,7 +150,7 @@ class _Context:
 
     def add(self, groups, lineno: int, value, *, loops=None, kernel=None) -> None:
         """One time_ms sample; what the row does not say itself comes from the headings."""
-        missing = []
+        missing: list[str] = []
         if loops is None:
             loops = self._held("loops", missing, "param.loops")
         if kernel is None:

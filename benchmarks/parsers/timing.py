@@ -25,6 +25,7 @@ from .base import (
     Parser,
     ParseResult,
     ResultGroups,
+    ResultSet,
     Warnings,
     fraction,
     head_lines,
@@ -43,11 +44,12 @@ COMMA = r"(?:\s*,\s*|\s*)"
 # Time units people print, to milliseconds. "(ms)" with parentheses is a burn-line habit.
 UNIT = (r"(?:\(\s*)?(ms|msecs?|milliseconds?|s|secs?|seconds?|us|usecs?|microseconds?|\u00b5s)"
         r"(?:\s*\))?")
-_TO_MS = {"ms": 1, "msec": 1, "msecs": 1, "millisecond": 1, "milliseconds": 1,
-          "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
-          "us": Decimal("0.001"), "usec": Decimal("0.001"), "usecs": Decimal("0.001"),
-          "microsecond": Decimal("0.001"), "microseconds": Decimal("0.001"),
-          "\u00b5s": Decimal("0.001")}
+_TO_MS: dict[str, int | Decimal] = {
+    "ms": 1, "msec": 1, "msecs": 1, "millisecond": 1, "milliseconds": 1,
+    "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
+    "us": Decimal("0.001"), "usec": Decimal("0.001"), "usecs": Decimal("0.001"),
+    "microsecond": Decimal("0.001"), "microseconds": Decimal("0.001"),
+    "\u00b5s": Decimal("0.001")}
 TIME_RE = re.compile(rf"time{SEP}({NUMBER})\s*{UNIT}\.?", re.I)
 LOOPS_RE = re.compile(
     rf"({COUNT})\s+loops?(?:\s*[:,]\s*|\s*)time{SEP}({NUMBER})\s*{UNIT}\.?", re.I)
@@ -200,7 +202,8 @@ class TimingLinesParser(Parser):
             if found is not None and found.kind == self.kind:
                 if unsure:
                     unsure_from = unsure_from or lineno
-                    result_set = groups.get(lineno, **measurement_setup(found, {}),
+                    result_set: ResultSet | None = groups.get(lineno,
+                                                              **measurement_setup(found, {}),
                                             missing=[f"param.{name}" for name in params],
                                             block=unsure_from)
                     add_samples(result_set, found)

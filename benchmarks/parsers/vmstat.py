@@ -93,9 +93,10 @@ class _Block:
                            series={"vmstat": {"columns": self.columns, "rows": self.rows}})
         if self.heading:
             result.labels["heading"] = self.heading
+        columns = self.columns or []  # no header and no row: nothing to read
         for column, (metric, unit, higher) in COLUMN_METRICS.items():
-            if column in self.columns:
-                index = self.columns.index(column)
+            if column in columns:
+                index = columns.index(column)
                 for row in self.rows:
                     result.add(metric, row[index], unit, higher)
         return result
