@@ -12,7 +12,7 @@ from rest_framework.response import Response
 
 from benchmarks.api.jsonbody import DepthLimitedJSONParser
 from benchmarks.api.requests import Choice, Integer, Number, RequestSerializer, Text
-from benchmarks.api.serializers import ErrorSerializer
+from benchmarks.api.serializers import ErrorSerializer, ResponseSerializer
 from benchmarks.models import Benchmark
 
 from . import selectors, services
@@ -83,6 +83,23 @@ class ThresholdsSerializer(RequestSerializer):
                  help_text="username who may change these (staff only); null: nobody but staff")
 
 
+class ThresholdValuesSerializer(ResponseSerializer):
+    min_change = serializers.FloatField()
+    alpha = serializers.FloatField()
+    min_effect = serializers.FloatField()
+    min_repeats = serializers.IntegerField()
+    verdict_alpha = serializers.FloatField()
+    source = serializers.CharField(help_text="benchmark (set for it) or default")
+
+
+class ThresholdsAnswerSerializer(ThresholdValuesSerializer):
+    """The thresholds that apply to a benchmark, who may change them, and the defaults."""
+
+    benchmark = serializers.CharField()
+    owner = serializers.CharField(allow_null=True)
+    defaults = ThresholdValuesSerializer()
+
+
 class StatusRequestSerializer(RequestSerializer):
     status = Choice(Status.values)
 
@@ -124,7 +141,8 @@ class RegressionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return Response(self.get_serializer(finding).data)
 
     @extend_schema(request=ThresholdsSerializer, responses={
-        200: OpenApiResponse(description="the thresholds that apply to the benchmark"),
+        200: OpenApiResponse(ThresholdsAnswerSerializer,
+                             description="the thresholds that apply to the benchmark"),
         400: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
     @action(detail=False, methods=["get", "patch"],
             url_path=r"thresholds/(?P<slug>[-a-zA-Z0-9_]{1,100})")
@@ -139,7 +157,7 @@ class RegressionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                                        "thresholds")
             values = ThresholdsSerializer(data=request.data).validated()
             services.thresholds_set(benchmark=benchmark, user=request.user, values=values)
-        return Response(services.thresholds_answer(benchmark))
+        return Response(ThresholdsAnswerSerializer(services.thresholds_answer(benchmark)).data)
 
     @extend_schema(parameters=LIST_FILTERS)
     def list(self, request, *args, **kwargs):

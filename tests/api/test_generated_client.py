@@ -8,20 +8,24 @@ the README's flows; nothing in it is edited.
 """
 
 import importlib
+import inspect
 import io
 import json
 import subprocess
 import sys
 import urllib.request
+from pathlib import Path
 
 import pytest
 
+from benchmarks.models import Run
 from benchmarks.services.tokens import token_create
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 PACKAGE = "schedbench_client"
 RESULTS = "2.6.24\ntime 10765 ms\ntime 10801 ms\ntime 10799 ms\n"
+TRACE = Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "ftrace_burn.trace"
 
 
 @pytest.fixture(scope="session")
@@ -162,3 +166,57 @@ def test_thread_create_and_reply(client, generated):
     assert reply.in_reply_to == first.message_id and reply.depth == 1
     read = call("threads_retrieve", thread.id, client=client, status=200)
     assert [post.id for post in read.posts] == [first.id, reply.id]
+
+
+def test_every_read_operation_parses_its_answer(client, generated):
+    """Each list and retrieve operation of the generated client, on real objects (or a 404,
+    a documented answer too, where none can exist here): its answer parses to its model."""
+    _, models, types = generated
+    call("v1_uploads_create", client=client, status=201, body=models.UploadJSONRequest(
+        text=RESULTS, benchmark="threadtest", machine="core2-duo-laptop"))
+    thread = call("threads_start", client=client, status=201,
+                  body=models.ThreadStartRequest(subject="s", body="b"))
+    job = call("v1_simulations_create", client=client, status=202, body=models.JobSpecRequest(
+        workload="threadtest", kernels=["2.6.24"], repeat=1))
+    slug = call("v1_comparisons_create", client=client, status=201,
+                body=models.ComparisonSpecRequest(
+                    filters=models.ComparisonSpecRequestFiltersType0.from_dict({}))).slug
+    bisection = call("v1_bisections_create", client=client, status=201,
+                     body=models.BisectionCreateRequest(good="2.6.22", bad="2.6.24"))
+    with open(TRACE, "rb") as stream:
+        trace = call("v1_traces_create", client=client, status=201,
+                     body=models.TraceUploadRequest(file=types.File(payload=stream,
+                                                                    file_name=TRACE.name)))
+    run = Run.objects.get()
+    ids = {"runs": run.pk, "machines": run.machine_id, "simulations": job.id,
+           "threads": thread.id, "traces": trace.id, "bisections": bisection.id}
+    missing = {"v1_regressions_retrieve", "threads_import_retrieve",
+               "v1_machines_calibration_retrieve"}  # nothing of these exists here: 404
+    reads = sorted(name for name in operations(generated)
+                   if name.endswith(("_list", "_retrieve")))
+    assert len(reads) >= 25
+    for name in reads:
+        resource = name.removeprefix("v1_").split("_")[0]
+        by_name = {"v1_benchmarks_retrieve": "threadtest", "v1_kernels_retrieve": "2.6.24",
+                   "v1_comparisons_retrieve": slug, "v1_regressions_retrieve": 1,
+                   "v1_regressions_thresholds_retrieve": "threadtest",
+                   "threads_import_retrieve": 1}
+        args = [by_name.get(name) or ids[resource]] if path_arguments(name) else []
+        extra = {"q": "threadtest"} if name == "v1_search_retrieve" else {}
+        if name in missing:
+            response = operation(name).sync_detailed(*args, client=client, **extra)
+            assert response.status_code == 404 and type(response.parsed).__name__ == "Error"
+        else:
+            call(name, *args, client=client, status=200, **extra)
+
+
+def operations(generated) -> list[str]:
+    package, _, _ = generated
+    folder = Path(package.__file__).parent / "api" / "v1"
+    return [path.stem for path in folder.glob("*.py") if path.stem != "__init__"]
+
+
+def path_arguments(name: str) -> list[str]:
+    """The operation's path parameters: what comes before its keyword-only arguments."""
+    parameters = inspect.signature(operation(name).sync_detailed).parameters.values()
+    return [p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD]
