@@ -7,8 +7,11 @@ with its unassigned-block bookkeeping), a sweep table and a kernel table, each o
 number of lines and result sets (repeats of a few dozen setups, as real pastes are), and
 `N loops time T ms` lines (loops-time, the simplest grammar) as the
 reference; then mmtests compare tables and a kernel test robot table (published summaries,
-every change checked against its values). Prints lines per second and the ratio to the
-reference; no pass/fail.
+every change checked against its values); then the real tools' output, each a fixture of
+tests/fixtures/real/ repeated to about the same number of lines, as a harness --repeat joins
+runs (hackbench, perf bench sched pipe, sysbench cpu, schbench with interim reports, stress-ng,
+tbench, cyclictest with and without its histogram). Prints lines per second and the ratio to
+the reference; no pass/fail.
 """
 
 import argparse
@@ -18,10 +21,15 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 from benchmarks.parsers import parse_lines  # noqa: E402
 
 LOOPS = ["10k", "100k", "1M", "2M", "10M", "40M"]
+REAL = ROOT / "tests" / "fixtures" / "real"
+TOOLS = ["hackbench/pipe-thread-g4-l200", "perf/pipe-l10000", "sysbench/cpu-t1",
+         "schbench/interim-and-final", "stress-ng/cpu-1-switch-1", "tbench/c2",
+         "cyclictest/t2-progress", "cyclictest/t2-q-h100"]
 
 
 def per_kernel_sweep(lines: int, rng) -> str:
@@ -82,6 +90,13 @@ def robot_report(lines: int, rng) -> str:
     return "\n".join(out) + "\n"
 
 
+def repeated(case: str, lines: int) -> str:
+    """A real output joined to itself until it has about `lines` lines."""
+    with open(REAL / case / "output.txt", encoding="utf-8", newline="") as handle:
+        one = handle.read()
+    return one * max(1, lines // max(1, one.count("\n")))
+
+
 def lines_per_second(text: str, repeat: int = 3) -> tuple[float, str]:
     best, name = float("inf"), ""
     for _ in range(repeat):
@@ -103,6 +118,9 @@ def main() -> None:
                         ("robot report", robot_report)):
         speed, name = lines_per_second(make(args.lines, rng))
         print(f"{label} ({name}): {speed:,.0f} lines/s, {speed / reference:.2f} x reference")
+    for case in TOOLS:
+        speed, name = lines_per_second(repeated(case, args.lines))
+        print(f"{case} ({name}): {speed:,.0f} lines/s, {speed / reference:.2f} x reference")
 
 
 if __name__ == "__main__":

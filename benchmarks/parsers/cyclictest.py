@@ -11,7 +11,8 @@ last line is its result; the earlier ones and the `policy:` lines are progress, 
 `cyclictest`, params thread, threads, and priority and interval_us where the T: line says;
 metrics latency_min_us, latency_avg_us, latency_max_us, cycles (T: lines) or
 histogram_samples and histogram_overflows (summary), and series["latency_histogram"] =
-{"columns": ["latency_us", "count"], "rows"}. The overflow cycle numbers are skipped. A thread
+{"columns": ["latency_us", "count"], "rows"} (runs joined by a harness --repeat add their
+counts; their other figures are one sample each). The overflow cycle numbers are skipped. A thread
 that ran no cycle is refused, as is any line holding a number outside these shapes.
 """
 
@@ -25,6 +26,7 @@ from .base import (
     ParseError,
     Parser,
     ParseResult,
+    ResultGroups,
     ResultSet,
     Warnings,
     head_lines,
@@ -37,7 +39,8 @@ THREAD_RE = re.compile(r"T:\s*(\d+)\s*\(\s*\d+\)\s*P:\s*(\d+)\s*I:\s*(\d+)\s*C:\
 BUCKET_RE = re.compile(r"\d{6}(?:\s+\d{6,})+")
 SUMMARY_RE = re.compile(r"# (Total|Min Latencies|Avg Latencies|Max Latencies|"
                         r"Histogram Overflows):((?:\s+\d+)+)")
-SKIPPED_RE = re.compile(r"# /dev/cpu_dma_latency set to \d+us|# Histogram|"
+DMA_RE = re.compile(r"# /dev/cpu_dma_latency set to \d+us")
+SKIPPED_RE = re.compile(r"# Histogram|"
                         r"# Histogram Overflow at cycle number:"
                         r"|# Thread \d+:[\d\s]*(?:# \d+ others)?"
                         r"|policy: \S+: loadavg: .*")
@@ -58,58 +61,78 @@ class CyclictestParser(Parser):
         return 0.0
 
     def parse(self, lines: Iterable[str]) -> ParseResult:
+        """Runs joined one after the other (a harness --repeat) each start with their
+        `# /dev/cpu_dma_latency` line: each run's figures are one sample per thread."""
         warnings = Warnings()
         accounting = Accounting(self.description)
-        finals: dict[int, tuple[int, re.Match]] = {}
-        summary: dict[str, tuple[int, list[int]]] = {}
-        buckets: list[tuple[int, list[int]]] = []
+        groups = ResultGroups()
+        run = _Run()
         for lineno, raw in numbered_lines(lines, warnings):
             text = ESCAPE_RE.sub("", raw).strip()
             if match := THREAD_RE.fullmatch(text):
-                finals[int(match.group(1))] = (lineno, match)  # the last line is the total
+                run.finals[int(match.group(1))] = (lineno, match)  # the last line is the total
             elif BUCKET_RE.fullmatch(text):
                 cells = [int(cell) for cell in text.split()]
-                buckets.append((cells[0], cells[1:]))
+                run.buckets.append((cells[0], cells[1:]))
             elif match := SUMMARY_RE.fullmatch(text):
-                summary[match.group(1)] = (lineno, [int(c) for c in match.group(2).split()])
+                run.summary[match.group(1)] = (lineno, [int(c) for c in match.group(2).split()])
+            elif DMA_RE.fullmatch(text):
+                run = self._flush(run, groups)
             elif not SKIPPED_RE.fullmatch(text):
                 accounting.unknown(lineno, text)
         accounting.check()
-        count = max(len(finals), len(summary.get("Min Latencies", (0, []))[1]))
-        results = [self._thread(thread, count, finals, summary, buckets)
-                   for thread in range(count)]
-        return self.result(results, warnings)
+        self._flush(run, groups)
+        return self.result(groups.results(), warnings)
+
+    @classmethod
+    def _flush(cls, run: _Run, groups: ResultGroups) -> _Run:
+        count = max(len(run.finals), len(run.summary.get("Min Latencies", (0, []))[1]))
+        for thread in range(count):
+            cls._thread(thread, count, run, groups)
+        return _Run()
 
     @staticmethod
-    def _thread(thread: int, count: int, finals: dict, summary: dict,
-                buckets: list) -> ResultSet:
-        result = ResultSet(benchmark="cyclictest", params={"threads": count, "thread": thread})
-        if thread in finals:
-            lineno, match = finals[thread]
-            result.line = lineno
-            result.touch(lineno)
+    def _thread(thread: int, count: int, run: _Run, groups: ResultGroups) -> None:
+        params = {"threads": count, "thread": thread}
+        if thread in run.finals:
+            lineno, match = run.finals[thread]
             cycles = int(match.group(4))
             if cycles == 0:
                 raise ParseError(f"thread {thread} ran no cycle: no latency was measured",
                                  line=lineno)
-            result.params.update(priority=int(match.group(2)), interval_us=int(match.group(3)))
+            params.update(priority=int(match.group(2)), interval_us=int(match.group(3)))
+            result = groups.get(lineno, benchmark="cyclictest", params=params)
             for name, group in (("latency_min_us", 5), ("latency_avg_us", 7),
                                 ("latency_max_us", 8)):
                 result.add(name, int(match.group(group)), "us", False)
             result.add("cycles", cycles, "", True)
         else:
+            result = None
             for label, name in SUMMARY_NAMES.items():
-                lineno, cells = summary.get(label, (None, []))
+                lineno, cells = run.summary.get(label, (None, []))
                 if thread >= len(cells):
                     raise ParseError(f"the '# {label}:' summary has no column for thread "
                                      f"{thread}", line=lineno)
-                result.line = result.line or lineno
+                result = result or groups.get(lineno, benchmark="cyclictest", params=params)
                 result.touch(lineno)
-                unit = "us" if name.endswith("_us") else ""
-                result.add(name, cells[thread], unit, False)
-        if buckets:
-            rows = [[bucket, counts[thread]] for bucket, counts in buckets
-                    if thread < len(counts)]
-            result.series["latency_histogram"] = {"columns": ["latency_us", "count"],
-                                                  "rows": rows}
-        return result
+                result.add(name, cells[thread], "us" if name.endswith("_us") else "", False)
+        if run.buckets:
+            _add_histogram(result, [(bucket, counts[thread]) for bucket, counts in run.buckets
+                                    if thread < len(counts)])
+
+
+class _Run:
+    def __init__(self):
+        self.finals: dict[int, tuple[int, re.Match]] = {}
+        self.summary: dict[str, tuple[int, list[int]]] = {}
+        self.buckets: list[tuple[int, list[int]]] = []
+
+
+def _add_histogram(result: ResultSet, rows: list[tuple[int, int]]) -> None:
+    """Each run's histogram adds its counts: the series counts every sample of the setup."""
+    series = result.series.setdefault("latency_histogram",
+                                      {"columns": ["latency_us", "count"], "rows": []})
+    counts = dict(series["rows"])
+    for bucket, count in rows:
+        counts[bucket] = counts.get(bucket, 0) + count
+    series["rows"] = [[bucket, count] for bucket, count in sorted(counts.items())]

@@ -82,6 +82,7 @@ class StressNgParser(Parser):
         if text.startswith("unsuccessful run"):
             raise ParseError(f"stress-ng: {text[:120]}", line=lineno)
         if match := HOGS_RE.match(text):
+            setup["instances"] = {}  # a new run says its own
             for part in match.group(1).split(","):
                 count, _, stressor = part.strip().partition(" ")
                 if count.isdigit() and stressor:
@@ -94,6 +95,7 @@ class StressNgParser(Parser):
     def _metric_line(text: str, lineno: int, setup: dict, groups: ResultGroups,
                      accounting: Accounting) -> None:
         if text.startswith("stressor") or text.startswith("(secs)") or not text:
+            setup["misc"] = False  # a new table (the next run of a harness --repeat)
             return  # the table's two header lines
         if text.startswith("miscellaneous metrics"):
             setup["misc"] = True

@@ -147,3 +147,16 @@ def test_the_portals_refusal_names_the_line_and_the_closest_layout(api_client, c
     body = response.json()
     assert body["line"] == expected["refused"]["line"]
     assert body["layout"] == layout and body["help"].startswith("/formats/")
+
+
+def test_runs_joined_by_a_harness_repeat_are_samples_of_their_setups():
+    from benchmarks.parsers import parse_text
+
+    for case, runs in (("stress-ng/cpu-1-switch-1", 2), ("tbench/c2", 1),
+                       ("cyclictest/t2-q", 2), ("schbench/interim-and-final", 1)):
+        text = (REAL / case / "output.txt").read_text()
+        once, thrice = parse_text(text).results, parse_text(text * 3).results
+        assert len(once) == len(thrice) == runs, case
+        for single, joined in zip(once, thrice, strict=True):
+            assert {name: list(values) * 3 for name, values in single.metrics.items()} == \
+                {name: list(values) for name, values in joined.metrics.items()}, case
