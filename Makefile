@@ -58,8 +58,10 @@ run: demo static $(if $(NO_COMPILE),,simulator/_compiled.manifest)
 worker: $(VENV)/.installed-run
 	$(BIN)/celery -A portal worker --loglevel=INFO
 
+# mypy checks the pure libraries (simulator, schedtrace, benchmarks/parsers): see mypy.ini
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
+	$(BIN)/mypy --config-file mypy.ini
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 test: lint

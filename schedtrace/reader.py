@@ -11,6 +11,7 @@ import zlib
 
 from . import ftrace, perf
 from .errors import TraceError
+from .event import Event
 from .ftrace import FtraceParser
 from .perf import PerfParser
 
@@ -111,6 +112,7 @@ class EventStream:
             if len(head) >= _SNIFF_LINES:
                 break
         self.format = format or detect_format(text for _, text, _ in head)
+        self._parser: PerfParser | FtraceParser
         if self.format == "perf":
             self._parser = PerfParser(self.warnings)
         else:
@@ -139,7 +141,7 @@ class EventStream:
     def _ordered(self, events):
         """Heap of at most `reorder_window` events: per-CPU buffers interleave out of order by
         a bounded amount; an event later than the window is passed on late and counted."""
-        heap = []
+        heap: list[tuple[int, int, Event]] = []
         window = self.reorder_window
         emitted = -1
         pushpop, push = heapq.heappushpop, heapq.heappush

@@ -93,8 +93,9 @@ def _wake_affine(eng: "Engine", task: Task, waker: int, prev: int, sync: bool) -
         return False
     pct = 100 + (level.imbalance_pct - 100) // 2
     this_load = eng.policy.load_of(eng.cpus[waker].rq)
-    if sync and eng.cpus[waker].curr is not None:
-        this_load -= eng.cpus[waker].curr.weight
+    waker_curr = eng.cpus[waker].curr
+    if sync and waker_curr is not None:
+        this_load -= waker_curr.weight
     prev_load = eng.policy.load_of(eng.cpus[prev].rq)
     return 100 * (this_load + task.weight) <= pct * prev_load
 

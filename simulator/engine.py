@@ -433,10 +433,11 @@ class Engine:
         now = task.wait_start = self.now
         if self.global_queue:  # one shared queue: placement happens at pick time
             if self.reference:
-                self.enqueue(self.cpus[task.cpu or 0], task, "wakeup")
+                shared = self.cpus[task.cpu or 0]
+                self.enqueue(shared, task, "wakeup")
                 if self.ftrace is not None:
                     self.ftrace.wakeup(task, waker_cpu)
-                self.check_preempt(self.cpus[task.cpu], task, direct)
+                self.check_preempt(shared, task, direct)
                 return
             if task.cpu is None:
                 task.cpu = 0
@@ -608,7 +609,8 @@ class Engine:
 
     def plan(self, cpu: Cpu):
         """Schedule the single pending event of a CPU: action end, slice expiry or handover."""
-        task: Task = cpu.curr  # a CPU with a task: only then is there something to plan
+        task = cpu.curr
+        assert task is not None  # only a CPU with a task has something to plan
         start: int = cpu.seg_start
         end: int = NO_TIME  # nothing pending
         if task.spin_on is None:
@@ -772,7 +774,7 @@ class Engine:
         cpus = self.cpus
         topo = self.topo
         share = self.smt_speed
-        busy_cores = {}
+        busy_cores: dict[int, int] = {}
         for c in cpus:
             if c.curr is not None:
                 core = topo.core_of(c.id)
@@ -905,8 +907,8 @@ class Engine:
         spinners: list[Task] = obj.spinners  # a Mutex's or a Counter's
         for t in spinners:
             if t.state == RUNNING:
-                cpu = self.cpus[t.cpu]
-                self.arm(cpu, self.now)
+                assert t.cpu is not None  # a running task is on a CPU
+                self.arm(self.cpus[t.cpu], self.now)
 
     def arm_timer(self, task: Task, until: int):
         """Wake ``task`` at ``until`` (its one timer: arming it again moves it)."""

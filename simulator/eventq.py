@@ -21,7 +21,7 @@ and requires identical results.
 """
 
 import heapq
-from typing import Any, Final
+from typing import Any, Final, cast
 
 NOT_QUEUED: Final = -1
 # LazyHeapQueue compacts its heap once it outgrows twice its live events, never below this size
@@ -220,7 +220,7 @@ def bare_loop(queue: EventQueue, events: int, pending: int = 16) -> None:
         queue.schedule(Event(0, None), i)
     seq = pending
     for _ in range(events):
-        ev = queue.pop()
+        ev = cast(Event, queue.pop())  # never None: every pop is followed by a push
         seq += 1
         queue.schedule(ev, ev.when + 1000 + (seq & 1023))
 

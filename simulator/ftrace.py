@@ -10,7 +10,12 @@ Switches are stamped at the scheduling decision; the context-switch cost the eng
 after it is on the incoming task's side of the line, as in a real kernel trace.
 """
 
+from typing import TYPE_CHECKING
+
 from .program import BLOCKED, DONE, RUNNING
+
+if TYPE_CHECKING:  # annotations only (the engine is handed in by attach())
+    from .engine import Engine
 
 PRIO = 120
 SIM_PID_BASE = 1000  # simulated tids start at 1; real-looking pids keep clear of init & co
@@ -30,12 +35,12 @@ class FtraceWriter:
     def __init__(self, out, pid_base=SIM_PID_BASE):
         self.out = out
         self.pid_base = pid_base
-        self.eng = None
+        self.eng: Engine | None = None  # set by attach()
         self.lines = 0
         self.base_ns = 0  # repeats follow each other on one time axis, with new pids
         self.max_pid = 0
 
-    def attach(self, eng):
+    def attach(self, eng: "Engine"):
         if self.eng is None:
             self.out.write("# tracer: nop\n#\n# written by the schedbench simulator\n")
         else:
@@ -54,12 +59,14 @@ class FtraceWriter:
         return task.name[:15] or "task"
 
     def _line(self, cpu_id, comm, pid, flags, event, body):
+        assert self.eng is not None  # the engine calls the writer only once attached
         now = self.eng.now + self.base_ns
         self.lines += 1
         self.out.write(f"{comm:>16}-{pid:<7} [{cpu_id:03d}] {flags} "
                        f"{now // 1_000_000_000:5d}.{now % 1_000_000_000:09d}: {event}: {body}\n")
 
     def _current(self, cpu_id):
+        assert self.eng is not None
         curr = self.eng.cpus[cpu_id].curr if cpu_id is not None else None
         if curr is None:
             return "<idle>", 0

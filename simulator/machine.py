@@ -7,6 +7,7 @@ default).  Every value comes from a micro-measurement, never from a benchmark re
 
 import math
 from dataclasses import dataclass, fields
+from typing import Any
 
 from .errors import InvalidValueError
 
@@ -33,7 +34,7 @@ class MachineModel:
         """A model from the ``calibration`` dict of a calibrate JSON; InvalidValueError if bad."""
         if not isinstance(data, dict):
             raise InvalidValueError("machine", "machine calibration must be a JSON object")
-        values = {}
+        values: dict[str, Any] = {}  # each checked against its field's type below
         for f in fields(cls):
             if f.name not in data or data[f.name] is None:
                 continue

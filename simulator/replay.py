@@ -15,6 +15,7 @@ import dataclasses
 import io
 import math
 import time
+from typing import Any
 
 import schedtrace
 
@@ -179,7 +180,8 @@ class Rebuild:
 
 def program(task, make_child):
     """The ops of one task in the order of its CPU time, RUN filling the gaps."""
-    prog, done = [], 0
+    prog: list[tuple[Any, ...]] = []
+    done = 0
     for position, _seq, op in sorted(task.ops, key=lambda item: (item[0], item[1])):
         if position > done:
             prog.append((RUN, position - done))
@@ -225,6 +227,8 @@ class StatsWriter(FtraceWriter):
 
     def _line(self, cpu_id, comm, pid, flags, event, body):
         fields = schedtrace.fields.parse_fields(event, body)
+        # the engine writes only the events and shapes schedtrace reads
+        assert fields is not None and self.eng is not None, (event, body)
         self.stats.add(schedtrace.Event(self.eng.now, cpu_id, event, pid, comm, 0, **fields))
 
 
@@ -252,7 +256,7 @@ def simulate(norm, rebuild, others=True):
     writer = StatsWriter()
     eng = Engine(topo, make_policy(norm, topo.ncpus), norm["tunables"], norm["seed"],
                  norm["max_events"], ftrace=writer)
-    used = set()
+    used: set[int] = set()
 
     def make(task_trace):
         # a reused pid gets a stand-in number: the old and the new task may overlap now

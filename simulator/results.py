@@ -1,5 +1,7 @@
 """Turning finished engines into the contract's JSON result object."""
 
+from typing import Any
+
 from . import __version__ as VERSION
 from .workloads import WORKLOADS
 
@@ -24,7 +26,7 @@ def vmstat_rows(eng):
 
 
 def _groups(runs):
-    groups = {}
+    groups: dict[str, dict[str, float]] = {}
     for eng, _metrics in runs:
         for name, (wait, ran) in eng.group_totals().items():
             g = groups.setdefault(name, {"wait_sum_ms": 0.0, "run_ms": 0.0})
@@ -36,8 +38,8 @@ def _groups(runs):
 
 def assemble(norm, runs, wall_seconds):
     workload = WORKLOADS[norm["workload"]]
-    metrics = {name: [] for name in workload.metrics}
-    counters = {}
+    metrics: dict[str, list[Any]] = {name: [] for name in workload.metrics}
+    counters: dict[str, int] = {}
     for eng, values in runs:
         for name in metrics:
             metrics[name].append(values[name])

@@ -11,6 +11,7 @@ Supported: ``global.duration`` (s), and per task ``instance``, ``loop`` (-1 = un
 import json
 import math
 import re
+from typing import Any
 
 from .errors import InvalidValueError
 from .program import (
@@ -87,7 +88,7 @@ class RtappCompiler:
         self.timer_periods = []
 
     def event_ops(self, where, key, value):
-        kind = _SUFFIX.match(key).group(1) if _SUFFIX.match(key) else key
+        kind = suffixed.group(1) if (suffixed := _SUFFIX.match(key)) else key
         if kind in ("run", "runtime"):
             return [(RUN, int(_number(where, value) * US))]
         if kind == "sleep":
@@ -133,7 +134,7 @@ class RtappCompiler:
     def program(self, name, spec):
         if not isinstance(spec, dict):
             raise _bad(name, "task must be an object")
-        prog = []
+        prog: list[tuple[Any, ...]] = []
         phases = spec.get("phases")
         if phases is not None:
             _object(f"{name}.phases", phases)

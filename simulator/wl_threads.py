@@ -1,5 +1,7 @@
 """Thread create/join workloads: threadtest and its burn variant."""
 
+from typing import Any
+
 from .program import (
     ADD,
     EXIT,
@@ -50,7 +52,7 @@ class Threadtest:
             child.joinsem = join
             return child
 
-        body = [(RUN, tun["fork_ns"]), (FORK, make_child)]
+        body: list[tuple[Any, ...]] = [(RUN, tun["fork_ns"]), (FORK, make_child)]
         if prm["head_start_us"]:
             body.append((SLEEP, prm["head_start_us"] * US))
         body += [(RUN, work), (ADD, done, 1), (SPIN, done, 2, prm["yield_in_spin"]),

@@ -73,10 +73,10 @@ class Policy(ABC):
         self.kernel = kernel
         self.tun = tun
         self.ncpus = ncpus
-        self.eng = None
+        self.eng: Engine | None = None  # set by attach()
         self.sched_cost: int = tun["sched_cost_ns"]
 
-    def attach(self, eng):
+    def attach(self, eng: "Engine"):
         """The engine this policy serves (called once, before any runqueue exists)."""
         self.eng = eng
 

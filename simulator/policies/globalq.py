@@ -106,6 +106,7 @@ class GoodnessPolicy(GlobalPolicy):
         return task.quota // self.tick + 1 + (20 - task.nice) + bonus
 
     def _recalculate(self):
+        assert self.eng is not None  # attached before any task is queued
         for t in self.eng.tasks.values():
             t.quota = t.quota // 2 + self.refill
 
@@ -133,6 +134,7 @@ class GoodnessPolicy(GlobalPolicy):
         if best_g == 0:
             self._recalculate()
             return self.pick_next(rq, cpu, now)
+        assert best is not None  # data is not empty and every goodness is > best_g's -1
         remove_task(data, best)
         for t in data:
             t.yield_pending = False
