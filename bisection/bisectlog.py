@@ -24,8 +24,8 @@ import shlex
 from dataclasses import dataclass, field
 
 from benchmarks.errors import InputError
+from benchmarks.identity.commits import is_ref
 
-from .commits import is_ref
 from .estimate import read_estimate
 
 MAX_LOG_CHARS = 200_000

@@ -8,6 +8,14 @@ from django.utils import timezone
 
 from benchmarks.errors import InputError
 from benchmarks.identity import versions
+from benchmarks.identity.commits import (
+    is_ref,
+    is_sha,
+    kernel_commit,
+    kernel_dirty,
+    kernel_ref,
+    same_commit,
+)
 from benchmarks.models import Kernel, Machine, Run
 from benchmarks.parsers.units import metric_info
 from benchmarks.services.catalog import (
@@ -22,7 +30,6 @@ from regressions.models import Regression
 
 from . import selectors
 from .bisectlog import parse_bisect_log
-from .commits import is_ref, is_sha, kernel_commit, kernel_dirty, kernel_ref, same_commit
 from .estimate import read_estimate
 from .models import Bisection, BisectRun, BisectStep, Mark, Side
 

@@ -159,7 +159,7 @@ def read_uname(root):
 
 # A kernel built from git with CONFIG_LOCALVERSION_AUTO names its commit: 6.8.0-rc3-00042-
 # gabcdef123456 (-dirty when the tree had local changes). Same rule as the portal's
-# bisection/commits.py; tests/harness checks they agree.
+# benchmarks/identity/commits.py; tests/harness checks they agree.
 KERNEL_COMMIT = re.compile(r"(?:^|[-+.~_])g([0-9a-f]{7,40})(?=$|[-+.~_])")
 KERNEL_DIRTY = re.compile(r"-dirty(?:$|[-+.~_])")
 

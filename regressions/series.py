@@ -19,8 +19,8 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.db.models.functions import Mod
 
+from benchmarks.identity.commits import kernel_commit
 from benchmarks.models import MetricSummary, Run, Sample
-from bisection.commits import kernel_commit
 
 from . import detect
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from benchmarks.errors import InputError
-from bisection.commits import kernel_commit, kernel_dirty, kernel_ref, same_commit
+from benchmarks.identity.commits import kernel_commit, kernel_dirty, kernel_ref, same_commit
 from bisection.estimate import read_estimate
 from bisection.judge import judge
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from bisection import commits
+from benchmarks.identity import commits
 from tests.harness.conftest import SCRIPT
 
 RELEASES = [
