@@ -107,15 +107,17 @@ class CyclictestParser(Parser):
                 result.add(name, int(match.group(group)), "us", False)
             result.add("cycles", cycles, "", True)
         else:
-            result = None
+            found: list[tuple[str, int, int]] = []
             for label, name in SUMMARY_NAMES.items():
-                lineno, cells = run.summary.get(label, (None, []))
-                if thread >= len(cells):
+                summary_line, cells = run.summary.get(label, (None, []))
+                if summary_line is None or thread >= len(cells):
                     raise ParseError(f"the '# {label}:' summary has no column for thread "
-                                     f"{thread}", line=lineno)
-                result = result or groups.get(lineno, benchmark="cyclictest", params=params)
-                result.touch(lineno)
-                result.add(name, cells[thread], "us" if name.endswith("_us") else "", False)
+                                     f"{thread}", line=summary_line)
+                found.append((name, summary_line, cells[thread]))
+            result = groups.get(found[0][1], benchmark="cyclictest", params=params)
+            for name, summary_line, value in found:
+                result.touch(summary_line)
+                result.add(name, value, "us" if name.endswith("_us") else "", False)
         if run.buckets:
             _add_histogram(result, [(bucket, counts[thread]) for bucket, counts in run.buckets
                                     if thread < len(counts)])
@@ -124,7 +126,7 @@ class CyclictestParser(Parser):
 class _Run:
     def __init__(self):
         self.finals: dict[int, tuple[int, re.Match]] = {}
-        self.summary: dict[str, tuple[int, list[int]]] = {}
+        self.summary: dict[str, tuple[int | None, list[int]]] = {}
         self.buckets: list[tuple[int, list[int]]] = []
 
 
