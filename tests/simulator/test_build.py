@@ -4,6 +4,7 @@ The build itself is exercised on a copy of the package in a temporary directory,
 checkout (and other test processes importing it) never sees half-written extension modules.
 """
 
+import configparser
 import importlib.machinery
 import json
 import os
@@ -98,6 +99,22 @@ def test_a_stale_build_is_never_imported(tmp_path):
     compiled, engine_file, state = _probe(tmp_path, SCHEDBENCH_PURE_PYTHON="")
     assert compiled is False and engine_file.endswith("engine.py")
     assert "older than the sources" in state
+
+
+def test_the_build_type_checks_as_lint_does():
+    """mypyc's front end runs the checks `make lint` runs (mypy.ini), with no error code
+    disabled, so what is compiled is what lint passed.  (Lint's warn_unused_ignores and
+    warn_redundant_casts are hygiene of the sources, not checks on what is compiled.)"""
+    from simulator import build
+
+    config = configparser.ConfigParser()
+    assert config.read(REPO / "mypy.ini")
+    options = config["mypy"]
+    checks = {f"--{name.replace('_', '-')}" for name, value in options.items()
+              if value == "True" and name not in ("warn_unused_ignores", "warn_redundant_casts")}
+    assert checks and checks <= set(build.MYPY_FLAGS)
+    assert f"--follow-imports={options['follow_imports']}" in build.MYPY_FLAGS
+    assert not [flag for flag in build.MYPY_FLAGS if flag.startswith(("--disable", "--no-"))]
 
 
 def _can_compile():
