@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint migrate demo static worker clean compile
+.PHONY: run test lint migrate demo static worker clean compile plotly-bundle
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,13 +31,20 @@ demo: migrate
 	$(BIN)/python manage.py load_demo
 
 # Hashed, gzipped copies under the data dir (what pages link when DEBUG=0); redone only when a
-# static source or the pinned packages (Plotly.js comes from one) changed.
+# static source or the pinned packages changed.
 DATA_DIR := $(or $(SCHEDBENCH_DATA_DIR),var)
 STATIC_SOURCES := $(shell find static benchmarks simulations discussions regressions traces bisection -path '*static/*' -type f 2>/dev/null)
 static: $(DATA_DIR)/staticfiles/staticfiles.json
 
 $(DATA_DIR)/staticfiles/staticfiles.json: $(STATIC_SOURCES) $(VENV)/.installed-run
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+
+# Plotly.js with only the trace types the portal draws (jsbuild/plotly-portal.js), built from the
+# npm packages pinned in package-lock.json; the output is committed, so only a change of trace
+# types or of the Plotly.js version needs Node and this target.
+plotly-bundle:
+	npm ci --no-audit --no-fund --ignore-scripts
+	npm run build:plotly
 
 # The simulator's hot modules compiled where the machine can (simulations about ten times
 # faster); without a C compiler it says so and the simulator runs as pure Python, with identical

@@ -74,7 +74,7 @@ def test_run_detail_shows_every_sample_and_statistics(client):
         assert value in html
     assert "554.7" in html  # mean of 562, 551, 551
     assert "n &lt; 5: needs more runs" in html
-    assert "plotly/plotly.min.js" in html and "cdn" not in html.lower()
+    assert "vendor/plotly-portal.min.js" in html and "cdn" not in html.lower()
     assert 'id="samples-figure"' in html and "series-figure-" in html
 
 

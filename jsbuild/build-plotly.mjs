@@ -1,0 +1,32 @@
+// Builds static/vendor/plotly-portal.min.js from the pinned plotly.js sources (package-lock.json)
+// with the same esbuild settings plotly.js uses for its own dist files: `make plotly-bundle`.
+// The output is committed, so a machine without Node still serves it; collectstatic gives it a
+// hashed name and a gzip copy like every other static file.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+
+import * as esbuild from "esbuild";
+import { environmentPlugin } from "esbuild-plugin-environment";
+import { glsl } from "esbuild-plugin-glsl";
+import InlineCSSPlugin from "esbuild-plugin-inline-css";
+
+const require = createRequire(import.meta.url);
+const { version } = JSON.parse(readFileSync(require.resolve("plotly.js/package.json"), "utf8"));
+
+await esbuild.build({
+  entryPoints: ["jsbuild/plotly-portal.js"],
+  outfile: "static/vendor/plotly-portal.min.js",
+  format: "iife",
+  globalName: "Plotly",
+  bundle: true,
+  minify: true,
+  legalComments: "none",
+  banner: { js: `/* plotly.js v${version} (MIT licence, Plotly, Inc.), partial bundle: ` +
+                "scatter, scattergl, bar, box, heatmap, table. Built by jsbuild/build-plotly.mjs */" },
+  plugins: [InlineCSSPlugin(), glsl({ minify: true }), environmentPlugin({ NODE_DEBUG: false })],
+  // as in plotly.js's esbuild-config.js: one regl, and the browser stream for its Node users
+  alias: { regl: "@plotly/regl", stream: "stream-browserify" },
+  define: { global: "window", "define.amd": "false" },
+  target: "es2016",
+  logLevel: "warning",
+});
