@@ -6,8 +6,7 @@ from benchmarks.models import PublishedSummary, Run
 def published_metrics(run: Run) -> dict:
     """{metric: {"unit", "higher_is_better", "values": [], "summary": {...}}} of a run's
     published statistics (they have no samples, ever)."""
-    if "baseline" not in (run.environment or {}):
-        return {}  # only a published table's column has them (services.ingest), so no query
+    # One query on a run's detail: published tables and submitted run JSON both carry them.
     rows = PublishedSummary.objects.filter(run=run).select_related("metric")
     return {
         row.metric.name: {"unit": row.metric.unit,

@@ -175,6 +175,8 @@ class RunCreateRequestSerializer(RequestSerializer):
                      "the step of its commit")
     commit = Text(required=False, max_length=100, help_text="the commit under test, when the "
                   "kernel string carries none")
+    measured = Text(required=False, max_length=40, help_text="when it was measured, ISO 8601 "
+                    "(2024-05-03T10:00:00Z; no zone means UTC); the harness sends its start")
 
 
 class RunUpdateRequestSerializer(RequestSerializer):

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
 from django.db import transaction
@@ -208,6 +209,7 @@ def run_prepare(
     environment: Mapping | None = None,
     series: Mapping | None = None,
     metric_resolver: MetricResolver = metric_get_or_create,
+    measured_at: datetime | None = None,
 ) -> PreparedRun:
     """Validate everything and compute summaries; raises RunError naming the bad field."""
     if provenance.source not in RunSource.values:
@@ -240,6 +242,7 @@ def run_prepare(
         parser_version=provenance.parser_version,
         submitter=provenance.submitter,
         idempotency_key=provenance.idempotency_key,
+        measured_at=measured_at,
     )
     resolved, published_rows = [], []
     for name, metric_input in metrics.items():

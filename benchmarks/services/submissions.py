@@ -19,6 +19,7 @@ from benchmarks.services.catalog import (
     metric_get_or_create,
 )
 from benchmarks.services.jsonvalues import text_problem
+from benchmarks.services.measured import measured_at_parse
 from benchmarks.services.runs import (
     MetricInput,
     PreparedRun,
@@ -31,7 +32,7 @@ from benchmarks.services.samples import SampleWriter
 
 RUN_FIELDS = {
     "benchmark", "kernel", "machine", "policy", "label", "tunables", "params", "environment",
-    "metrics", "series", "idempotency_key", "bisect", "commit",
+    "metrics", "series", "idempotency_key", "bisect", "commit", "measured",
 }
 
 
@@ -45,8 +46,10 @@ class SubmissionError(InputError):
 
 @dataclass
 class CatalogCache:
-    """Bulk submissions name the same benchmark, kernel and machine over and over."""
+    """Bulk submissions name the same benchmark, kernel and machine over and over. A run that
+    names no machine goes to its submitter's own unnamed machine, never a shared one."""
 
+    owner: object = None
     benchmarks: dict = field(default_factory=dict)
     kernels: dict = field(default_factory=dict)
     machines: dict = field(default_factory=dict)
@@ -73,7 +76,7 @@ class CatalogCache:
     def machine(self, spec):
         key = json.dumps(spec, sort_keys=True)
         if key not in self.machines:
-            self.machines[key] = machine_get_or_create(spec=spec)
+            self.machines[key] = machine_get_or_create(spec=spec, owner=self.owner)
         return self.machines[key]
 
 
@@ -110,13 +113,16 @@ def _metrics(payload: Mapping) -> dict[str, MetricInput]:
     result = {}
     for name, body in metrics.items():
         unit, higher = metric_info(name)
+        summary = None
         if isinstance(body, Mapping):
             given_unit = body.get("unit", unit)
             if not isinstance(given_unit, str):
                 raise SubmissionError(f"metrics.{name}.unit must be a string")
             unit, higher = given_unit, bool(body.get("higher_is_better", higher))
-            body = body.get("values")
-        result[name] = MetricInput(body, unit, higher)
+            # A published statistic without samples (docs/formats.md, summary results).
+            summary = body.get("summary")
+            body = body.get("values", [] if summary is not None else None)
+        result[name] = MetricInput(body, unit, higher, summary=summary)
     return result
 
 
@@ -125,6 +131,13 @@ def _machine(payload: Mapping):
     if not isinstance(machine, (str, Mapping)):
         raise SubmissionError("machine must be a name or an object")
     return dict(machine) if isinstance(machine, Mapping) else machine
+
+
+def _measured(payload: Mapping):
+    try:
+        return measured_at_parse(payload.get("measured"), field="measured")
+    except InputError as exc:
+        raise SubmissionError(exc.message, field="measured") from None
 
 
 def _idempotency_key(payload) -> str:
@@ -163,6 +176,7 @@ def _prepare(payload, *, submitter, source, cache: CatalogCache) -> PreparedRun:
             environment=payload.get("environment") or {},
             series=payload.get("series") or {},
             metric_resolver=cache.metric,
+            measured_at=_measured(payload),
         )
     except (CatalogError, RunError) as exc:
         raise SubmissionError(str(exc), field=exc.field) from None
@@ -193,7 +207,8 @@ def run_submit(*, payload, submitter, source: str = RunSource.API,
         return existing, False
     try:
         with transaction.atomic():
-            prepared = _prepare(payload, submitter=submitter, source=source, cache=CatalogCache())
+            prepared = _prepare(payload, submitter=submitter, source=source,
+                                cache=CatalogCache(owner=submitter))
             run = runs_store_once([prepared])[0]
             claims.join([run])
             return run, not run.already_stored  # the same result set again: the stored run
@@ -215,7 +230,7 @@ def runs_bulk_submit(
     """Many runs, all or nothing. `payloads` yields (where, payload), where = "item 3"/"line 3".
 
     A result set already stored (or sent twice) gives the stored run's id, not a new run."""
-    cache, samples = CatalogCache(), SampleWriter()
+    cache, samples = CatalogCache(owner=submitter), SampleWriter()
     stored: dict[int, Run] = {}  # id(prepared) -> the run standing for it
     order: list[PreparedRun | Run] = []  # one entry per payload, in input order
     by_key: dict[str, PreparedRun | Run] = {}

@@ -1,0 +1,76 @@
+"""POST /api/v1/runs/ and /runs/bulk/: a run without a machine stays its submitter's, `measured`
+says when it was measured, and a metric may be a published summary instead of samples."""
+
+import json
+
+import pytest
+from django.test import Client
+
+from benchmarks.models import Run
+from benchmarks.services.tokens import token_create
+
+pytestmark = pytest.mark.django_db
+
+
+def run_body(**extra) -> dict:
+    return {"benchmark": "threadtest", "kernel": "6.1.0", "metrics": {"time_ms": [10, 11]},
+            **extra}
+
+
+def post(client, body, path="/api/v1/runs/"):
+    return client.post(path, json.dumps(body), content_type="application/json")
+
+
+def client_of(django_user_model, name: str) -> Client:
+    user = django_user_model.objects.create_user(name)
+    _, key = token_create(user=user, name="tests")
+    return Client(HTTP_AUTHORIZATION=f"Token {key}")
+
+
+def test_runs_without_a_machine_go_to_each_submitters_own_machine(django_user_model):
+    alice, bob = (client_of(django_user_model, name) for name in ("alice", "bob"))
+    first = post(alice, run_body())
+    second = post(bob, run_body(kernel="6.2.0"))
+    bulk = post(alice, [run_body(kernel="6.3.0")], "/api/v1/runs/bulk/")
+    assert (first.status_code, second.status_code, bulk.status_code) == (201, 201, 201)
+    machines = {run.kernel.version: run.machine for run in Run.objects.select_related(
+        "machine", "kernel")}
+    assert machines["6.1.0"].name == "unnamed (alice)"
+    assert machines["6.2.0"].name == "unnamed (bob)"
+    assert machines["6.1.0"].pk == machines["6.3.0"].pk != machines["6.2.0"].pk
+
+
+def test_nobody_can_name_another_users_unnamed_machine(django_user_model):
+    alice, bob = (client_of(django_user_model, name) for name in ("alice", "bob"))
+    assert post(alice, run_body()).status_code == 201
+    answer = post(bob, run_body(machine="unnamed (alice)"))
+    assert answer.status_code == 400
+    assert answer.json()["field"] == "machine"
+
+
+def test_measured_is_stored_and_a_bad_one_is_refused_naming_the_field(api_client):
+    good = post(api_client, run_body(measured="2024-05-03T10:00:00+02:00"))
+    assert good.status_code == 201, good.content
+    run = Run.objects.get(pk=good.json()["id"])
+    assert run.measured_at.isoformat() == "2024-05-03T08:00:00+00:00"
+    bad = post(api_client, run_body(kernel="6.2.0", measured="yesterday"))
+    assert bad.status_code == 400 and bad.json()["field"] == "measured"
+    bulk = post(api_client, [run_body(kernel="6.3.0"), run_body(kernel="6.4.0",
+                                                                 measured="3024-01-01")],
+                "/api/v1/runs/bulk/")
+    assert bulk.status_code == 400 and "item 1" in bulk.json()["error"]
+    assert not Run.objects.filter(kernel__version__in=["6.2.0", "6.3.0", "6.4.0"]).exists()
+
+
+def test_a_metric_may_be_a_published_summary_without_samples(api_client):
+    summary = {"statistic": "amean", "value": 0.51, "stddev_pct": 2.5, "n": 10,
+               "significant": None}
+    answer = post(api_client, run_body(metrics={"time_s": {"unit": "s", "summary": summary}}))
+    assert answer.status_code == 201, answer.content
+    read = api_client.get(f"/api/v1/runs/{answer.json()['id']}/").json()
+    metric = read["metrics"]["time_s"]
+    assert metric["values"] == []
+    assert metric["summary"]["statistic"] == "amean" and metric["summary"]["value"] == 0.51
+    both = post(api_client, run_body(kernel="6.2.0", metrics={"time_s": {
+        "values": [1.0], "summary": summary}}))
+    assert both.status_code == 400 and "not both" in both.json()["error"]
