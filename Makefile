@@ -8,12 +8,14 @@ PYTEST_WORKERS ?= 2
 .PHONY: run test lint migrate demo static worker clean compile plotly-bundle
 
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "packages   creating .venv (first start only)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed-run: requirements.txt | $(BIN)/python
-	$(BIN)/pip install --quiet -r requirements.txt
-	touch $@
+	@echo "packages   installing requirements.txt into .venv (when it changed; a minute or so)"
+	@$(BIN)/pip install --quiet -r requirements.txt
+	@touch $@
 
 $(VENV)/.installed-test: requirements.txt requirements-dev.txt requirements-compile.txt | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements-dev.txt
@@ -28,7 +30,7 @@ migrate: $(VENV)/.installed-run
 	$(BIN)/python manage.py migrate --noinput
 
 demo: migrate
-	$(BIN)/python manage.py load_demo
+	@$(BIN)/python manage.py load_demo
 
 # Hashed, gzipped copies under the data dir (what pages link when DEBUG=0); redone only when a
 # static source or the pinned packages changed.
@@ -51,14 +53,15 @@ plotly-bundle:
 # results.  Redone when a simulator source changes; `make run NO_COMPILE=1` skips it.
 SIMULATOR_SOURCES := $(wildcard simulator/*.py simulator/policies/*.py)
 simulator/_compiled.manifest: $(SIMULATOR_SOURCES) | $(VENV)/.installed-compile
-	$(BIN)/python -m simulator.build --if-possible
+	$(BIN)/python -m simulator.build --if-possible --progress
 
-# The web server and one worker on the embedded filesystem broker; Ctrl-C stops both.
-run: demo static $(if $(NO_COMPILE),,simulator/_compiled.manifest)
-	@echo "schedbench on http://127.0.0.1:$(PORT)/ (Ctrl-C stops the server and the worker)"
-	@trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
-	$(BIN)/celery -A portal worker --concurrency=1 --loglevel=WARNING & worker=$$!; \
-	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+# The web server and one worker on the embedded filesystem broker; Ctrl-C stops both. One line per
+# phase, the URL last (portal/devrun.py): the site serves once the database and the demo are
+# ready, while the simulator compiles in the background and the worker moves to the compiled build
+# when it is done. Static files need no collecting here: with DEBUG on they are served from the
+# sources (`make static` is for DEBUG=0).
+run: $(VENV)/.installed-run
+	@$(BIN)/python -m portal.devrun --port $(PORT) $(if $(NO_COMPILE),--no-compile)
 
 # One more worker next to `make run`: on the embedded broker they share var/broker/ safely (message
 # files are written and claimed atomically, portal/fsbroker.py); across hosts use Redis.

@@ -21,6 +21,8 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
+import time
 
 from ._compiled import GROUP, HOT_MODULES, MANIFEST, PACKAGE_DIR, compiled_files, source_hashes
 
@@ -68,10 +70,44 @@ def build_problem() -> str | None:
         return "no Python headers (Python.h)"
     return None
 
+# setuptools' own lines that start each phase after mypyc's translation (which prints nothing), in
+# order: what a progress line can say without parsing the compiler's output
+PHASES = (("running build_ext", "compiling the C code (the longest step)"),
+          (" -shared ", "linking the extension modules"))
+HEARTBEAT = 20.0  # seconds between "still ..." lines during one long phase
 
-def build(verbose=False):
+
+def _run_with_progress(cmd, *, cwd, env, say):
+    """Run the build, telling `say` each phase and, every HEARTBEAT seconds, that it goes on:
+    the first start of `make run` compiles for a minute or more, never silently."""
+    started = time.monotonic()
+    phase = {"name": f"translating {len(HOT_MODULES)} modules to C with mypyc", "next": 0}
+    say(f"{phase['name']} ...")
+    done = threading.Event()
+
+    def heartbeat():
+        while not done.wait(HEARTBEAT):
+            say(f"still {phase['name']} ({time.monotonic() - started:.0f} s so far)")
+
+    threading.Thread(target=heartbeat, daemon=True).start()
+    lines = []
+    with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True) as proc:
+        for line in proc.stdout:
+            lines.append(line)
+            if phase["next"] < len(PHASES) and PHASES[phase["next"]][0] in line:
+                phase["name"] = PHASES[phase["next"]][1]
+                phase["next"] += 1
+                say(f"{phase['name']} ({time.monotonic() - started:.0f} s so far) ...")
+        returncode = proc.wait()
+    done.set()
+    return returncode, "".join(lines)
+
+
+def build(verbose=False, progress=None):
     """Compile HOT_MODULES in place; returns the number of extension modules written.
-    Exits with the reason when the machine cannot (build_problem()) or the compilation fails."""
+    Exits with the reason when the machine cannot (build_problem()) or the compilation fails.
+    progress, a function of one line, hears each phase as it starts and how long it has run."""
     problem = build_problem()
     if problem is not None:
         raise SystemExit(f"simulator.build: {problem}")
@@ -87,10 +123,13 @@ def build(verbose=False):
         env = dict(os.environ, MYPY_FORCE_COLOR="0", CFLAGS=cflags)
         cmd = [sys.executable, str(setup_py), *MYPY_FLAGS, *sources, GROUP,
                str(pathlib.Path(tmp) / "c"), "--", str(pathlib.Path(tmp) / "o")]
-        proc = subprocess.run(cmd, cwd=root, env=env, capture_output=not verbose, text=True)
-        if proc.returncode != 0:
+        if progress is None:
+            proc = subprocess.run(cmd, cwd=root, env=env, capture_output=not verbose, text=True)
+            returncode, out = proc.returncode, "" if verbose else (proc.stdout + proc.stderr)
+        else:
+            returncode, out = _run_with_progress(cmd, cwd=root, env=env, say=progress)
+        if returncode != 0:
             clean()
-            out = "" if verbose else (proc.stdout + proc.stderr)
             raise SystemExit(f"simulator.build: compilation failed\n{out[-4000:]}")
     MANIFEST.write_text("".join(f"{name} {digest}\n"
                                 for name, digest in sorted(source_hashes().items())))
@@ -104,12 +143,15 @@ def main(argv=None):
     parser.add_argument("--if-possible", action="store_true",
                         help="where the machine cannot compile, or the build fails, say why and "
                              "exit 0 with the package pure Python")
+    parser.add_argument("--progress", action="store_true",
+                        help="print a line as each phase starts and every 20 s during one")
     args = parser.parse_args(argv)
     if args.clean:
         print(f"removed {clean()} compiled modules; the simulator is pure Python")
         return
     try:
-        count = build(verbose=args.verbose)
+        started = time.monotonic()
+        count = build(verbose=args.verbose, progress=_say if args.progress else None)
     except SystemExit as failed:  # build() never leaves a partial build behind
         if not args.if_possible:
             raise
@@ -117,8 +159,13 @@ def main(argv=None):
         print(f"simulator.build: not compiled ({problem}); the simulator runs as pure Python, "
               "with identical results")
         return
-    print(f"compiled {count} extension modules in {PACKAGE_DIR} "
-          f"({', '.join(HOT_MODULES)}); `python -m simulator.build --clean` removes them")
+    print(f"simulator.build: compiled {count} extension modules in {PACKAGE_DIR} "
+          f"in {time.monotonic() - started:.0f} s ({', '.join(HOT_MODULES)}); "
+          "`python -m simulator.build --clean` removes them", flush=True)
+
+
+def _say(line):
+    print(f"simulator.build: {line}", flush=True)
 
 
 if __name__ == "__main__":
