@@ -18,8 +18,8 @@ from benchmarks.api.serializers import ResponseSerializer
 from benchmarks.errors import InputError, TooLarge
 from benchmarks.services.jsonvalues import text_problem
 
-from . import selectors, services
-from .models import Trace
+from . import jobs, selectors
+from .models import Trace, TraceJob, TraceJobStatus
 
 LIST_LIMIT = 100
 
@@ -51,6 +51,34 @@ class TraceCreatedSerializer(ResponseSerializer):
     duration_ms = serializers.FloatField()
     format = serializers.CharField()
     warnings = serializers.ListField(child=serializers.CharField())
+
+
+class TraceJobProgressSerializer(ResponseSerializer):
+    stage = serializers.CharField(allow_blank=True)
+    done = serializers.IntegerField(help_text="bytes of the file read so far")
+    total = serializers.IntegerField(help_text="bytes of the file")
+
+
+class TraceJobQueuedSerializer(ResponseSerializer):
+    """202: a worker is still ingesting the trace; poll `url`."""
+
+    id = serializers.IntegerField()
+    url = serializers.URLField()
+    page = serializers.URLField()
+    status = serializers.CharField()
+    progress = TraceJobProgressSerializer()
+
+
+class TraceJobErrorSerializer(ResponseSerializer):
+    error = serializers.CharField()
+    field = serializers.CharField(allow_null=True)
+    line = serializers.IntegerField(allow_null=True)
+
+
+class TraceJobSerializer(TraceJobQueuedSerializer):
+    filename = serializers.CharField(allow_blank=True)
+    error = TraceJobErrorSerializer(allow_null=True, help_text="why the trace was refused")
+    result = TraceCreatedSerializer(allow_null=True, help_text="the 201 body once ingested")
 
 
 class TraceTaskSerializer(ResponseSerializer):
@@ -175,6 +203,8 @@ def _refuse_too_large(request):
 
 
 def _upload(request):
+    """Store the upload as a job (ingested here when small, else by a worker) and wait up to
+    SCHEDBENCH_IMPORT_WAIT for it."""
     _refuse_too_large(request)
     try:
         form = TraceUploadSerializer(data=request.data)
@@ -182,22 +212,31 @@ def _upload(request):
     except RequestDataTooBig:
         raise TooLarge(f"the request is larger than {settings.MAX_UPLOAD_MB} MB") from None
     data = form.validated_data
-    uploaded = data["file"]
-    stream = uploaded.open("rb")
-    try:
-        return services.trace_ingest(
-            stream=stream, filename=uploaded.name or "trace.txt", owner=request.user,
-            run_id=data.get("run"), format=data.get("format"), title=data.get("title", ""),
-            size=uploaded.size)
-    finally:
-        stream.close()
+    job = jobs.trace_job_create(upload=data["file"], owner=request.user, run_id=data.get("run"),
+                                format=data.get("format"), title=data.get("title", ""))
+    return jobs.trace_job_wait(job=job, seconds=settings.IMPORT_WAIT_SECONDS)
+
+
+def _job_answer(request, job):
+    """Finished: the contract's 201 body (or its error); still running: 202 with the job."""
+    body = jobs.trace_job_json(job, absolute=request.build_absolute_uri)
+    if job.status == TraceJobStatus.SUCCEEDED:
+        return Response(TraceCreatedSerializer(body["result"]).data,
+                        status=status.HTTP_201_CREATED)
+    if job.status == TraceJobStatus.FAILED:
+        raise InputError(job.error, field=job.error_field or None, line=job.error_line,
+                         status=job.error_status or 400)
+    queued = {key: body[key] for key in ("id", "url", "page", "status", "progress")}
+    return Response(TraceJobQueuedSerializer(queued).data, status=status.HTTP_202_ACCEPTED)
 
 
 @extend_schema(methods=["POST"], request={"multipart/form-data": TraceUploadSerializer},
-               responses={201: TraceCreatedSerializer},
+               responses={201: TraceCreatedSerializer, 202: TraceJobQueuedSerializer},
                description="Upload a scheduler trace. Streams from disk; the raw file is kept "
                "as an artifact. Bad lines answer 400 with their `line`; a trace that ends in "
-               "the middle of a line is kept up to its last whole event, with a warning.")
+               "the middle of a line is kept up to its last whole event, with a warning. A "
+               "trace not ingested within SCHEDBENCH_IMPORT_WAIT seconds answers 202 with a "
+               "job to poll, whose `result` is the 201 body.")
 @extend_schema(methods=["GET"], operation_id="v1_traces_list",
                responses=TraceListSerializer)
 @api_view(["GET", "POST"])
@@ -208,12 +247,18 @@ def traces(request):
         body = {"results": [_linked(request, t, selectors.trace_summary_json(t))
                             for t in listed]}
         return Response(TraceListSerializer(body).data)
-    trace = _upload(request)
-    body = _linked(request, trace, {
-        "id": trace.pk, "events": trace.events, "cpus": trace.cpus,
-        "tasks": trace.tasks_count, "duration_ms": trace.duration_ms, "format": trace.format,
-        "warnings": trace.warnings})
-    return Response(TraceCreatedSerializer(body).data, status=status.HTTP_201_CREATED)
+    return _job_answer(request, _upload(request))
+
+
+@extend_schema(responses=TraceJobSerializer)
+@api_view(["GET"])
+def trace_job_detail(request, pk: int):
+    """A trace upload's progress, and its result once ingested (its owner and staff only)."""
+    job = TraceJob.objects.filter(pk=pk).first()
+    if job is None or not (request.user.is_staff or request.user.pk == job.owner_id):
+        raise Http404("no such trace upload of yours")
+    return Response(TraceJobSerializer(
+        jobs.trace_job_json(job, absolute=request.build_absolute_uri)).data)
 
 
 @extend_schema(responses=TraceSerializer, parameters=[

@@ -71,3 +71,53 @@ class TraceTask(models.Model):
     @property
     def wait_avg_ns(self) -> float:
         return self.wait_sum_ns / self.waits if self.waits else 0.0
+
+
+class TraceJobStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class TraceJob(models.Model):
+    """A trace upload being ingested by a worker: the request stores the file and queues it
+    (docs/traces.md, "Big traces in the background")."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                              related_name="+")
+    file = models.FileField(upload_to="trace-uploads/%Y/%m/", blank=True)
+    filename = models.CharField(max_length=255, blank=True)
+    size = models.PositiveBigIntegerField(default=0)
+    run_id_given = models.BigIntegerField(null=True, blank=True)  # checked again at ingest
+    format = models.CharField(max_length=16, blank=True)
+    title = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=16, choices=TraceJobStatus,
+                              default=TraceJobStatus.QUEUED)
+    stage = models.CharField(max_length=40, blank=True)
+    done = models.PositiveBigIntegerField(default=0)   # bytes read so far (of the file as sent)
+    total = models.PositiveBigIntegerField(default=0)
+    trace = models.ForeignKey(Trace, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    # The 201 body of POST /api/v1/traces/ with site-relative URLs, once ingested.
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    error_field = models.CharField(max_length=32, blank=True)
+    error_line = models.BigIntegerField(null=True, blank=True)
+    error_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self):
+        return f"trace upload #{self.pk} {self.filename} ({self.status})"
+
+    def get_absolute_url(self):
+        return reverse("trace-job-detail", args=[self.pk])
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (TraceJobStatus.QUEUED, TraceJobStatus.RUNNING)

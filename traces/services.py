@@ -67,6 +67,8 @@ def _checked(events):
 
 
 def _analyse(stream, format, directory):
+    """One streaming pass: statistics and timeline files. `stream` is read in chunks; nothing
+    holds more than the reorder window and the per-task figures."""
     writer = TimelineWriter(directory)
     try:
         events = schedtrace.open_events(stream, format=format)
@@ -103,9 +105,10 @@ def _task_rows(trace, stats):
             latency_hist=list(task.latency_hist))
 
 
-def trace_ingest(*, stream, filename: str, owner, run_id: int | None = None,
-                 format: str | None = None, title: str = "", size: int | None = None) -> Trace:
-    """Parse and store a trace. `stream`: a seekable binary file (an upload spooled to disk)."""
+def trace_upload_check(*, owner, size: int | None, format: str | None,
+                       run_id: int | None):
+    """What can be refused before a byte is parsed: size, format name, the run (the run
+    object, or None)."""
     limit = settings.TRACE_MAX_UPLOAD_MB * 1024 * 1024
     if size is not None and size > limit:
         raise TooLarge(f"the trace is larger than {settings.TRACE_MAX_UPLOAD_MB} MB",
@@ -113,7 +116,15 @@ def trace_ingest(*, stream, filename: str, owner, run_id: int | None = None,
     if format is not None and format not in schedtrace.FORMATS:
         raise InputError(f"unknown format {format!r}: one of {', '.join(schedtrace.FORMATS)}",
                          field="format")
-    run = _run_for(run_id, owner)
+    return _run_for(run_id, owner)
+
+
+def trace_ingest(*, stream, filename: str, owner, run_id: int | None = None,
+                 format: str | None = None, title: str = "", size: int | None = None,
+                 on_stored=None) -> Trace:
+    """Parse and store a trace. `stream`: a seekable binary file (an upload spooled to disk).
+    `on_stored(trace)` runs inside the storing transaction: what it raises undoes the trace."""
+    run = trace_upload_check(owner=owner, size=size, format=format, run_id=run_id)
     name = uuid.uuid4().hex
     directory = traces_root() / name
     stored_name = ""
@@ -134,6 +145,8 @@ def trace_ingest(*, stream, filename: str, owner, run_id: int | None = None,
                 warnings=[*events.warnings, *stats.warnings()],
                 summary=_summary(events, stats), data_dir=name)
             TraceTask.objects.bulk_create(_task_rows(trace, stats), batch_size=2000)
+            if on_stored is not None:
+                on_stored(trace)
     except BaseException:
         remove_directory(directory)
         artifact_file_discard_if_orphaned(stored_name)

@@ -4,15 +4,15 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 
 import schedtrace
 import simulator
 from benchmarks.errors import InputError
 from benchmarks.selectors import calibrated_machines
 
-from . import selectors, services
-from .models import Trace
+from . import jobs, selectors
+from .models import Trace, TraceJob
 
 
 def _trace_or_404(pk) -> Trace:
@@ -66,25 +66,41 @@ class TraceUploadForm(forms.Form):
         (name, name) for name in schedtrace.FORMATS])
 
 
+def _upload_error(form, exc: InputError) -> None:
+    where = f" (line {exc.line})" if exc.line else ""
+    form.add_error(exc.field if exc.field in form.fields else None, f"{exc.message}{where}")
+
+
 @login_required
 def trace_upload(request):
+    """The upload form: the file becomes a job; a small one is ingested at once (to the
+    trace), a big one goes to a worker and the browser follows it on the job's page."""
     form = TraceUploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
-        uploaded = form.cleaned_data["file"]
-        stream = uploaded.open("rb")
+        data = form.cleaned_data
         try:
-            trace = services.trace_ingest(
-                stream=stream, filename=uploaded.name or "trace.txt", owner=request.user,
-                run_id=form.cleaned_data.get("run"), format=form.cleaned_data["format"] or None,
-                title=form.cleaned_data.get("title") or "", size=uploaded.size)
+            job = jobs.trace_job_create(upload=data["file"], owner=request.user,
+                                        run_id=data.get("run"), format=data["format"] or None,
+                                        title=data.get("title") or "")
         except InputError as exc:
-            where = f" (line {exc.line})" if exc.line else ""
-            form.add_error(exc.field if exc.field in form.fields else None,
-                           f"{exc.message}{where}")
+            _upload_error(form, exc)
         else:
-            for warning in trace.warnings:
-                messages.warning(request, warning)
-            return redirect(trace)
-        finally:
-            stream.close()
+            if job.is_active:
+                return redirect(job)
+            if job.trace_id is not None:
+                for warning in job.result["warnings"]:
+                    messages.warning(request, warning)
+                return redirect(job.trace)
+            _upload_error(form, InputError(job.error, field=job.error_field or None,
+                                           line=job.error_line))
     return render(request, "traces/trace_upload.html", {"form": form})
+
+
+@login_required
+def trace_job_detail(request, pk: int):
+    """A trace upload's progress while a worker ingests it; then a link to the trace (or why
+    it was refused)."""
+    job = get_object_or_404(TraceJob, pk=pk)
+    if not (request.user.is_staff or request.user.pk == job.owner_id):
+        raise Http404("no such trace upload of yours")
+    return render(request, "traces/trace_job.html", {"job": job})
