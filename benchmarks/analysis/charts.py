@@ -84,3 +84,76 @@ def series_figure(
         "yaxis2": axis("context switches / s", overlaying="y", side="right", showgrid=False),
     }
     return {"data": data, "layout": layout}
+
+
+# The chart's numbers as a table, rendered with the page (so it is there before Plotly.js has
+# loaded, and for a reader without scripts); static/js/charts.js builds the same table in the
+# browser for charts drawn later (the builder's preview). Keep the two in step.
+TABLE_ROWS = 2000
+
+
+def _cell(value) -> str:
+    """As charts.js's fmt(): six significant digits, no trailing zeros, '–' for nothing."""
+    if value is None or value == "":
+        return "–"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    rounded = float(f"{value:.6g}")
+    return str(int(rounded)) if rounded.is_integer() and abs(rounded) < 1e21 else repr(rounded)
+
+
+def _axis_title(layout: dict, key: str, fallback: str) -> str:
+    title = (layout.get(key) or {}).get("title")
+    text = title.get("text") if isinstance(title, dict) else title
+    return text if isinstance(text, str) and text else fallback
+
+
+def _trace_rows(trace: dict, with_errors: bool) -> list[list]:
+    name = trace.get("name") or ""
+    xs, ys = trace.get("x") or [], trace.get("y") or []
+    if trace.get("type") == "box":
+        groups: dict = {}
+        for x, y in zip(xs, ys, strict=False):
+            groups.setdefault(_cell(x), []).append(_cell(y))
+        return [[name, x, ", ".join(values)] + ([""] if with_errors else [])
+                for x, values in groups.items()]
+    bars = trace.get("error_y") or {}
+    highs, lows = bars.get("array"), bars.get("arrayminus") or bars.get("array")
+    rows = []
+    for i, (x, y) in enumerate(zip(xs, ys, strict=False)):
+        row = [name, x, y]
+        if with_errors:
+            row.append(f"{_cell(lows[i])} / {_cell(highs[i])}" if highs else "")
+        rows.append(row)
+    return rows
+
+
+def figure_table(figure: dict) -> dict:
+    """{"header", "rows" (at most TABLE_ROWS, as text), "total"}: one row per plotted point."""
+    layout, data = figure.get("layout") or {}, figure.get("data") or []
+    table = next((t for t in data if t.get("type") == "table"), None)
+    heat = next((t for t in data if t.get("type") == "heatmap"), None)
+    if table:
+        header, columns = table["header"]["values"], table["cells"]["values"]
+        rows = [list(row) for row in zip(*columns, strict=True)]
+    elif heat:
+        header = [_axis_title(layout, "yaxis", "row"), _axis_title(layout, "xaxis", "column"),
+                  "value"]
+        rows = [[y, x, heat["z"][i][j]] for i, y in enumerate(heat["y"])
+                for j, x in enumerate(heat["x"])]
+    else:
+        header = ["series", _axis_title(layout, "xaxis", "x"),
+                  _axis_title(layout, "yaxis", "value")]
+        with_errors = any((t.get("error_y") or {}).get("array") for t in data)
+        if with_errors:
+            header.append("error bar (− / +)")
+        rows = [row for trace in data for row in _trace_rows(trace, with_errors)]
+    return {"header": [_cell(h) for h in header], "total": len(rows),
+            "rows": [[_cell(v) for v in row] for row in rows[:TABLE_ROWS]]}
+
+
+def chart_label(figure: dict, fallback: str = "Chart") -> str:
+    """The chart's accessible name, as charts.js gives it."""
+    title = (figure.get("layout") or {}).get("title")
+    text = title.get("text") if isinstance(title, dict) else title
+    return f"{text or fallback} (chart; its numbers are in the table below it)"

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.db import connection
+from django.db.models import Count
 
 from benchmarks import selectors
 from benchmarks.analysis import stats
 from benchmarks.analysis.envdiff import environment_diff, plain
-from benchmarks.analysis.exercise import not_exercised
+from benchmarks.analysis.exercise import CONTEXT_SWITCH_METRIC, not_exercised
 from benchmarks.comparisons import dimensions
 from benchmarks.comparisons.published import (
     published_summaries,
@@ -89,29 +90,42 @@ def resolve_runs(spec: ComparisonSpec) -> list[Run]:
     return _attach_relations(selected)
 
 
+def _metric_counts(run_ids: list[int]) -> dict[str, dict[tuple, int]]:
+    """Metric name -> {(unit, higher_is_better): runs}, counted by the database: a thousand
+    runs of several metrics each come back as a few rows."""
+    counts: dict[str, dict[tuple, int]] = defaultdict(lambda: defaultdict(int))
+    for model in (MetricSummary, PublishedSummary):
+        rows = (model.objects.filter(run_id__in=run_ids).order_by()
+                .values_list("metric__name", "metric__unit", "metric__higher_is_better")
+                .annotate(runs=Count("run_id")))
+        for name, unit, higher, runs in rows:
+            counts[name][(unit, higher)] += runs
+    return counts
+
+
 def choose_metric(spec: ComparisonSpec, runs: list[Run]) -> dict:
     """The metric to compare, present in every run and in one unit only."""
-    columns = ("run_id", "metric__name", "metric__unit", "metric__higher_is_better")
-    rows = [*MetricSummary.objects.filter(run__in=runs).values_list(*columns),
-            *PublishedSummary.objects.filter(run__in=runs).values_list(*columns)]
-    by_name = defaultdict(dict)
-    for run_id, name, unit, higher in rows:
-        by_name[name][run_id] = (unit, higher)
+    run_ids = [run.pk for run in runs]
+    counts = _metric_counts(run_ids)
     if spec.metric is None:
-        if not by_name:
+        if not counts:
             raise SpecError("metric", "the selected runs have no metrics")
-        spec.metric = max(sorted(by_name), key=lambda name: len(by_name[name]))
-    if spec.metric not in by_name:
+        spec.metric = max(sorted(counts), key=lambda name: sum(counts[name].values()))
+    if spec.metric not in counts:
         raise SpecError("metric", f"{spec.metric!r} is not measured by these runs; they have "
-                        f"{', '.join(sorted(by_name)) or 'nothing'}")
-    lacking = [run.pk for run in runs if run.pk not in by_name[spec.metric]]
-    if lacking:
+                        f"{', '.join(sorted(counts)) or 'nothing'}")
+    if sum(counts[spec.metric].values()) < len(run_ids):
+        having = {*MetricSummary.objects.filter(run_id__in=run_ids, metric__name=spec.metric)
+                  .values_list("run_id", flat=True),
+                  *PublishedSummary.objects.filter(run_id__in=run_ids, metric__name=spec.metric)
+                  .values_list("run_id", flat=True)}
+        lacking = [pk for pk in run_ids if pk not in having]
         raise SpecError("metric", f"runs {', '.join(map(str, lacking[:20]))} do not measure "
                         f"{spec.metric!r}; leave them out or pick another metric")
-    units = {unit for unit, _ in by_name[spec.metric].values()}
+    units = {unit for unit, _ in counts[spec.metric]}
     if len(units) > 1:
         raise SpecError("metric", f"{spec.metric!r} mixes units {', '.join(sorted(units))}")
-    higher = any(h for _, h in by_name[spec.metric].values())
+    higher = any(h for _, h in counts[spec.metric])
     return {"name": spec.metric, "unit": units.pop(), "higher_is_better": higher}
 
 
@@ -180,16 +194,18 @@ def stored_summaries(run_ids: list[int], metric: str) -> dict[int, stats.Summary
     return {run_id: stats.Summary(*numbers) for run_id, *numbers in rows}
 
 
-def summarize_cells(spec: ComparisonSpec, cells: list[Cell], metric: str) -> list[stats.Summary]:
+def summarize_cells(spec: ComparisonSpec, cells: list[Cell], metric: str,
+                    stored: dict[int, stats.Summary]) -> list[stats.Summary]:
     """Each cell's summary. A cell of one run whose samples nothing else needs takes the
-    run's stored summary, so a large comparison reads only what it draws."""
+    run's stored summary (`stored`: stored_summaries of the runs), so a large comparison
+    reads only what it draws."""
     whole = needs_every_sample(spec)
-    stored_ids = [c.run_ids[0] for c in cells if len(c.run_ids) == 1 and not whole]
-    stored = stored_summaries(stored_ids, metric) if stored_ids else {}
-    fetch = [pk for c in cells if len(c.run_ids) > 1 or whole for pk in c.run_ids]
+    stored = {} if whole else stored
+    fetch = [pk for c in cells if len(c.run_ids) > 1 or c.run_ids[0] not in stored
+             for pk in c.run_ids]
     samples = fetch_samples(fetch, metric) if fetch else {}
     for cell in cells:
-        if cell.run_ids[0] not in stored:
+        if len(cell.run_ids) > 1 or cell.run_ids[0] not in stored:
             cell.values = np.concatenate([samples.get(pk, np.empty(0)) for pk in cell.run_ids])
     computed = iter(stats.summarize_many([c.values for c in cells if c.values is not None])
                     if fetch else [])
@@ -228,13 +244,14 @@ def cell_statistics(spec: ComparisonSpec, cell: Cell, summary: stats.Summary) ->
     }
 
 
-def cell_rows(spec: ComparisonSpec, cells: list[Cell], metric: str) -> list[dict]:
+def cell_rows(spec: ComparisonSpec, cells: list[Cell], metric: str,
+              stored: dict[int, stats.Summary]) -> list[dict]:
     """Each cell's statistics; a cell of a published summary shows it as such
     (comparisons.published)."""
     published = published_summaries([pk for c in cells for pk in c.run_ids], metric)
     as_summary = summary_cells(spec, cells, published)
     sampled = [c for c in cells if id(c) not in as_summary]
-    computed = iter(summarize_cells(spec, sampled, metric) if sampled else [])
+    computed = iter(summarize_cells(spec, sampled, metric, stored) if sampled else [])
     return [summary_row(c, published[c.run_ids[0]]) if id(c) in as_summary
             else cell_statistics(spec, c, next(computed)) for c in cells]
 
@@ -291,7 +308,8 @@ def apply_baseline(spec: ComparisonSpec, cells: list[Cell], rows: list[dict]) ->
 
 
 def monitor_series(runs: list[Run]) -> list[dict]:
-    series = MonitorSeries.objects.filter(run__in=runs, kind="vmstat").order_by("run_id")
+    series = MonitorSeries.objects.filter(run_id__in=[run.pk for run in runs],
+                                          kind="vmstat").order_by("run_id")
     labels = {run.pk: f"#{run.pk} {run.kernel.version}" for run in runs}
     return [{"run": s.run_id, "label": labels[s.run_id], "columns": s.columns, "rows": s.rows}
             for s in series]
@@ -336,11 +354,11 @@ def flag_not_exercised(cells: list[Cell], rows: list[dict], reasons: dict[int, s
                 f"{', '.join(f'#{pk}' for pk in idle)}: {reasons[idle[0]]}")
 
 
-def rerun_recipes(runs: list[Run], metric: str) -> list[str]:
-    """How to measure it again: the harness command line, or the simulator spec."""
-    repeats = dict(MetricSummary.objects.filter(run__in=runs, metric__name=metric)
-                   .values_list("run_id", "n"))
-    return list(dict.fromkeys(rerun_recipe(run, repeats.get(run.pk, 1)) for run in runs))
+def rerun_recipes(runs: list[Run], stored: dict[int, stats.Summary]) -> list[str]:
+    """How to measure it again: the harness command line, or the simulator spec (`stored`:
+    the runs' stored summaries, whose n is the repeat count)."""
+    return list(dict.fromkeys(rerun_recipe(run, stored[run.pk].n if run.pk in stored else 1)
+                              for run in runs))
 
 
 def dimension_axes(spec: ComparisonSpec, cells: list[Cell]) -> dict:
@@ -363,8 +381,13 @@ def compute(spec: ComparisonSpec) -> dict:
     runs = resolve_runs(spec)
     metric = choose_metric(spec, runs)
     cells = group_cells(spec, runs)
-    rows = cell_rows(spec, cells, metric["name"])
-    flag_not_exercised(cells, rows, not_exercised(runs))
+    # One read of the stored summaries serves the cells, the recipes and, when the metric is
+    # the context-switch count, the not-exercised check.
+    stored = stored_summaries([run.pk for run in runs], metric["name"])
+    rows = cell_rows(spec, cells, metric["name"], stored)
+    maxima = ({pk: summary.maximum for pk, summary in stored.items()}
+              if metric["name"] == CONTEXT_SWITCH_METRIC else None)
+    flag_not_exercised(cells, rows, not_exercised(runs, switch_maxima=maxima))
     summary = apply_baseline(spec, cells, rows) if spec.baseline else {"geomean": [], "tests": []}
     axes = dimension_axes(spec, cells)
     monitors = monitor_series(runs)
@@ -376,7 +399,7 @@ def compute(spec: ComparisonSpec) -> dict:
         "cells": rows,
         "summary": summary,
         "environment_diff": environment_differences(spec, runs),
-        "recipes": rerun_recipes(runs, metric["name"]),
+        "recipes": rerun_recipes(runs, stored),
         "figure": comparison_figure(spec, metric, axes, rows, cells),
         "monitor_figure": monitor_figure(monitors) if monitors else None,
     }

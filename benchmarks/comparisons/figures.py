@@ -1,10 +1,15 @@
 """Plotly figure dicts for comparisons: line, grouped bars, box/strip, heatmap, table."""
 
+from collections import defaultdict
+
 from benchmarks.analysis.charts import PALETTE, axis, base_layout
 from benchmarks.comparisons.spec import ComparisonSpec
 
 NORMALIZED = "normalized to baseline"
 LEGEND_LIMIT = 40
+# Past this many lines, SVG (one path and a marker group per trace) makes the first draw take
+# seconds; WebGL draws them all in one canvas. Few lines stay SVG: crisper, and no GL context.
+WEBGL_TRACES = 40
 
 
 def _y(row: dict, baseline: bool) -> float | None:
@@ -46,37 +51,54 @@ def _scales(rows: list[dict], baseline: bool) -> list[float]:
 
 
 def _groups(axes: dict, rows: list[dict]) -> list[tuple[str | None, str | None, list[dict]]]:
+    """(facet, series, rows) in axis order; one pass over the rows (200 series x 1,000 cells
+    scanned once per series was most of a large figure's time)."""
     facets = axes.get("facet", {}).get("values", [None])
     series = axes.get("series", {}).get("values", [None])
-    groups = []
-    for facet in facets:
-        for name in series:
-            members = [r for r in rows if r["facet"] == facet and r["series"] == name]
-            if members:
-                groups.append((facet, name, members))
-    return groups
+    members = defaultdict(list)
+    for row in rows:
+        members[(row["facet"], row["series"])].append(row)
+    return [(facet, name, members[(facet, name)]) for facet in facets for name in series
+            if members.get((facet, name))]
 
 
 def _x_value(axes: dict, row: dict):
     return float(row["x"]) if axes["x"]["numeric"] else row["x"]
 
 
-def _trace(spec, axes, facet_index, name, members, color, show_legend, baseline, floor):
-    suffix = "" if facet_index == 0 else str(facet_index + 1)
+def _hover_number(value):
+    """Hover text shows 4 significant digits: 6 are plenty and keep the page small (the exact
+    numbers are in the cells and the exports)."""
+    return value if value is None else float(f"{value:.6g}")
+
+
+def _placement(facet_index: int, name, show_legend: bool, legend: bool) -> dict:
+    """Axes and legend keys only where they are not Plotly's defaults."""
+    placed = {}
+    if facet_index:
+        placed = {"xaxis": f"x{facet_index + 1}", "yaxis": f"y{facet_index + 1}"}
+    if legend:
+        placed.update({"legendgroup": str(name), "showlegend": show_legend})
+    return placed
+
+
+def _trace(spec, axes, facet_index, name, members, color, show_legend, baseline, floor,
+           legend=True):
     bars = _error_bars(spec, members, _scales(members, baseline), floor)
     clipped = bars.pop("clipped") if bars else [False] * len(members)
+    # The cut-bar note costs a column only in a trace that has one.
+    note = ["<br>error bar cut at 0 (the metric cannot be negative)" if cut else ""
+            for cut in clipped] if any(clipped) else None
     trace = {
         "name": name if name is not None else spec.x,
-        "legendgroup": str(name), "showlegend": show_legend,
-        "xaxis": "x" + suffix, "yaxis": "y" + suffix, "marker": {"color": color},
+        **_placement(facet_index, name, show_legend, legend), "marker": {"color": color},
         "x": [_x_value(axes, r) for r in members],
         "y": [_y(r, baseline) for r in members],
-        "customdata": [[r["n"], r["median"], r["mean"], r["stdev"],
-                        "<br>error bar cut at 0 (the metric cannot be negative)" if cut else ""]
-                       for r, cut in zip(members, clipped, strict=True)],
+        "customdata": [[r["n"], *map(_hover_number, (r["median"], r["mean"], r["stdev"])),
+                        *([note[i]] if note else [])] for i, r in enumerate(members)],
         "hovertemplate": "%{x}<br>%{y:.4g}<br>n=%{customdata[0]} median=%{customdata[1]:.4g} "
-                         "mean=%{customdata[2]:.4g} sd=%{customdata[3]:.3g}%{customdata[4]}"
-                         "<extra>%{fullData.name}</extra>",
+                         "mean=%{customdata[2]:.4g} sd=%{customdata[3]:.3g}"
+                         f"{'%{customdata[4]}' if note else ''}<extra>%{{fullData.name}}</extra>",
     }
     if bars:
         trace["error_y"] = {**bars, "color": color, "thickness": 1.2}
@@ -87,8 +109,8 @@ def _trace(spec, axes, facet_index, name, members, color, show_legend, baseline,
     return trace
 
 
-def _box_trace(spec, axes, facet_index, name, members, color, show_legend, cells_by_key):
-    suffix = "" if facet_index == 0 else str(facet_index + 1)
+def _box_trace(spec, axes, facet_index, name, members, color, show_legend, cells_by_key,
+               legend=True):
     xs, ys = [], []
     for row in members:
         values = cells_by_key[(row["x"], row["series"], row["facet"])]
@@ -96,8 +118,7 @@ def _box_trace(spec, axes, facet_index, name, members, color, show_legend, cells
         ys.extend(float(v) for v in values)
     return {"type": "box", "name": name if name is not None else spec.x, "x": xs, "y": ys,
             "boxpoints": "all", "jitter": 0.4, "pointpos": 0, "marker": {"color": color,
-            "size": 4}, "legendgroup": str(name), "showlegend": show_legend,
-            "xaxis": "x" + suffix, "yaxis": "y" + suffix}
+            "size": 4}, **_placement(facet_index, name, show_legend, legend)}
 
 
 def _axes_layout(spec, metric, axes, facets, baseline) -> dict:
@@ -174,24 +195,28 @@ def comparison_figure(spec: ComparisonSpec, metric: dict, axes: dict, rows: list
         data, seen = [], set()
         # Every sample >= 0 (times, counts, rates): the metric's range starts at 0.
         floor = 0.0 if all(r["min"] is not None and r["min"] >= 0 for r in rows) else None
+        # A legend of hundreds of entries is unreadable and the slowest part of the first
+        # draw; hovering a line names its series instead.
+        legend = len(series_colors) <= LEGEND_LIMIT
         for facet, name, members in _groups(axes, rows):
             index, color = facets.index(facet), series_colors[name]
             show = name not in seen
             seen.add(name)
             if spec.chart == "box":
                 data.append(_box_trace(spec, axes, index, name, members, color, show,
-                                       cells_by_key))
+                                       cells_by_key, legend))
             else:
                 data.append(_trace(spec, axes, index, name, members, color, show, baseline,
-                                   floor))
+                                   floor, legend))
+        if spec.chart == "line" and len(data) > WEBGL_TRACES:
+            for trace in data:
+                trace["type"] = "scattergl"
         layout = _axes_layout(spec, metric, axes, facets, baseline)
         if len(facets) > 1:
             layout["grid"] = {"rows": len(facets), "columns": 1, "pattern": "independent"}
         if spec.chart in ("bar", "box"):
             layout[f"{spec.chart}mode"] = "group"
-        # A legend of hundreds of entries is unreadable and the slowest part of the first
-        # draw; hovering a line names its series instead.
-        layout["showlegend"] = len(series_colors) <= LEGEND_LIMIT
+        layout["showlegend"] = legend
         figure = {"data": data, "layout": layout}
     title = spec.title or f"{metric['name']} by {spec.x}"
     figure["layout"] = {**base_layout(title), "height": 420 + 260 * (len(

@@ -10,9 +10,12 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.clickjacking import xframe_options_exempt
 
 from benchmarks import selectors
+from benchmarks.analysis.charts import TABLE_ROWS, chart_label, figure_table
 from benchmarks.comparisons.pagecache import frozen_files, frozen_pages
 from benchmarks.comparisons.report import as_csv, as_json, as_text
 from benchmarks.models import Comparison, RunTombstone
@@ -78,6 +81,27 @@ def builder(request):
     return render(request, "comparisons/builder.html", context)
 
 
+def chart_data(element_id: str, figure: dict | None) -> dict | None:
+    """A chart's accessible name and its numbers as an HTML table, rendered with the page so
+    they are there before Plotly.js has loaded (charts.js keeps them). Joined here rather than
+    looped in the template: a 200-series chart has a thousand rows."""
+    if not figure:
+        return None
+    table = figure_table(figure)
+    title = chart_label(figure).removesuffix(" (chart; its numbers are in the table below it)")
+    head = "".join(f'<th scope="col">{escape(h)}</th>' for h in table["header"])
+    body = "".join("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>"
+                   for row in table["rows"])
+    more = (f'<p class="muted">First {TABLE_ROWS} of {table["total"]} rows.</p>'
+            if table["total"] > TABLE_ROWS else "")
+    html: SafeString = mark_safe(  # noqa: S308 - every piece of text above went through escape
+        f'<details id="{element_id}-data" class="chart-data" data-server="1"><summary>Chart '
+        f'data as a table ({table["total"]} rows)</summary><div class="table-scroll"><table '
+        f'class="data"><caption class="sr-only">{escape(title)}</caption><thead><tr>{head}'
+        f"</tr></thead><tbody>{body}</tbody></table></div>{more}</details>")
+    return {"id": element_id, "label": chart_label(figure), "table": html}
+
+
 def _frozen(slug: str) -> Comparison:
     return get_object_or_404(Comparison, slug=slug)
 
@@ -94,6 +118,8 @@ def _render_detail(request, comparison: Comparison) -> HttpResponse:
         "comparison": comparison, "frozen": comparison.frozen, "missing": missing,
         "withdrawn": selectors.withdrawn_among(comparison.run_ids),
         "permalink": _permalink(request, comparison),
+        "chart": chart_data("comparison-chart", comparison.frozen.get("figure")),
+        "monitor_chart": chart_data("monitor-chart", comparison.frozen.get("monitor_figure")),
     })
 
 
@@ -129,7 +155,9 @@ def framable_anywhere(view):
 @framable_anywhere
 def embed(request, slug: str):
     comparison = _frozen(slug)
-    return render(request, "comparisons/embed.html", {"comparison": comparison})
+    return render(request, "comparisons/embed.html", {
+        "comparison": comparison,
+        "chart": chart_data("comparison-chart", comparison.frozen.get("figure"))})
 
 
 @durable("json")

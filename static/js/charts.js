@@ -31,9 +31,31 @@
     layout.margin = Object.assign({}, margin, { t: (margin.t || 70) + 40 });
   }
 
+  // SVG text does not wrap, so a title longer than the chart is wide was cut at both ends on a
+  // phone: break it at spaces into lines the window holds, and give the lines room.
+  function wrapTitle(layout) {
+    var text = titleOf(layout);
+    if (!text || text.indexOf("<br") >= 0) { return; }
+    var title = typeof layout.title === "string" ? { text: layout.title } : layout.title;
+    var size = (title.font && title.font.size) || 17;
+    var perLine = Math.max(16, Math.floor((window.innerWidth - 40) / (size * 0.56)));
+    if (text.length <= perLine) { return; }
+    var lines = [], line = "";
+    text.split(" ").forEach(function (word) {
+      if (line && (line + " " + word).length > perLine) { lines.push(line); line = word; }
+      else { line = line ? line + " " + word : word; }
+    });
+    lines.push(line);
+    layout.title = Object.assign({}, title, { text: lines.join("<br>") });
+    var margin = layout.margin || {};
+    layout.margin = Object.assign({}, margin,
+                                  { t: (margin.t || 80) + Math.round((lines.length - 1) * size * 1.3) });
+  }
+
   function themed(figure) {
     var data = copy(figure.data || []), layout = copy(figure.layout || {});
     roomForTitle(layout);
+    wrapTitle(layout);
     Object.keys(layout).forEach(function (key) {
       if (/^[xy]axis\d*$/.test(key) && layout[key].automargin === undefined) {
         layout[key].automargin = true;
@@ -128,8 +150,10 @@
     el.setAttribute("role", "figure");
     el.setAttribute("aria-label", title + " (chart; its numbers are in the table below it)");
     el.setAttribute("aria-describedby", el.id + "-data");
-    var parts = tableOf(figure), rows = parts[1];
     var details = document.getElementById(el.id + "-data");
+    // The page came with the table (comparisons.views.chart_data): same rows, already there.
+    if (details && details.dataset.server === "1") { return; }
+    var parts = tableOf(figure), rows = parts[1];
     if (!details) {
       details = document.createElement("details");
       details.id = el.id + "-data";

@@ -127,7 +127,8 @@ def test_facets_make_one_panel_each(sweep):
     figure = compute(parse_spec({"filters": {"benchmark": "threadtest"}, "x": "kernel",
                                  "facet": "param.loops"}))["figure"]
     assert figure["layout"]["grid"]["rows"] == 3
-    assert {t["yaxis"] for t in figure["data"]} == {"y", "y2", "y3"}
+    # the first panel's axes are Plotly's default ones, left out of the figure
+    assert {t.get("yaxis", "y") for t in figure["data"]} == {"y", "y2", "y3"}
 
 
 @pytest.mark.parametrize(
@@ -316,3 +317,54 @@ def test_a_legend_only_while_it_can_be_read():
                                "series": "kernel"}))["figure"]
     assert len(wide["data"]) == 45 and wide["layout"]["showlegend"] is False
     assert all(trace["name"].startswith("5.") for trace in wide["data"])  # hover names them
+
+
+def test_a_comparison_reads_the_same_few_queries_whatever_its_size(
+        sweep, django_assert_num_queries):
+    # benchmark, runs, their benchmarks, kernels and machines; metric counts in summaries and
+    # published summaries; the metric's stored summaries (cells, recipes), its published
+    # summaries, context-switch maxima, vmstat series
+    with django_assert_num_queries(11):
+        small = compute(spec())
+    for number in range(30):
+        make_run(f"5.{number}", [1.0, 2.0, 3.0], params={"loops": 10 ** (number % 3 + 6)})
+    with django_assert_num_queries(11):
+        large = compute(spec())
+    assert len(small["cells"]) == 6 and len(large["cells"]) == 36
+
+
+def test_many_lines_are_drawn_with_webgl_and_carry_only_what_the_chart_uses():
+    for number in range(45):
+        make_run(f"5.{number}", [10.0 + number, 11.0 + number], params={"loops": 10})
+    figure = compute(parse_spec({"filters": {"benchmark": "threadtest"}, "x": "param.loops",
+                                 "series": "kernel"}))["figure"]
+    assert {trace["type"] for trace in figure["data"]} == {"scattergl"}
+    first = figure["data"][0]
+    # no legend, one panel: no legend group, no axis names; hover-only numbers are rounded
+    assert not {"legendgroup", "showlegend", "xaxis", "yaxis"} & set(first)
+    assert first["customdata"] == [[2, 10.5, 10.5, float(f"{np.std([10.0, 11.0], ddof=1):.6g}")]]
+    assert "customdata[4]" not in first["hovertemplate"]  # no error bar was cut
+
+
+def test_few_lines_stay_svg(sweep):
+    figure = compute(spec())["figure"]
+    assert {trace["type"] for trace in figure["data"]} == {"scatter"}
+    assert all(trace["showlegend"] for trace in figure["data"])
+
+
+def test_the_chart_table_and_name_come_with_the_page(sweep, api_client, client):
+    slug = save(api_client, title="by <loops>")
+    page = client.get(f"/c/{slug}/").content.decode()
+    chart = re.search(r'<div id="comparison-chart"[^>]*>', page).group(0)
+    assert 'role="figure"' in chart and 'aria-describedby="comparison-chart-data"' in chart
+    assert 'aria-label="by &lt;loops&gt; (chart; its numbers are in the table below it)"' in chart
+    table = re.search(r'<details id="comparison-chart-data".*?</details>', page).group(0)
+    assert "Chart data as a table (6 rows)" in table
+    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1])
+    first = re.findall(r"<td>(.*?)</td>", rows[0])
+    # series, x, the plotted value (normalised to 2.6.22), as charts.js would have built it
+    assert first[:3] == ["2.6.22", "1000000", "1"] and len(rows) == 6
+    newer = re.findall(r"<td>(.*?)</td>", rows[3])
+    assert newer[:3] == ["2.6.24", "1000000", f"{np.median(NEW) / np.median(OLD):.6g}"]
+    embed = client.get(f"/c/{slug}/embed").content.decode()
+    assert '<details id="comparison-chart-data"' in embed
