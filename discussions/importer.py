@@ -4,7 +4,6 @@ Bad input never raises: what could not be read is in the report's `problems`, ea
 message it concerns and why. Messages already stored (same Message-ID) are skipped.
 """
 
-import io
 import logging
 import time
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from benchmarks.models import RunSource
-from benchmarks.services.ingest import IngestError, UploadMetadata, upload_ingest
+from benchmarks.services.ingest import TableInput, tables_ingest
 from benchmarks.services.runs import runs_stored_together
 
 from . import notifications
@@ -29,7 +28,7 @@ from .targets import Target
 
 logger = logging.getLogger(__name__)
 BATCH = 500
-TABLES_PER_COMMIT = 50
+TABLES_PER_BATCH = 500
 
 
 @dataclass
@@ -255,20 +254,6 @@ class _FirstReports:
         return self.known[run_id]
 
 
-def _ingest(post, message, table, user, report: ImportReport) -> list:
-    try:
-        outcome = upload_ingest(
-            stream=io.BytesIO(table.text.encode("utf-8")),
-            filename=f"{message.message_id}.txt"[:255],
-            metadata=UploadMetadata(kernel=table.kernel_hint),
-            source=RunSource.MAIL, submitter=user, format=table.format,
-        )
-    except IngestError as exc:
-        report.problem(message, f"table at line {table.first_line} not stored: {exc.message}")
-        return []
-    return outcome.runs
-
-
 def _links(post, message, runs, first: _FirstReports, linked: set,
            report: ImportReport) -> list[PostRun]:
     """A post's links to its runs; a run it repeats names the message that reported it."""
@@ -277,7 +262,10 @@ def _links(post, message, runs, first: _FirstReports, linked: set,
         if (post.pk, run.pk) in linked:
             continue  # the same table twice in one message
         linked.add((post.pk, run.pk))
-        reported_in = first.of(run.pk) if getattr(run, "already_stored", False) else ""
+        # Stored before this import, or by an earlier message of it (a batch stores a result
+        # set once and hands every table that holds it the same run).
+        earlier = getattr(run, "already_stored", False) or run.pk in first.known
+        reported_in = first.of(run.pk) if earlier else ""
         if reported_in == message.message_id:
             continue  # the message repeats its own table
         if not reported_in:
@@ -294,21 +282,35 @@ def _no_progress(stage: str, done: int, total: int) -> None:
 
 
 def _extract(stored, user, report: ImportReport, progress=_no_progress) -> None:
-    """Each table through the ingestion service, its runs linked to the post that posted it.
+    """The tables of the new messages, a batch at a time through one bulk service call
+    (`tables_ingest`: an artifact per table as an upload would keep it, one transaction,
+    catalog lookups shared, one write of the runs), linked to their posts in that transaction.
 
-    Tables are committed in batches: one commit per table made large imports wait on the
-    disk, one transaction for all of them would hold catalog rows locked for the whole import.
+    A batch is a few hundred tables: one commit per table made large imports wait on the disk,
+    one transaction for all of them would hold catalog rows locked for the whole import.
     """
     tables = _tables(stored)
     first, linked = _FirstReports(), set()
-    for start in range(0, len(tables), TABLES_PER_COMMIT):
+    for start in range(0, len(tables), TABLES_PER_BATCH):
         progress("extracting runs", start, len(tables))
-        with transaction.atomic():
-            links = [link for post, message, table in tables[start:start + TABLES_PER_COMMIT]
-                     for link in _links(post, message, _ingest(post, message, table, user,
-                                                               report), first, linked, report)]
-            PostRun.objects.bulk_create(links)
-        report.runs_extracted += sum(1 for link in links if not link.reported_in)
+        batch = tables[start:start + TABLES_PER_BATCH]
+
+        def link(outcomes, batch=batch) -> None:
+            links = []
+            for (post, message, table), outcome in zip(batch, outcomes, strict=True):
+                if outcome.error is not None:
+                    report.problem(message, f"table at line {table.first_line} not stored: "
+                                            f"{outcome.error.message}")
+                    continue
+                links.extend(_links(post, message, outcome.runs, first, linked, report))
+            PostRun.objects.bulk_create(links, batch_size=BATCH)
+            report.runs_extracted += sum(1 for link in links if not link.reported_in)
+
+        tables_ingest(tables=[TableInput(text=table.text, format=table.format,
+                                         filename=f"{message.message_id}.txt"[:255],
+                                         kernel=table.kernel_hint)
+                              for _, message, table in batch],
+                      source=RunSource.MAIL, submitter=user, after_store=link)
 
 
 def mbox_import(*, data: bytes, user, target: Target | None = None,
