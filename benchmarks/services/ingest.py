@@ -10,6 +10,7 @@ parser did find: an edit keyed by a heading's source key reaches every run from 
 """
 
 import io
+import json
 from dataclasses import asdict, dataclass, field
 from typing import BinaryIO
 
@@ -471,3 +472,138 @@ def artifact_reparse(*, artifact: Artifact) -> tuple[list[int], list[Run]]:
         artifact.answered_run_ids = [run.pk for run in runs]
         artifact.save(update_fields=["answered_run_ids"])
         return removed, runs
+
+
+# --- many small texts at once (the tables of an mbox import) -----------------------------------
+
+@dataclass
+class TableInput:
+    text: str
+    filename: str
+    format: str | None = None
+    kernel: str | None = None
+
+
+@dataclass
+class TableOutcome:
+    runs: list[Run] = field(default_factory=list)
+    error: IngestError | None = None
+
+
+class _CatalogCache:
+    """Catalog rows looked up once per batch. A table's new rows join the cache only once its
+    savepoint is committed: a rolled-back table must not leave rows the next one points at."""
+
+    def __init__(self):
+        self.rows: dict[tuple, object] = {}
+        self.pending: dict[tuple, object] = {}
+
+    def get(self, key: tuple, make):
+        found = self.rows.get(key) or self.pending.get(key)
+        if found is None:
+            found = self.pending[key] = make()
+        return found
+
+    def settle(self, committed: bool) -> None:
+        if committed:
+            self.rows.update(self.pending)
+        self.pending.clear()
+
+
+def _prepare_cached(preview: dict, provenance: Provenance, cache: _CatalogCache) -> PreparedRun:
+    machine = preview["machine"]
+    machine_key = json.dumps(machine, sort_keys=True, default=str)
+    catalog = {
+        "benchmark": lambda: cache.get(("benchmark", preview["benchmark"]), lambda: (
+            benchmark_get_or_create(name=preview["benchmark"]))),
+        "kernel": lambda: cache.get(("kernel", preview["kernel"]), lambda: (
+            kernel_get_or_create(version=preview["kernel"]))),
+        "machine": lambda: cache.get(("machine", machine_key, provenance.submitter), lambda: (
+            machine_get_or_create(spec=machine, owner=provenance.submitter))),
+    }
+    try:
+        return run_prepare(
+            benchmark=catalog["benchmark"](), kernel=catalog["kernel"](),
+            machine=catalog["machine"](),
+            metrics={name: MetricInput(m["values"], m["unit"], m["higher_is_better"],
+                                       m.get("summary"))
+                     for name, m in preview["metrics"].items()},
+            provenance=provenance, policy=preview["policy"], label=preview["label"],
+            params=preview["params"], tunables=preview["tunables"],
+            environment=preview["environment"], series=preview["series"])
+    except (CatalogError, RunError) as exc:
+        raise IngestError(str(exc), line=preview["line"], field=exc.field) from None
+
+
+def _table_parsed(table: TableInput):
+    stream = io.BytesIO(table.text.encode("utf-8"))
+    parsed = parse_stream(stream, format=table.format)
+    previews = previews_build(parsed.results, UploadMetadata(kernel=table.kernel))
+    _attach_sources(stream, previews)
+    refuse_unassigned(previews)
+    return stream, parsed, previews
+
+
+def _table_prepared(table: TableInput, parsed_table, *, source, submitter, cache):
+    """The table's artifact and prepared runs, in a savepoint of its own."""
+    stream, parsed, previews = parsed_table
+    committed, stored_name = False, ""
+    try:
+        with transaction.atomic():
+            artifact = artifact_store(stream=stream, filename=table.filename, uploader=submitter)
+            stored_name = artifact.file.name
+            artifact.metadata = asdict(UploadMetadata(kernel=table.kernel))
+            artifact.forced_format, artifact.source = table.format or "", source
+            provenance = _provenance(artifact, parsed)
+            prepared = [_prepare_cached(preview, provenance, cache) for preview in previews]
+            committed = True
+    except IngestError:
+        artifact_file_discard_if_orphaned(stored_name)
+        raise
+    finally:
+        cache.settle(committed)
+    return artifact, prepared
+
+
+def tables_ingest(*, tables: list[TableInput], source: str, submitter=None,
+                  after_store=None) -> list[TableOutcome]:
+    """Store many small texts as `upload_ingest` would store each (an artifact per text, its
+    runs, repeated result sets linked) in one transaction: a savepoint per text, catalog
+    lookups shared, all runs written by one `runs_store_once` call. A text that cannot be
+    stored gets its error in its outcome; the others are stored. `after_store(outcomes)` runs
+    in the same transaction (the mbox import links the runs to their posts there)."""
+    outcomes = [TableOutcome() for _ in tables]
+    parsed: dict[int, tuple] = {}
+    for index, table in enumerate(tables):  # parsing needs no transaction
+        try:
+            parsed[index] = _table_parsed(table)
+        except IngestError as exc:
+            outcomes[index].error = exc
+    cache = _CatalogCache()
+    kept: list[tuple[int, Artifact, list[PreparedRun]]] = []
+    try:
+        with transaction.atomic():
+            for index, parsed_table in parsed.items():
+                try:
+                    artifact, prepared = _table_prepared(
+                        tables[index], parsed_table, source=source, submitter=submitter,
+                        cache=cache)
+                except IngestError as exc:
+                    outcomes[index].error = exc
+                    continue
+                kept.append((index, artifact, prepared))
+            runs = runs_store_once([item for _, _, prepared in kept for item in prepared])
+            start = 0
+            for index, artifact, prepared in kept:
+                outcomes[index].runs = runs[start:start + len(prepared)]
+                artifact.answered_run_ids = [run.pk for run in outcomes[index].runs]
+                start += len(prepared)
+            Artifact.objects.bulk_update([artifact for _, artifact, _ in kept],
+                                         ["answered_run_ids"], batch_size=500)
+            if after_store is not None:
+                after_store(outcomes)
+    except Exception:
+        for _, artifact, _ in kept:
+            artifact_file_discard_if_orphaned(artifact.file.name)
+        raise
+    return outcomes
