@@ -13,9 +13,12 @@ from .topology import parse_topology, topology_for_cpus
 from .workloads import WORKLOADS
 
 SPEC_FIELDS = ("workload", "kernel", "params", "tunables", "cpus", "topology", "seed", "repeat",
-               "max_events", "machine")
+               "max_events", "max_cpu_seconds", "machine")
 DEFAULT_CPUS = 2
 DEFAULT_MAX_EVENTS = 50_000_000
+# CPU seconds one repeat may use: the event budget alone lets a slow case (10^4 tasks on a
+# queue that is costly per event) run for many minutes before it stops
+DEFAULT_MAX_CPU_SECONDS = 300.0
 MAX_REPEAT = 10_000
 MIN_VMSTAT_INTERVAL_MS = 0.001  # one sample per simulated microsecond at most
 _TRUE = {"1", "true", "yes", "on"}
@@ -87,7 +90,8 @@ def coerce(field, spec, value):
 
 # Sanity ranges for tunables (the catalog's tunables carry no min/max of their own).
 TUNABLE_RANGES = {"HZ": (10, 10_000), "smt_speed": (0.05, 1.0), "noise_pct": (0.0, 50.0),
-                  "loop_ns": (0.001, 1e6), "busy_factor": (1, 100_000),
+                  "loop_ns": (0.001, 1e6), "loop_memory_ns": (0.001, 1e6),
+                  "busy_factor": (1, 100_000),
                   "vmstat_interval_ms": (0.0, 1e7), "rr_interval": (1, 10_000),
                   "priority_levels": (1, 20), "timeslice_ms": (1, 10_000),
                   "timeslice_ticks": (1, 10_000), "busy_idx": (0, 4), "idle_idx": (0, 4),
@@ -165,6 +169,7 @@ def validate(spec):
         "seed": _int_field(spec, "seed", 1, 0, 2**63 - 1),
         "repeat": _int_field(spec, "repeat", 1, 1, MAX_REPEAT),
         "max_events": _int_field(spec, "max_events", DEFAULT_MAX_EVENTS, 1, 10**12),
+        "max_cpu_seconds": _cpu_seconds_field(spec),
     }
     interval = norm["tunables"].get("vmstat_interval_ms", 0)
     if 0 < interval < MIN_VMSTAT_INTERVAL_MS:
@@ -172,8 +177,32 @@ def validate(spec):
                                 f"{interval} is below {MIN_VMSTAT_INTERVAL_MS} (0 turns the "
                                 "series off)")
     if machine is not None:  # only when given, so specs without one normalise as before
+        _check_loop_figure(machine, norm, spec.get("tunables"))
         norm["machine"] = dataclasses.asdict(machine)
     return norm
+
+
+def _check_loop_figure(machine, norm, given_tunables):
+    """A workload whose counter lives in memory needs the calibration's loop_memory_ns: an
+    older calibration without it is refused rather than fed the register loop's figure."""
+    counter = norm["params"].get("counter")
+    explicit = isinstance(given_tunables, dict) and "loop_memory_ns" in given_tunables
+    if counter is not None and machine.loop_figure(counter) is None and not explicit:
+        raise InvalidValueError("machine", "the calibration has no loop_memory_ns (the counting "
+                                "loop with its counter in memory) and params.counter is "
+                                f"{counter!r}: calibrate again, or give params.counter="
+                                "register or tunables.loop_memory_ns")
+
+
+def _cpu_seconds_field(spec):
+    value = spec.get("max_cpu_seconds")
+    if value is None:
+        return DEFAULT_MAX_CPU_SECONDS
+    seconds = _to_float("max_cpu_seconds", value)
+    if not 0.001 <= seconds <= 10**7:
+        raise InvalidValueError("max_cpu_seconds", f"max_cpu_seconds = {value!r} is outside "
+                                "0.001 .. 10000000")
+    return seconds
 
 
 def _machine(given):
@@ -202,7 +231,8 @@ def run_once(norm, topo, repeat_index, trace, reference=False, ftrace=None, queu
     policy = make_policy(norm, topo.ncpus)
     eng = Engine(topo, policy, norm["tunables"], norm["seed"] + repeat_index,
                  norm["max_events"], None if ftrace is not None else trace,
-                 reference=reference, ftrace=ftrace, queue=queue)
+                 reference=reference, ftrace=ftrace, queue=queue,
+                 max_cpu_seconds=norm["max_cpu_seconds"])
     workload = WORKLOADS[norm["workload"]]
     build = Build(eng, norm["params"])
     workload.build(build)

@@ -41,6 +41,8 @@ def _add_run_options(sub):
     sub.add_argument("--seed", default="1")
     sub.add_argument("--repeat", default="1")
     sub.add_argument("--max-events", dest="max_events")
+    sub.add_argument("--max-cpu-seconds", dest="max_cpu_seconds",
+                     help="stop with an error after this much CPU time per repeat (default 300)")
     sub.add_argument("--trace", metavar="FILE")
     sub.add_argument("--trace-format", choices=["text", "ftrace"], default="text",
                      help="text: the engine's decisions, one per line; ftrace: the schedule "
@@ -109,6 +111,8 @@ def _spec(args):
         spec["topology"] = args.topology
     if args.max_events is not None:
         spec["max_events"] = args.max_events
+    if getattr(args, "max_cpu_seconds", None) is not None:
+        spec["max_cpu_seconds"] = args.max_cpu_seconds
     if args.machine is not None:
         calibrate_json = _read_machine_file(args.machine)
         spec["machine"] = calibrate_json["calibration"]
@@ -195,6 +199,16 @@ def _sweep(args, out, trace):
         out.flush()
 
 
+NOISY_WARNING = ("warning: {path}: this calibration is marked noisy (the machine was busy or "
+                 "its figures spread widely when it was measured); the results carry the mark "
+                 "and should not be trusted as predictions\n")
+
+
+def _warn_noisy(args, err):
+    if args.machine is not None and _read_machine_file(args.machine)["calibration"].get("noisy"):
+        err.write(NOISY_WARNING.format(path=args.machine))
+
+
 def _run(args, out):
     trace = open(args.trace, "w") if args.trace else None  # noqa: SIM115 - closed below
     try:
@@ -219,8 +233,10 @@ def main(argv=None, out=None, err=None):
                       else _list_text())
         elif args.command == "replay":
             _replay(args, out)
+            _warn_noisy(args, err)
         else:
             _run(args, out)
+            _warn_noisy(args, err)
     except SimulatorError as exc:
         err.write(f"error: {' '.join(str(exc).split())}\n")
         return 2

@@ -3,6 +3,17 @@
 ``MachineModel.default()`` is an idealised bare-metal machine; ``from_calibration`` reads the
 ``calibration`` object of a calibrate JSON (unknown keys are ignored, missing ones keep the
 default).  Every value comes from a micro-measurement, never from a benchmark result.
+
+Two figures price a counting-loop iteration: ``loop_ns`` with the counter in a register (an
+optimised build) and ``loop_memory_ns`` with it in memory (``volatile``, or a ``-O0`` build:
+a load and a store every iteration).  A workload says which loop its counter uses (threadtest's
+``counter`` param) and gets the matching figure.  A calibration that measured ``loop_ns`` but
+not ``loop_memory_ns`` (written before the harness reported it) leaves ``loop_memory_ns``
+unknown (None): a run that needs it is refused rather than fed the register figure.
+
+``noisy`` is calibrate's own verdict: the machine was busy (other runnable tasks, steal time)
+or the repeats of a figure spread widely while it measured.  The simulator runs with such a
+calibration but carries the mark into every result (``machine.noisy``).
 """
 
 import math
@@ -14,7 +25,8 @@ from .errors import InvalidValueError
 
 @dataclass(frozen=True)
 class MachineModel:
-    loop_ns: float = 3.0  # one iteration of the benchmarks' counting loop
+    loop_ns: float = 3.0  # one iteration of the counting loop, counter in a register
+    loop_memory_ns: float | None = 3.0  # the same loop, counter in memory; None: not measured
     thread_create_join_us: float = 25.0  # pthread_create + pthread_join of an empty thread
     wakeup_remote_us: float = 5.0  # futex/pipe wakeup of a thread pinned to another CPU
     wakeup_local_us: float = 1.5  # the same wakeup when both threads share a CPU
@@ -24,6 +36,7 @@ class MachineModel:
     ipi_us: float = 1.0  # the reschedule IPI reaching another CPU
     vcpu_wake_us: float = 0.0  # host work to wake a halted vCPU (virtualised only)
     contention: float = 0.0  # fractional slowdown of a busy CPU per other busy CPU (not SMT)
+    noisy: bool = False  # calibrate found the machine busy or its figures spread widely
 
     @classmethod
     def default(cls):
@@ -39,7 +52,7 @@ class MachineModel:
             if f.name not in data or data[f.name] is None:
                 continue
             value = data[f.name]
-            if f.type is bool or f.name == "virtualised":
+            if f.name in BOOL_FIELDS:
                 if not isinstance(value, bool):
                     raise InvalidValueError("machine", f"calibration {f.name} = {value!r} "
                                             "is not true/false")
@@ -53,6 +66,17 @@ class MachineModel:
                 raise InvalidValueError("machine", f"calibration {f.name} = {value!r} is out "
                                         "of range 0..1e7")
             values[f.name] = value
-        if values.get("loop_ns", 1.0) <= 0:
-            raise InvalidValueError("machine", "calibration loop_ns must be positive")
+        for name in ("loop_ns", "loop_memory_ns"):
+            if values.get(name, 1.0) <= 0:
+                raise InvalidValueError("machine", f"calibration {name} must be positive")
+        if "loop_ns" in values and "loop_memory_ns" not in values:
+            values["loop_memory_ns"] = None  # measured one loop only: the other is unknown
         return cls(**values)
+
+    def loop_figure(self, counter):
+        """ns per iteration of a counting loop whose counter lives in ``counter``
+        ("register" or "memory"); None when this calibration did not measure it."""
+        return self.loop_memory_ns if counter == "memory" else self.loop_ns
+
+
+BOOL_FIELDS = ("virtualised", "noisy")

@@ -31,7 +31,9 @@ def machine_tunables(machine):
     if machine.virtualised:
         idle_wake_us += machine.vcpu_wake_us
     idle_wake_us = max(idle_wake_us, machine.wakeup_remote_us - machine.wakeup_local_us)
-    return {"loop_ns": machine.loop_ns,
+    loop_memory = {} if machine.loop_memory_ns is None else {"loop_memory_ns":
+                                                             machine.loop_memory_ns}
+    return {"loop_ns": machine.loop_ns, **loop_memory,
             "fork_ns": round(machine.thread_create_join_us * 1000),
             "context_switch_ns": round(machine.context_switch_us * 1000),
             "wakeup_ns": round(machine.wakeup_local_us * 1000),
@@ -50,6 +52,8 @@ COMMON_TUNABLES = {
     "loop_ns": _t(3.0, "float", "calibration: nanoseconds per counting-loop iteration "
                   "(unoptimised loop at ~1.5 GHz; LOOP_INSNS instructions, which also prices "
                   "an instruction for modelled kernel code paths)"),
+    "loop_memory_ns": _t(3.0, "float", "calibration: nanoseconds per iteration of the same "
+                         "loop with its counter in memory (volatile, or a -O0 build)"),
     "smt_speed": _t(0.6, "float", "throughput of one SMT thread while its sibling is busy "
                     "(1.0 = no sharing)"),
     "cache_refill_us": _t(30.0, "float", "cache refill paid by a migrated task that ran recently; "

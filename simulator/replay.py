@@ -239,7 +239,10 @@ def replay(path, kernel, *, cpus=None, topology=None, machine=None, tunables=Non
     # The recorded bursts are CPU time measured on the busy machine: they already hold the
     # slowdown busy CPUs cause each other, so a calibration's contention would count it twice.
     tunables.setdefault("busy_contention", 0)
-    spec = {"workload": "threadtest", "kernel": kernel, "tunables": tunables, "seed": seed}
+    # threadtest only lends the spec its shape: a replay runs recorded bursts, no counting loop,
+    # so which loop figure the calibration has does not matter ("register" needs none extra)
+    spec = {"workload": "threadtest", "kernel": kernel, "tunables": tunables, "seed": seed,
+            "params": {"counter": "register"}}
     for key, value in (("cpus", cpus), ("topology", topology), ("machine", machine)):
         if value not in (None, ""):
             spec[key] = value
@@ -358,4 +361,5 @@ def assemble(norm, path, rebuild, real, eng, writer, wall, others):
         "makespan_ms": _ms(makespan),
         "tasks": task_rows(writer.stats, recorded),
         "real": {"makespan_ms": _ms(real_makespan), "tasks": task_rows(real, recorded)},
+        **({"machine": norm["machine"]} if "machine" in norm else {}),
     }

@@ -58,4 +58,6 @@ def assemble(norm, runs, wall_seconds):
         "groups": _groups(runs),
         "vmstat": {"columns": VMSTAT_COLUMNS, "rows": vmstat_rows(runs[0][0])},
         "wall_seconds": round(wall_seconds, 6),
+        # the calibration it ran with, its `noisy` mark included: a prediction carries it
+        **({"machine": norm["machine"]} if "machine" in norm else {}),
     }

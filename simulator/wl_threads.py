@@ -30,6 +30,9 @@ class Threadtest:
     params = {
         "iterations": p(500, "int", "create/join iterations", 1, 1_000_000),
         "loops": p(1_000_000, "int", "counting-loop iterations per thread", 0, 10**10),
+        "counter": p("memory", "choice:memory,register", "where the counting loop's counter "
+                     "lives: memory (volatile, or built -O0 as in the threads) prices an "
+                     "iteration at loop_memory_ns, register (the harness's -O2 build) at loop_ns"),
         "yield_in_spin": p(False, "bool", "call sched_yield() inside the spin loop"),
         "head_start_us": p(0, "int", "parent sleeps this long after creating the child "
                            "(usleep head start)", 0, 10**9),
@@ -41,7 +44,8 @@ class Threadtest:
         prm, tun = b.params, b.tun
         done = Counter("done")
         join = Semaphore("join")
-        work = int(prm["loops"] * tun["loop_ns"])
+        work = int(prm["loops"] * tun["loop_memory_ns" if prm["counter"] == "memory"
+                                      else "loop_ns"])
         ncpus = len(b.eng.cpus)
         pinned = prm["pin"] and ncpus > 1
         child_prog = [(RUN, work), (ADD, done, 1), (SPIN, done, 2, prm["yield_in_spin"]),

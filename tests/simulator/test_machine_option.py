@@ -15,7 +15,8 @@ CALIBRATE_JSON = {
                 "virtualization": "kvm"},
     "kernel": "6.8.0",
     "measured_at": "2026-11-30T18:00:00Z",
-    "calibration": {"loop_ns": 0.5, "thread_create_join_us": 30.0, "wakeup_remote_us": 40.0,
+    "calibration": {"loop_ns": 0.5, "loop_memory_ns": 1.25, "thread_create_join_us": 30.0,
+                    "wakeup_remote_us": 40.0,
                     "wakeup_local_us": 3.0, "context_switch_us": 1.5, "virtualised": True,
                     "idle_exit_us": 0.0, "ipi_us": 20.0, "vcpu_wake_us": 5.0,
                     "contention": 0.05},
@@ -85,3 +86,43 @@ def test_bad_machine_files_exit_2_with_one_line(tmp_path, data, text, needle):
 def test_missing_machine_file(tmp_path):
     status, _, err = cli(*RUN, "--machine", str(tmp_path / "nope.json"))
     assert status == 2 and "nope.json" in err
+
+
+def _time(calibration, counter, loops=100_000_000):
+    return simulator.run({"workload": "threadtest", "kernel": "2.6.24", "cpus": 2,
+                          "params": {"iterations": 2, "loops": loops, "counter": counter},
+                          "tunables": {"noise_pct": 0}, "machine": calibration})
+
+
+def test_the_counter_picks_the_loop_figure():
+    """A counter in memory is priced at loop_memory_ns, one in a register at loop_ns: with the
+    memory loop 2.5x slower, the loops (the bulk of the run) take about 2.5x longer."""
+    cal = CALIBRATE_JSON["calibration"]
+    memory, register = _time(cal, "memory"), _time(cal, "register")
+    assert memory["tunables"]["loop_memory_ns"] == 1.25
+    assert register["tunables"]["loop_ns"] == 0.5
+    ratio = memory["metrics"]["time_ms"][0] / register["metrics"]["time_ms"][0]
+    assert 2.2 < ratio < 2.6, ratio
+
+
+def test_a_calibration_without_the_memory_loop_is_refused_for_a_memory_counter():
+    old = {k: v for k, v in CALIBRATE_JSON["calibration"].items() if k != "loop_memory_ns"}
+    with pytest.raises(simulator.SimulatorError, match="loop_memory_ns"):
+        _time(old, "memory")
+    assert _time(old, "register")["metrics"]["time_ms"][0] > 0  # the register loop is known
+    given = simulator.run({"workload": "threadtest", "kernel": "2.6.24", "machine": old,
+                           "params": {"iterations": 2, "loops": 1000},
+                           "tunables": {"loop_memory_ns": 2.0}})
+    assert given["tunables"]["loop_memory_ns"] == 2.0
+
+
+def test_a_noisy_calibration_marks_every_result(tmp_path):
+    noisy = {**CALIBRATE_JSON, "calibration": {**CALIBRATE_JSON["calibration"], "noisy": True}}
+    status, out, err = cli(*RUN, "--machine", machine_file(tmp_path, noisy))
+    assert status == 0 and json.loads(out)["machine"]["noisy"] is True
+    assert "marked noisy" in err
+    status, out, err = cli(*RUN, "--machine", machine_file(tmp_path))
+    assert json.loads(out)["machine"]["noisy"] is False and err == ""
+    with pytest.raises(simulator.SimulatorError, match="noisy"):
+        simulator.validate({"workload": "threadtest", "kernel": "2.6.24",
+                            "machine": {"noisy": "yes"}})
