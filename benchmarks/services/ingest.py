@@ -323,7 +323,7 @@ def _prepare_run(preview: dict, provenance: Provenance) -> PreparedRun:
         return run_prepare(
             benchmark=benchmark_get_or_create(name=preview["benchmark"]),
             kernel=kernel_get_or_create(version=preview["kernel"]),
-            machine=machine_get_or_create(spec=preview["machine"]),
+            machine=machine_get_or_create(spec=preview["machine"], owner=provenance.submitter),
             metrics={
                 name: MetricInput(m["values"], m["unit"], m["higher_is_better"],
                                   m.get("summary"))

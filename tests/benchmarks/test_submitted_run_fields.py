@@ -74,3 +74,14 @@ def test_a_metric_may_be_a_published_summary_without_samples(api_client):
     both = post(api_client, run_body(kernel="6.2.0", metrics={"time_s": {
         "values": [1.0], "summary": summary}}))
     assert both.status_code == 400 and "not both" in both.json()["error"]
+
+
+def test_an_upload_without_a_machine_goes_to_the_uploaders_own_machine(django_user_model):
+    alice, bob = (client_of(django_user_model, name) for name in ("alice", "bob"))
+    for client, kernel in ((alice, "2.6.22"), (bob, "2.6.23")):
+        answer = client.post("/api/v1/uploads/", {
+            "text": "time 10765 ms\ntime 10801 ms\n", "benchmark": "threadtest",
+            "kernel": kernel})
+        assert answer.status_code == 201, answer.content
+    names = dict(Run.objects.values_list("kernel__version", "machine__name"))
+    assert names == {"2.6.22": "unnamed (alice)", "2.6.23": "unnamed (bob)"}
