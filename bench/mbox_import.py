@@ -1,0 +1,136 @@
+"""mbox import speed on PostgreSQL, through the import job a worker runs.
+
+    .venv/bin/python bench/mbox_import.py [--messages 100000]
+
+1. Generates an archive of --messages messages (threads of 20, every reply quotes its parent,
+   one in four pastes its own results table: bench/discussions_speed.py's generator).
+2. Creates (if needed), migrates and empties its database (DATABASE_URL, default
+   postgres://postgres@127.0.0.1:5432/sb_mbox_import_bench).
+3. In a fresh process: the reference, Python's own mailbox + email parsing of every message
+   (the least any importer does), then the portal's import job function (what the Celery
+   worker runs: read, thread, store, extract tables as runs in batches, link them), with its
+   progress stages timed. Prints messages/s of both, the ratio, runs extracted and the load.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.discussions_speed import thread_mbox  # noqa: E402
+from bench.portal_support import PYTHON, bench_env, prepare_database  # noqa: E402
+
+DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/sb_mbox_import_bench"
+PER_THREAD = 20
+
+
+def load() -> str:
+    return ", ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def write_archive(path: Path, messages: int) -> None:
+    with path.open("w") as out:
+        for thread in range(max(1, messages // PER_THREAD)):
+            out.write(thread_mbox(thread, PER_THREAD, 3))
+
+
+def reference(path: Path) -> tuple[int, float]:
+    """Messages parsed by the standard library, and the seconds it took."""
+    import email
+    import email.policy
+    import mailbox
+
+    started = time.perf_counter()
+    count = 0
+    for message in mailbox.mbox(str(path), factory=None, create=False):
+        parsed = email.message_from_bytes(message.as_bytes(), policy=email.policy.default)
+        parsed.get_body(("plain",))
+        count += 1
+    return count, time.perf_counter() - started
+
+
+def inner(path: Path) -> None:
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.files import File
+
+    from discussions import importjobs
+    from discussions.models import ImportJob, Thread
+
+    Thread.objects.all().delete()
+    user, _ = get_user_model().objects.get_or_create(username="bench-mbox-importer")
+    counted, ref_s = reference(path)
+    print(f"reference (mailbox + email parse of every message): {counted:,} messages in "
+          f"{ref_s:.1f} s = {counted / ref_s:,.0f} messages/s (load {load()})", flush=True)
+    with path.open("rb") as handle:
+        job = ImportJob(owner=user, filename=path.name, size=path.stat().st_size)
+        job.file.save(path.name, File(handle), save=True)
+    stages: dict[str, float] = {}
+    real = importjobs._progress
+
+    def timed(job_id):
+        report = real(job_id)
+        last = {"stage": None, "at": time.perf_counter()}
+
+        def both(stage, done, total):
+            now = time.perf_counter()
+            if stage != last["stage"]:
+                if last["stage"]:
+                    stages[last["stage"]] = stages.get(last["stage"], 0) + now - last["at"]
+                last.update(stage=stage, at=now)
+                print(f"  {stage} ({total:,} to do) at load {load()}", flush=True)
+            report(stage, done, total)
+        timed.last = last
+        return both
+
+    importjobs._progress = timed
+    started = time.perf_counter()
+    outcome = importjobs.import_job_run(job_id=job.pk)
+    seconds = time.perf_counter() - started
+    last = getattr(timed, "last", None)
+    if last and last["stage"]:
+        stages[last["stage"]] = stages.get(last["stage"], 0) + time.perf_counter() - last["at"]
+    job.refresh_from_db()
+    result = job.report or {}
+    imported = result.get("imported", 0)
+    print(f"import job: {outcome}; {imported:,} messages in {seconds:.1f} s = "
+          f"{imported / seconds:,.0f} messages/s including extraction "
+          f"({seconds / ref_s:.1f}x the reference's time); {result.get('runs_extracted')} runs "
+          f"extracted, {len(result.get('repeated', []))} repeats linked, "
+          f"{len(result.get('problems', []))} problems; {Thread.objects.count():,} threads "
+          f"(load {load()})")
+    print("  stages: " + ", ".join(f"{name} {value:.1f} s" for name, value in stages.items()))
+    job.file.delete(save=False)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--inner", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.inner:
+        return inner(Path(args.inner))
+    folder = ROOT / "var" / "bench"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"bench-{args.messages}.mbox"
+    started = time.perf_counter()
+    write_archive(path, args.messages)
+    print(f"archive: {args.messages:,} messages, {path.stat().st_size / 2**20:.0f} MB, written "
+          f"in {time.perf_counter() - started:.1f} s ({os.cpu_count()} CPUs, load {load()})")
+    env = bench_env(DATABASE_URL=os.environ.get("DATABASE_URL", DEFAULT_DB),
+                    SCHEDBENCH_MAX_UPLOAD_MB="4096")
+    prepare_database(env)
+    try:
+        subprocess.run([PYTHON, __file__, "--inner", str(path)], cwd=ROOT, env=env, check=True)
+    finally:
+        path.unlink()
+
+
+if __name__ == "__main__":
+    main()
