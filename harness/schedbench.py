@@ -50,6 +50,7 @@ DEFAULT_CFLAGS = "-O2 -Wall"
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_REGRESSION = 3  # run --fail-on-regression: stored, and slower than the previous kernel
+EXIT_NOISY = 4  # calibrate: the box was busy or the figures spread too widely; nothing sent
 EXIT_SPOOLED = 75  # EX_TEMPFAIL: the data is safe, try again later
 MAX_BACKOFF = 30.0
 SOURCES_HINT = (
@@ -553,6 +554,78 @@ def collect_environment(root="/"):
     if commit:
         found["environment"].update({"kernel_commit": commit, "kernel_dirty": dirty})
     return found
+
+
+# --------------------------------------------------------------------------------------
+# How busy the box is: other runnable tasks and steal time (docs/calibration.md, Load)
+# --------------------------------------------------------------------------------------
+
+# Busy: on average more than this many tasks besides the reader were runnable while it
+# sampled. One other task runnable half the time takes a CPU a measurement (or a two-thread
+# benchmark) wants half the time.
+BUSY_RUNNABLE = 0.5
+BUSY_STEAL_PCT = 5.0  # the hypervisor ran something else for more than this share of CPU time
+LOAD_SAMPLES = 5
+LOAD_INTERVAL_S = 0.1
+
+
+def read_stat_load(root):
+    """(the aggregate cpu jiffies, user..steal, or None; procs_running or None) of /proc/stat."""
+    cpu = running = None
+    for line in (read_text(root, "/proc/stat") or "").splitlines():
+        fields = line.split()
+        if fields[:1] == ["cpu"] and all(f.isdigit() for f in fields[1:9]):
+            cpu = [int(f) for f in fields[1:9]] + [0] * (8 - len(fields[1:9]))
+        elif fields[:1] == ["procs_running"] and len(fields) == 2 and fields[1].isdigit():
+            running = int(fields[1])
+    return cpu, running
+
+
+def read_loadavg(root):
+    fields = (read_value(root, "/proc/loadavg") or "").split()
+    values = [to_number(f) for f in fields[:3]]
+    return values if len(values) == 3 and all(isinstance(v, float) for v in values) else None
+
+
+def steal_pct(before, after):
+    """The steal share of all CPU time between two /proc/stat cpu lines, %; None if unknown."""
+    if before is None or after is None:
+        return None
+    total = sum(after) - sum(before)
+    return round(100.0 * (after[7] - before[7]) / total, 2) if total > 0 else None
+
+
+def sample_load(root="/", samples=LOAD_SAMPLES, interval=LOAD_INTERVAL_S, own=1):
+    """How busy the box is now: tasks runnable besides `own` (procs_running counts the reader
+    itself), averaged over `samples` reads `interval` apart, and their maximum; the steal
+    share of CPU time over that window; the load averages. None for what /proc does not show."""
+    counts, first, last = [], None, None
+    for index in range(samples):
+        cpu, running = read_stat_load(root)
+        first = cpu if first is None else first
+        last = cpu
+        if running is not None:
+            counts.append(max(0, running - own))
+        if index + 1 < samples:
+            time.sleep(interval)
+    return {"runnable_others": round(sum(counts) / len(counts), 2) if counts else None,
+            "runnable_others_max": max(counts) if counts else None,
+            "steal_pct": steal_pct(first, last), "loadavg": read_loadavg(root),
+            "samples": len(counts), "window_s": round(interval * (samples - 1), 3),
+            "cpus": len(allowed_cpus())}
+
+
+def busy_reasons(load, when=""):
+    """Why `load` (sample_load's) makes the box busy, one phrase each; [] when quiet."""
+    reasons = []
+    others, steal = load.get("runnable_others"), load.get("steal_pct")
+    if others is not None and others > BUSY_RUNNABLE:
+        reasons.append(f"{others:g} other tasks runnable on average{when} (more than "
+                       f"{BUSY_RUNNABLE:g}; peak {load.get('runnable_others_max')})")
+    if steal is not None and steal > BUSY_STEAL_PCT:
+        reasons.append(f"steal time {steal:g}% of CPU time{when} (more than "
+                       f"{BUSY_STEAL_PCT:g}%: the host ran other guests)")
+    return reasons
 
 
 # --------------------------------------------------------------------------------------
@@ -1897,6 +1970,7 @@ def cmd_run(args, command):
         raise UsageError("--trace-max-mb must be above 0")
     with TunablesSet(settings) as tunables_set:
         env = collect_environment(args.root)  # read with the --set values in place
+        env["environment"]["load"] = load_at_start(args.root)
         started = time.time()
         sampler = start_sampler(args.vmstat, args.root) if args.vmstat else None
         try:
@@ -1928,6 +2002,19 @@ def cmd_run(args, command):
              f"(exit status {EXIT_REGRESSION})")
         return EXIT_REGRESSION
     return status
+
+
+def load_at_start(root):
+    """The box's load just before the benchmark starts, kept with the run; a warning when busy:
+    other work sharing the CPUs shows in the result, and a reader of the run should know."""
+    load = sample_load(root)
+    reasons = busy_reasons(load)
+    load["busy"] = bool(reasons)
+    if reasons:
+        warn("warning: the machine is busy (" + "; ".join(reasons) + "): other work shares "
+             "the CPUs with the benchmark, and its result will show it. The load is recorded "
+             "with the run (environment.load).")
+    return load
 
 
 def start_trace(args, workdir):
@@ -2236,6 +2323,7 @@ def derive_calibration(figures, virtualization):
         contention = round(max(0.0, slowdown) / loaded["median"], 4)
     return {
         "loop_ns": figure(figures, "loop_ns", 6),
+        "loop_memory_ns": figure(figures, "loop_memory_ns", 6),
         "thread_create_join_us": figure(figures, "thread_create_join_us"),
         "wakeup_remote_us": figure(figures, "wakeup_remote_us"),
         "wakeup_local_us": local,
@@ -2246,6 +2334,49 @@ def derive_calibration(figures, virtualization):
         "vcpu_wake_us": None if idle_part is None else (idle_part if virtualised else 0.0),
         "contention": contention,
     }
+
+
+# How far the repeats of a figure may spread, (max - min) / median, before the calibration is
+# called noisy. The counting loop is plain CPU work: on a quiet machine its repeats agree within
+# a few percent. Wakeups, switches and thread creation have a natural tail (cache state, timer
+# interrupts), idle wakeups a wide one (which idle state the CPU had reached).
+SPREAD_LIMITS = {"loop_ns": 0.25, "loop_memory_ns": 0.25, "loop_alone_ns": 0.25,
+                 "loop_busy_ns": 0.5, "wakeup_idle_us": 3.0}
+SPREAD_LIMIT = 1.0  # every other figure
+SPREAD_SKIP = ("cpu_a", "cpu_b", "loaded_cpus")  # facts, not measurements
+
+
+def figure_spreads(figures):
+    """{figure: (max - min) / median} for every figure measured at least three times."""
+    spreads = {}
+    for name, found in figures.items():
+        if name in SPREAD_SKIP or found["runs"] < 3 or found["median"] <= 0:
+            continue
+        spreads[name] = round((found["max"] - found["min"]) / found["median"], 3)
+    return spreads
+
+
+def assess_calibration(figures, before, after, steal_during):
+    """calibrate's verdict on itself: {"noisy", "reasons", "load", "spread", "limits"}.
+
+    Noisy when the box was busy before or after the measurement (other runnable tasks, steal)
+    or steal was high during it, or a figure's repeats spread beyond its limit."""
+    reasons = busy_reasons(before, " before measuring") + busy_reasons(after, " after")
+    if steal_during is not None and steal_during > BUSY_STEAL_PCT:
+        reasons.append(f"steal time {steal_during:g}% of CPU time while measuring (more than "
+                       f"{BUSY_STEAL_PCT:g}%)")
+    spreads = figure_spreads(figures)
+    for name, spread in sorted(spreads.items()):
+        limit = SPREAD_LIMITS.get(name, SPREAD_LIMIT)
+        if spread > limit:
+            found = figures[name]
+            reasons.append(f"{name} spread {spread:.0%} over {found['runs']} repeats "
+                           f"({found['min']:g} to {found['max']:g}; limit {limit:.0%})")
+    return {"noisy": bool(reasons), "reasons": reasons,
+            "load": {"before": before, "after": after, "steal_pct_during": steal_during},
+            "spread": spreads,
+            "limits": {"runnable_others": BUSY_RUNNABLE, "steal_pct": BUSY_STEAL_PCT,
+                       "spread": {**SPREAD_LIMITS, "other figures": SPREAD_LIMIT}}}
 
 
 def allowed_cpus():
@@ -2272,9 +2403,16 @@ def measure_calibration(args):
                 "measure the interpreter, not the machine; the only figure available without "
                 f"it is the virtualisation ({virtualization or 'unknown'}).", EXIT_ERROR)
         cpu_a, cpu_b, loaded = choose_cpus(args.root, allowed_cpus())
+        log("reading the load before measuring")
+        before = sample_load(args.root, samples=10)
+        cpu_start = read_stat_load(args.root)[0]
         figures, missing = run_calibrate_helper(helper, cpu_a, cpu_b, loaded, args.repeat,
                                                 args.scale)
+        steal_during = steal_pct(cpu_start, read_stat_load(args.root)[0])
+        after = sample_load(args.root, samples=10)
     calibration = derive_calibration(figures, virtualization)
+    quality = assess_calibration(figures, before, after, steal_during)
+    calibration["noisy"] = quality["noisy"]
     for name, reason in sorted(missing.items()):
         log(f"not measured: {name} ({reason})")
     return {
@@ -2290,6 +2428,7 @@ def measure_calibration(args):
             "scale": args.scale,
             "figures": figures,
             "not_measured": missing,
+            "quality": quality,
         },
     }
 
@@ -2297,6 +2436,31 @@ def measure_calibration(args):
 def print_calibration(calibration):
     for name, value in calibration.items():
         log(f"  {name:<22} {'not measured' if value is None else value}")
+
+
+def judge_calibration(payload, accept_noisy):
+    """Say what the calibration thinks of itself; refuse a noisy one unless told to keep it."""
+    quality = payload["details"]["quality"]
+    spreads = ", ".join(f"{name} {spread:.0%}" for name, spread in quality["spread"].items())
+    log(f"spread of the repeats, (max - min) / median: {spreads or 'none repeated'}")
+    load = quality["load"]
+    for when in ("before", "after"):
+        found = load[when]
+        log(f"load {when}: {found['runnable_others']} other tasks runnable on average (peak "
+            f"{found['runnable_others_max']}), steal {found['steal_pct']}%, load average "
+            f"{found['loadavg']}")
+    if not quality["noisy"]:
+        log("the machine was quiet and the repeats agree: calibration not noisy")
+        return
+    reasons = "".join(f"\n  - {reason}" for reason in quality["reasons"])
+    if accept_noisy:
+        warn("warning: calibration marked noisy (--accept-noisy):" + reasons
+             + "\nPredictions made with it carry the mark.")
+        return
+    raise CommandFailed(
+        "calibration refused: the machine was busy or the figures spread too widely to trust"
+        f" them:{reasons}\nNothing was sent. Calibrate again on a quiet machine, or pass "
+        f"--accept-noisy to keep it marked noisy (exit status {EXIT_NOISY}).", EXIT_NOISY)
 
 
 def calibration_endpoint(url):
@@ -2325,6 +2489,7 @@ def cmd_calibrate(args, command):
         payload = measure_calibration(args)
         log("calibration:")
         print_calibration(payload["calibration"])
+        judge_calibration(payload, args.accept_noisy)
     if args.dry_run:
         print(json.dumps(payload, indent=2))
         return 0
@@ -2415,6 +2580,9 @@ def add_calibrate_parser(sub):
                            "(default 5)")
     calibrate.add_argument("--scale", type=float, default=1.0, metavar="X",
                            help="multiply every iteration count (default 1.0, ~10 s)")
+    calibrate.add_argument("--accept-noisy", action="store_true",
+                           help="keep a calibration measured on a busy machine or with widely "
+                           f"spread figures, marked noisy (default: refuse it, exit {EXIT_NOISY})")
     calibrate.add_argument("--submit", metavar="FILE",
                            help="send a calibration kept earlier instead of measuring")
     calibrate.add_argument("--root", default="/", metavar="DIR",
