@@ -204,6 +204,8 @@ SPECTACULAR_SETTINGS = {
     # Two `status` choice sets (simulation jobs, regression findings) need distinct names.
     "ENUM_NAME_OVERRIDES": {
         "RegressionStatusEnum": "regressions.models.Status",
+        # A verdict's `role` and each of its `roles` are one choice set.
+        "VerdictRoleEnum": ["baseline", "previous"],
     },
 }
 

@@ -253,6 +253,17 @@ class BisectJoinedSerializer(ResponseSerializer):
     first_bad = serializers.CharField(allow_null=True)
 
 
+class VerdictThresholdsSerializer(ResponseSerializer):
+    """The thresholds a verdict applied: the benchmark's own, or the defaults."""
+
+    min_change = serializers.FloatField(help_text="minimum relative change (0.05 = 5%)")
+    alpha = serializers.FloatField(help_text="significance level of change-point detection")
+    min_effect = serializers.FloatField(help_text="minimum effect size of the test")
+    min_repeats = serializers.IntegerField(help_text="fewer values a side: needs repeats")
+    verdict_alpha = serializers.FloatField(help_text="significance level of a verdict")
+    source = serializers.CharField(help_text="where they came from (defaults or benchmark)")
+
+
 class VerdictSerializer(ResponseSerializer):
     """A submitted run's metric against an older kernel of its series."""
 
@@ -264,9 +275,13 @@ class VerdictSerializer(ResponseSerializer):
     change = serializers.FloatField(help_text="median(run) / median(against)")
     p_value = serializers.FloatField(allow_null=True, help_text=(
         "Mann-Whitney U (Welch's t below 5 samples a side); null when a side has one value"))
+    roles = serializers.ListField(child=serializers.ChoiceField(
+        choices=["baseline", "previous"]), required=False, help_text=(
+        "both when the oldest kernel is also the previous one (a CI gate asks for previous)"))
     regression = serializers.BooleanField(allow_null=True, help_text=(
-        "worse in the metric's direction, and significant (or >= 10% when no test is "
-        "possible); null for a published summary no test can judge"))
+        "worse in the metric's direction by at least the thresholds' minimum change, and "
+        "significant; never with fewer repeats than the thresholds' min_repeats "
+        "(needs_repeats); null for a published summary no test can judge"))
     needs_repeats = serializers.BooleanField()
     n = serializers.IntegerField(allow_null=True, help_text="null: a published summary's n "
                                  "that its source did not give")
@@ -275,7 +290,11 @@ class VerdictSerializer(ResponseSerializer):
     summary = serializers.BooleanField(required=False, help_text=(
         "true: published statistics, no samples; regression is null where no test is "
         "possible (\"summary only, no test\")"))
-    test = serializers.CharField(required=False, help_text="the test, or why there is none")
+    test = serializers.CharField(required=False, allow_null=True,
+                                 help_text="the test, or why there is none")
+    n_tested = serializers.ListField(child=serializers.IntegerField(), required=False,
+                                     help_text="values each side the test saw (bounded)")
+    thresholds = VerdictThresholdsSerializer(required=False)
     against_label = serializers.CharField(required=False, allow_blank=True)
 
 
