@@ -72,8 +72,21 @@ def bisection_new(request):
             error = exc
         else:
             return redirect(bisection)
-    return render(request, "bisect/new.html", {"values": values, "error": error},
+    return render(request, "bisect/new.html",
+                  {"values": values, "error": error, "finding": _finding_for_form(values)},
                   status=400 if error else 200)
+
+
+def _finding_for_form(values):
+    """The finding a "Bisect this" link names, so the form shows the ends, benchmark, machine,
+    metric and params it will use (they come from the finding, not from the fields)."""
+    from regressions.models import Regression
+
+    pk = str(values.get("regression") or "").strip()
+    if not pk.isdigit() or int(pk) >= 2**63:
+        return None
+    return Regression.objects.select_related("good", "bad", "benchmark", "machine",
+                                             "metric").filter(pk=int(pk)).first()
 
 
 @login_required

@@ -69,9 +69,11 @@ def series_figure(
     time_column = next((c for c in columns if c.lower().startswith("time")), None)
     x = [row[index[time_column]] for row in rows] if time_column else list(range(len(rows)))
     data = []
+    # a line needs two samples: a short run's one or two would leave empty axes without markers
+    mode = "lines" if len(rows) > 2 else "lines+markers"
     for position, name in enumerate(c for c in wanted if c in index):
         data.append({
-            "type": "scatter", "mode": "lines", "name": name,
+            "type": "scatter", "mode": mode, "name": name,
             "x": x, "y": [row[index[name]] for row in rows],
             "yaxis": "y2" if name == "cs" else "y",
             "line": {"color": PALETTE[position % len(PALETTE)], "width": 1.5},

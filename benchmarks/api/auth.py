@@ -10,6 +10,11 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate(self, request):
         header = authentication.get_authorization_header(request).split()
+        if header and header[0].lower() == b"bearer":
+            # the usual OAuth habit: say what to send instead of "credentials were not provided"
+            raise exceptions.AuthenticationFailed(
+                "use 'Authorization: Token <key>', not 'Bearer <key>': this API's keys go with "
+                "the Token keyword")
         if not header or header[0].lower() != self.keyword.lower().encode():
             return None
         if len(header) != 2:

@@ -33,7 +33,7 @@ from .base import (
     parse_count,
     parse_number,
 )
-from .headings import parse_heading
+from .headings import MAX_KERNEL, parse_heading, too_long_heading
 
 COUNT = r"\d+(?:\.\d+)?(?:\s*[kKmMgG])?"
 # "time 5", "time: 5", "time=5". Written as alternatives, never `\s*[:=]?\s*`: two optional
@@ -222,6 +222,10 @@ class TimingLinesParser(Parser):
                 params, current, unsure, unsure_from = setup, {}, False, None
             elif found is not None or near_miss(text):
                 raise ParseError(f"expected a line like {self.example!r}", line=lineno)
+            elif (length := too_long_heading(text)) is not None:
+                # a kernel heading, too long to store: say so here, not "no kernel" later
+                raise ParseError(f"this kernel heading names a kernel of {length:,} characters; a "
+                                 f"kernel name has at most {MAX_KERNEL}", line=lineno)
             else:
                 warnings.add(lineno, "ignored unrecognised line")
                 if params:

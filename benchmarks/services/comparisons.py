@@ -28,16 +28,22 @@ def _new_slug() -> str:
 def comparison_create(
     *, spec: ComparisonSpec, author=None, forked_from: Comparison | None = None
 ) -> Comparison:
-    """Compute the comparison from today's runs and freeze it under a new slug."""
+    """Compute the comparison from today's runs and freeze it under a new slug, unless one with
+    the same title and content (spec, runs and every cell: content_hash) is already frozen: then
+    that one, so saving the same comparison twice gives one permalink, not two."""
     frozen = compute(spec)
     title = spec.title or f"{frozen['metric']['name']} by {spec.x}" + (
         f" and {spec.series}" if spec.series else "")
+    digest = content_hash(frozen)
+    existing = Comparison.objects.filter(content_hash=digest, title=title[:200]).order_by("pk")
+    if existing.exists():
+        return existing.first()
     for _ in range(5):
         try:
             with transaction.atomic():
                 return Comparison.objects.create(
                     slug=_new_slug(), title=title[:200], spec=frozen["spec"],
-                    run_ids=frozen["runs"], content_hash=content_hash(frozen), frozen=frozen,
+                    run_ids=frozen["runs"], content_hash=digest, frozen=frozen,
                     author=author, forked_from=forked_from,
                 )
         except IntegrityError:

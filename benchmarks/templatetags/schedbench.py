@@ -1,6 +1,9 @@
 import math
+import re
 
 from django import template
+from django.utils.html import conditional_escape
+from django.utils.safestring import mark_safe
 
 from benchmarks.analysis import envdiff
 
@@ -86,3 +89,11 @@ def diff_groups(rows):
         groups.setdefault(f"{section}: {prefix}" if prefix else section, []).append(row)
     return [(title, members, len(members) <= FOLD_OPEN_UP_TO)
             for title, members in groups.items()]
+
+
+@register.filter
+def breakable(value):
+    """An identifier (`tunable.sched_child_runs_first`, a mail address) that may wrap after its
+    dots, underscores, slashes and @ rather than between two letters: a <wbr> after each."""
+    text = conditional_escape(value)
+    return mark_safe(re.sub(r"([._/@])", r"\1<wbr>", str(text)))  # noqa: S308 (escaped above)

@@ -1,7 +1,12 @@
-// On every page: a box that scrolls sideways (a wide table on a phone) can be reached and
-// scrolled with the keyboard, so it gets a tab stop; re-checked when the window is resized.
+// On every page: the phone menu's button, and boxes that scroll sideways (a wide table on a
+// phone) get a tab stop so the keyboard can reach and scroll them; re-checked on resize.
+// Loaded without defer (pages allow no inline script): the "js" class is on <html> before the
+// header is drawn, so below 700 px the menu starts folded (site CSS) and without JavaScript it
+// simply stays open.
 (function () {
   "use strict";
+  document.documentElement.classList.add("js");
+
   function markScrollable() {
     document.querySelectorAll("table.data, .table-scroll, .panel, pre").forEach(function (el) {
       var scrolls = el.scrollWidth > el.clientWidth + 1;
@@ -14,12 +19,35 @@
       }
     });
   }
+
+  function setUpMenu() {
+    var button = document.querySelector("header.site .menu-toggle");
+    if (!button) { return; }
+    var header = button.closest("header");
+    function show(open) {
+      header.classList.toggle("menu-open", open);
+      button.setAttribute("aria-expanded", open ? "true" : "false");
+    }
+    button.addEventListener("click", function () {
+      show(!header.classList.contains("menu-open"));
+    });
+    document.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && header.classList.contains("menu-open")) {
+        show(false);
+        button.focus();
+      }
+    });
+  }
+
   var timer = null;
   window.addEventListener("resize", function () {
     clearTimeout(timer);
     timer = setTimeout(markScrollable, 200);
   });
   window.addEventListener("load", markScrollable);
-  document.addEventListener("DOMContentLoaded", markScrollable);
+  document.addEventListener("DOMContentLoaded", function () {
+    setUpMenu();
+    markScrollable();
+  });
   window.SchedbenchSite = { markScrollable: markScrollable };
 })();

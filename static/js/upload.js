@@ -203,6 +203,36 @@
     return body.runs.filter(function (run) { return run.unassigned; }).length;
   }
 
+  // After a commit the page says where to go next: the builder with these runs, each run's
+  // page, and a new thread about them (its subject and body filled in, the first run attached).
+  function showNextSteps(runs) {
+    var next = document.getElementById("upload-next");
+    var saved = runs.filter(function (run) { return run.id && run.url; });
+    next.hidden = !saved.length;
+    if (!saved.length) { return; }
+    var ids = saved.map(function (run) { return run.id; });
+    document.getElementById("next-compare").href = next.dataset.compare + "?runs=" + ids.join(",");
+    var view = document.getElementById("next-view");
+    view.textContent = "";
+    saved.forEach(function (run, i) {
+      if (i) { view.appendChild(document.createTextNode(" · ")); }
+      var a = el("a", "#" + run.id);
+      a.href = run.url;
+      view.appendChild(a);
+    });
+    var kernels = saved.map(function (run) { return run.kernel; })
+      .filter(function (k, i, all) { return k && all.indexOf(k) === i; });
+    var query = new URLSearchParams({
+      target_type: "run", target_id: String(ids[0]),
+      subject: saved[0].benchmark + " on " + kernels.join(", "),
+      body: "Results just uploaded:\n" + saved.map(function (run) {
+        return "#" + run.id + " " + run.benchmark + " on " + run.kernel + ": " +
+          new URL(run.url, window.location.href).href;
+      }).join("\n") + "\n"
+    });
+    document.getElementById("next-thread").href = next.dataset.thread + "?" + query.toString();
+  }
+
   function send(dryRun) {
     errorBox.hidden = true;
     var data;
@@ -222,6 +252,8 @@
       try { body = JSON.parse(request.responseText); } catch (e) { body = { error: "HTTP " + request.status }; }
       if (request.status === 200 || request.status === 201) {
         renderPreview(body, !dryRun);
+        if (dryRun) { document.getElementById("upload-next").hidden = true; }
+        else { showNextSteps(body.runs); }
         commitButton.disabled = !dryRun;
         var unsure = dryRun ? unassignedCount(body) : 0;
         statusLine.textContent = dryRun

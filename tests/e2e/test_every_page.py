@@ -1,7 +1,8 @@
 """Whole-site checks on every page type with demo data (issue 15), in one browser context per
 test: at a desktop (1400x900) and a phone (390x844) size, no page scrolls sideways, logs a
-console error or fails a request; an axe-core scan (both sizes, and the dark scheme at the
-desktop size) finds no serious or critical violation.
+console error or fails a request, breaks a word between two letters, or gives more than a third
+of its first screen to navigation (issue 23); an axe-core scan (both sizes, and the dark scheme
+at the desktop size) finds no serious or critical violation.
 
 Set SCHEDBENCH_SHOTS=/some/dir to keep a full-page screenshot of each page at each size.
 """
@@ -76,6 +77,56 @@ def widest(page) -> list[str]:
     return page.evaluate(WIDEST)
 
 
+# Words that wrap between two of their letters ("B E N C H M A R K" down a narrow cell): every
+# piece of text between spaces, hyphens, dashes, ellipses, slashes, underscores, @ and dots not in a
+# number (where an identifier may end a line) must sit on one line. Pieces of a token longer
+# than 24 characters (hashes, paths, commands) may break anywhere.
+BROKEN_WORDS = """() => {
+  const found = [], range = document.createRange();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node && found.length < 5; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (!parent || parent.closest('svg, script, style, .sr-only, .js-plotly-plot')) continue;
+    for (const token of node.nodeValue.matchAll(/\\S+/g)) {
+      if (token[0].length > 24) continue;
+      for (const piece of token[0].matchAll(/(?:[^\\-\\/_@\u2013\u2014\u2026.]|\\.(?=\\d))+/g)) {
+        if (piece[0].length < 2) continue;
+        const start = token.index + piece.index;
+        range.setStart(node, start);
+        range.setEnd(node, start + piece[0].length);
+        const tops = new Set([...range.getClientRects()].filter(r => r.width > 0)
+                             .map(r => Math.round(r.top)));
+        if (tops.size > 1) {
+          found.push(`${parent.tagName.toLowerCase()}.${parent.className}: ${piece[0]}`);
+          break;
+        }
+      }
+    }
+  }
+  return found;
+}"""
+
+# The share of the first screen the site header (brand, menu, search, account) takes.
+NAVIGATION_SHARE = """() => {
+  const header = document.querySelector('header.site');
+  return header ? Math.min(header.getBoundingClientRect().bottom, innerHeight) / innerHeight : 0;
+}"""
+
+
+def layout_problems(page) -> list[str]:
+    problems = []
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    if overflow > 0:
+        problems.append(f"{overflow} px wider than the window: {widest(page)}")
+    broken = page.evaluate(BROKEN_WORDS)
+    if broken:
+        problems.append(f"words broken between letters: {broken}")
+    share = page.evaluate(NAVIGATION_SHARE)
+    if share > 1 / 3:
+        problems.append(f"navigation takes {share:.0%} of the first screen")
+    return problems
+
+
 def test_no_page_scrolls_sideways_logs_an_error_or_fails_a_request(site):
     page, data = site
     found = {}
@@ -83,12 +134,8 @@ def test_no_page_scrolls_sideways_logs_an_error_or_fails_a_request(site):
         page.set_viewport_size({"width": width, "height": height})
         for name, path_of, ready in PAGE_TYPES:
             open_page(page, path_of(data), ready)
-            overflow = page.evaluate(
-                "document.documentElement.scrollWidth - window.innerWidth")
             screenshot(page, name, size)
-            problems = list(page.problems)
-            if overflow > 0:
-                problems.append(f"{overflow} px wider than the window: {widest(page)}")
+            problems = list(page.problems) + layout_problems(page)
             if problems:
                 found[f"{name} @ {size}"] = problems
     assert found == {}, json.dumps(found, indent=1)

@@ -62,6 +62,7 @@
       var cancel = document.getElementById("cancel-form");
       if (cancel) { cancel.hidden = true; }
       document.getElementById("job").dataset.finished = job.status;
+      setText("results-heading", "Results");  // nothing more is coming
     }
   }
 
