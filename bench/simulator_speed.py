@@ -105,6 +105,34 @@ def chatroom_rate(kernel, messages, runs=1):
     return events, best["result"]["wall_seconds"], cpu, events / cpu
 
 
+def yielders_rate(kernel, duration_ms, runs=1):
+    """10,000 tasks looping on sched_yield() on 8 CPUs: every event is a pick from a queue of
+    ~1,250 tasks, so a pick that scans the queue shows here (the issue's target: 1M events/s)."""
+    spec = {"workload": "yield-loop", "kernel": kernel, "cpus": 8,
+            "params": {"tasks": 10_000, "duration_ms": duration_ms, "warmup_ms": 0},
+            "tunables": {"vmstat_interval_ms": 0}, "max_events": 10**9}
+
+    def once():
+        cpu0 = time.process_time()
+        result = simulator.run(spec)
+        return {"cpu_seconds": time.process_time() - cpu0, "result": result}
+
+    best = best_of(runs, once)
+    events = best["result"]["counters"]["events"]
+    return events, best["cpu_seconds"], events / best["cpu_seconds"]
+
+
+def print_yielders(kernels, duration_ms, runs):
+    rates = []
+    for kernel in kernels:
+        events, cpu, rate = yielders_rate(kernel, duration_ms, runs)
+        rates.append(rate)
+        print(f"yield-loop 10,000 tasks, 8 CPUs, {duration_ms} ms, {kernel:9}: {events} events, "
+              f"{cpu:.2f} CPU-s = {rate:,.0f} events/s")
+    print(f"yielders: min {min(rates):,.0f} events/s (target >= 1,000,000: "
+          f"{'met' if min(rates) >= 1e6 else 'NOT met'})")
+
+
 def rss_child(messages):
     """Run a big chatroom in a child process; report its event count and peak RSS."""
     code = ("import json,resource,simulator;"
@@ -224,6 +252,7 @@ def main():
           f"load average now {os.getloadavg()[0]:.2f})")
     print(f"context: ratio to the same bare loop on the engine's own queue: "
           f"min {min(own_ratios):.3f}, max {max(own_ratios):.3f}")
+    print_yielders(kernels, 50 if args.quick else 400, args.runs)
     big = 2000 if args.quick else 25000
     events, wall, rss_kb = rss_child(big)
     print(f"memory: chatroom x {big} messages: {events} events in {wall:.1f} s, "

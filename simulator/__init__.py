@@ -17,6 +17,7 @@ COMPILED = _compiled.select()
 
 from .api import run, validate  # noqa: E402
 from .errors import (  # noqa: E402
+    CpuBudgetExceeded,
     EventBudgetExceeded,
     InvalidValueError,
     SimulatorError,
@@ -36,4 +37,5 @@ def catalog():
 
 
 __all__ = ["__version__", "COMPILED", "catalog", "validate", "run", "render_text", "SimulatorError",
-           "SpecError", "UnknownNameError", "InvalidValueError", "EventBudgetExceeded"]
+           "SpecError", "UnknownNameError", "InvalidValueError", "EventBudgetExceeded",
+           "CpuBudgetExceeded"]

@@ -12,11 +12,12 @@ them (slice expiry, a due balance pass).
 """
 
 import random
+import time
 from typing import Any
 
 from . import balance
 from .domains import DomainLevel
-from .errors import EventBudgetExceeded
+from .errors import CpuBudgetExceeded, EventBudgetExceeded
 from .eventq import Event, EventQueue, new_queue
 from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER, NO_TIME
 from .interp import run_actions, step, step_reference
@@ -31,6 +32,9 @@ from .program import (
     Mutex,
     Task,
 )
+
+# the CPU-time budget is looked at once every CPU_CHECK_MASK + 1 events
+CPU_CHECK_MASK = 8191
 
 
 class Cpu:
@@ -76,10 +80,11 @@ class Engine:
                  "warm_ns", "refill_by_distance", "threads", "socket_cpus", "smt_speed",
                  "n_switches", "n_migrations", "n_wakeups", "n_preemptions", "n_yields",
                  "n_decisions", "n_cost_ns", "wakeup_ns", "has_refill", "wake_affine",
-                 "balance_wake", "idle_sibling", "idle_balance_kick", "ftrace")
+                 "balance_wake", "idle_sibling", "idle_balance_kick", "ftrace", "max_cpu_seconds",
+                 "cpu_started", "cpu_exceeded")
 
     def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False,
-                 ftrace=None, queue=None):
+                 ftrace=None, queue=None, max_cpu_seconds=None):
         # reference mode routes every event through the plain functions (step_reference,
         # account(), sleep()) instead of the fast path's inlined cases; results must be
         # identical (tests/simulator/test_reference_mode.py)
@@ -90,6 +95,11 @@ class Engine:
         self.rng: random.Random = random.Random(seed)
         self._random: Any = self.rng.random
         self.max_events: int = max_events
+        # the CPU time (of this process) the run may use, None for no limit; checked every
+        # CPU_CHECK_EVENTS events so that the check costs nothing measurable
+        self.max_cpu_seconds: float | None = max_cpu_seconds
+        self.cpu_started: float = 0.0
+        self.cpu_exceeded: bool = False
         self.trace_file: Any = trace
         # an FtraceWriter (simulator/ftrace.py) or None; hooks sit where the schedule changes
         self.ftrace: Any = ftrace
@@ -214,6 +224,7 @@ class Engine:
 
         The reference mode (run_reference) does the same through the plain functions only; a
         test requires both to give identical results."""
+        self.cpu_started = time.process_time()
         if self.reference:
             return self.run_reference()
         self._seed_events()
@@ -264,7 +275,7 @@ class Engine:
                         self.policy.account(cpu.rq, task, elapsed, now)
                     run_actions(self, cpu, task)  # step() without its spin check: it ran
             events += 1
-            if events > budget:
+            if events > budget or (not events & CPU_CHECK_MASK and self._cpu_spent()):
                 break
         if in_hand is not None:
             queue.settle(in_hand, in_hand_seq)
@@ -319,14 +330,25 @@ class Engine:
                 self.now = when
                 break
             events += 1
-            if events > budget:
+            if events > budget or (not events & CPU_CHECK_MASK and self._cpu_spent()):
                 break
         return self._finish(events, budget)
+
+    def _cpu_spent(self) -> bool:
+        """Has the run used its CPU-time budget?  (Marks it so that _finish() says so.)"""
+        limit = self.max_cpu_seconds
+        if limit is None or time.process_time() - self.cpu_started <= limit:
+            return False
+        self.cpu_exceeded = True
+        return True
 
     def _finish(self, events, budget):
         self._counters["events"] = events
         if events > budget:
             raise EventBudgetExceeded(budget, self.now)
+        if self.cpu_exceeded:
+            assert self.max_cpu_seconds is not None  # only a limit can be exceeded
+            raise CpuBudgetExceeded(self.max_cpu_seconds, self.now)
         for cpu in self.cpus:
             self.account(cpu)
         if self.samples and self.samples[-1][0] < self.now:

@@ -42,3 +42,16 @@ class EventBudgetExceeded(SimulatorError):
             "raise --max-events or reduce the workload"
         )
         self.max_events = max_events
+
+
+class CpuBudgetExceeded(SimulatorError):
+    """The run used more CPU time than ``max_cpu_seconds`` allows (a run the event budget alone
+    would let go on for many minutes); raise the budget or shrink params."""
+
+    def __init__(self, max_cpu_seconds, sim_time_ns):
+        super().__init__(
+            f"CPU-time budget exceeded: more than {max_cpu_seconds:g} s of CPU after "
+            f"{sim_time_ns / 1e6:.3f} ms of simulated time; "
+            "raise --max-cpu-seconds or reduce the workload"
+        )
+        self.max_cpu_seconds = max_cpu_seconds

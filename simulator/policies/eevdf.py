@@ -1,9 +1,13 @@
 """EEVDF (6.6): earliest eligible virtual deadline first."""
 
+import heapq
 from typing import ClassVar
 
 from ..program import Task
-from .base import NICE_0, NICE_0_SHIFT, Policy, RunQueue, ilog2, remove_task
+from .base import NICE_0, NICE_0_SHIFT, Policy, RunQueue, ilog2
+
+# a queued task's entry in one of the two heaps: (deadline or vruntime, queue order, task)
+Entry = tuple[int, int, Task]
 
 
 def _weighted(task: Task) -> int:
@@ -24,25 +28,47 @@ class EevdfPolicy(Policy):
         super().__init__(kernel, tun, ncpus)
         self.slice: int = tun["base_slice_ns"] * (1 + ilog2(min(ncpus, 8)))
         self.log_cost: int = tun["sched_cost_log_ns"]
+        self.order: int = 0  # the last order number given to a queued task's entry
 
     def new_rq(self, cpu_id):
         rq = RunQueue(cpu_id)
+        # The pick in O(log n), as 6.6's augmented rbtree gives it, with two heaps: rq.data holds
+        # (deadline, order, task) for tasks last seen eligible, rq.extra (vruntime, order, task)
+        # for the others.  A queued task's vruntime and deadline do not change, so only the
+        # average moves eligibility: the pick first moves the tasks the average has passed into
+        # rq.data, then drops from its top those it has fallen below.  A task leaving the queue
+        # is forgotten lazily: task.key holds the order number of its live entry (None once it
+        # left), so an older entry of the same task no longer matches.  rq.nr_queued counts the
+        # queued tasks; rq.vsum and rq.wsum are the kernel's avg_vruntime/avg_load sums (weight
+        # x vruntime, weights), kept as tasks come and go so the average needs no rescan.
         rq.data = []
-        # the queued tasks' sum of weight x vruntime (rq.vsum) and sum of weights (rq.wsum),
-        # kept as tasks come and go (the kernel's avg_vruntime/avg_load), so the average needs
-        # no rescan of the queue
+        rq.extra = []
         return rq
 
     def _add(self, rq: RunQueue, task: Task) -> None:
-        data: list[Task] = rq.data
-        data.append(task)
+        # one order number across every runqueue: a stale entry left on a runqueue the task
+        # migrated from can never match the number of its entry on the new one
+        self.order += 1
+        order = self.order
+        entry: Entry = (task.vruntime, order, task)
+        task.key = order
+        heapq.heappush(rq.extra, entry)  # the next pick sorts out whether it is eligible
+        rq.nr_queued += 1
         rq.vsum += _weighted(task)
         rq.wsum += task.weight
 
     def _take(self, rq: RunQueue, task: Task) -> None:
-        remove_task(rq.data, task)
+        task.key = None
+        rq.nr_queued -= 1
         rq.vsum -= _weighted(task)
         rq.wsum -= task.weight
+        data: list[Entry] = rq.data
+        extra: list[Entry] = rq.extra
+        if len(data) + len(extra) > 2 * rq.nr_queued + 32:  # mostly forgotten entries
+            rq.data = [e for e in data if e[2].key == e[1]]
+            heapq.heapify(rq.data)
+            rq.extra = [e for e in extra if e[2].key == e[1]]
+            heapq.heapify(rq.extra)
 
     def _vslice(self, task: Task) -> int:
         return self.slice * NICE_0 // task.weight
@@ -91,27 +117,46 @@ class EevdfPolicy(Policy):
         self._add(rq, task)
 
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
-        data: list[Task] = rq.data
-        if not data:
+        """The eligible task (vruntime <= average) with the earliest deadline, the earliest
+        queued first among equals; with none eligible, the least vruntime."""
+        if rq.nr_queued == 0:
             return None
         avg = self._avg(rq)
+        eligible: list[Entry] = rq.data
+        waiting: list[Entry] = rq.extra
+        while waiting and (waiting[0][2].key != waiting[0][1] or waiting[0][0] <= avg):
+            entry = heapq.heappop(waiting)
+            task = entry[2]
+            if task.key == entry[1]:  # the average passed its vruntime: order it by deadline
+                heapq.heappush(eligible, (task.deadline, entry[1], task))
         best: Task | None = None
-        for t in data:
-            if t.vruntime <= avg and (best is None or t.deadline < best.deadline):
-                best = t
+        while eligible:
+            entry = heapq.heappop(eligible)
+            task = entry[2]
+            if task.key != entry[1]:
+                continue  # it left the queue
+            if task.vruntime <= avg:
+                best = task
+                break
+            heapq.heappush(waiting, (task.vruntime, entry[1], task))  # the average fell below it
         if best is None:
-            best = min(data, key=lambda t: t.vruntime)
-        self._take(rq, best)
+            while waiting[0][2].key != waiting[0][1]:
+                heapq.heappop(waiting)
+            best = heapq.heappop(waiting)[2]
+        best.key = None
+        rq.nr_queued -= 1
+        rq.vsum -= _weighted(best)
+        rq.wsum -= best.weight
         rq.min_vruntime = avg
         return best
 
     def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):
         task.vruntime += elapsed * NICE_0 // task.weight
-        if task.vruntime >= task.deadline and not rq.data:
+        if task.vruntime >= task.deadline and rq.nr_queued == 0:
             task.deadline = task.vruntime + self._vslice(task)
 
     def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
-        if not rq.data:
+        if rq.nr_queued == 0:
             return None
         return start + max(0, (task.deadline - task.vruntime) * task.weight // NICE_0)
 
@@ -129,14 +174,20 @@ class EevdfPolicy(Policy):
 
 
     def yield_hands_over(self, rq: RunQueue, task: Task, now: int) -> bool:
-        return bool(rq.data)
+        return rq.nr_queued > 0
 
     def decision_cost(self, rq: RunQueue) -> int:
         nr = rq.nr_running  # ilog2(max(1, nr)), inlined: this runs at every decision
         return self.sched_cost + self.log_cost * (nr.bit_length() - 1 if nr > 1 else 0)
 
     def queued_tasks(self, rq: RunQueue):
-        return list(reversed(rq.data))
+        """The queued tasks, the most recently queued first (an O(n) walk, as the balancer's
+        own is)."""
+        data: list[Entry] = rq.data
+        extra: list[Entry] = rq.extra
+        live = [e for e in data if e[2].key == e[1]] + [e for e in extra if e[2].key == e[1]]
+        live.sort(key=lambda e: -e[1])
+        return [e[2] for e in live]
 
     def hot(self, task: Task, now: int, level):
         return self.task_hot(task, now, self.tun["sched_migration_cost_ns"])
