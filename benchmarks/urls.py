@@ -31,6 +31,7 @@ urlpatterns = [
     path("compare/", comparison_views.builder, name="comparison-builder"),
     path("c/<slug:slug>/", comparison_views.detail, name="comparison-detail"),
     path("c/<slug:slug>/embed", comparison_views.embed, name="comparison-embed"),
+    path("c/<slug:slug>/cells", comparison_views.cells, name="comparison-cells"),
     path("c/<slug:slug>.json", comparison_views.export_json, name="comparison-json"),
     path("c/<slug:slug>.csv", comparison_views.export_csv, name="comparison-csv"),
     path("c/<slug:slug>.txt", comparison_views.export_text, name="comparison-txt"),

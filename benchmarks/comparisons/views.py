@@ -21,6 +21,9 @@ from benchmarks.comparisons.report import as_csv, as_json, as_text
 from benchmarks.models import Comparison, RunTombstone
 
 FROZEN_MAX_AGE = 3600
+# Past this many cells the statistics table is folded and fetched when opened: 1,000 cells are
+# 24,000 elements, half the page, and parsing them held back the chart.
+INLINE_CELLS = 60
 CONTENT_TYPES = {"html": "text/html; charset=utf-8", "json": "application/json",
                  "csv": "text/csv; charset=utf-8", "txt": "text/plain; charset=utf-8"}
 
@@ -118,6 +121,7 @@ def _render_detail(request, comparison: Comparison) -> HttpResponse:
         "comparison": comparison, "frozen": comparison.frozen, "missing": missing,
         "withdrawn": selectors.withdrawn_among(comparison.run_ids),
         "permalink": _permalink(request, comparison),
+        "cells_inline": len(comparison.frozen["cells"]) <= INLINE_CELLS,
         "chart": chart_data("comparison-chart", comparison.frozen.get("figure")),
         "monitor_chart": chart_data("monitor-chart", comparison.frozen.get("monitor_figure")),
     })
@@ -135,6 +139,19 @@ def detail(request, slug: str):
     if anonymous:
         frozen_pages.set(key, response.content)
         response.frozen_copy = True  # a new render: the durable copy follows it
+    return response
+
+
+def cells(request, slug: str):
+    """The statistics per cell of a large comparison, as an HTML fragment (comparison.js puts
+    it in the folded panel when it is opened); frozen, so cached like the page."""
+    key = f"comparison-cells:{slug}"
+    if (cached := frozen_pages.get(key)) is not None:
+        return HttpResponse(cached)
+    comparison = _frozen(slug)
+    response = render(request, "comparisons/_cells.html", {
+        "comparison": comparison, "frozen": comparison.frozen})
+    frozen_pages.set(key, response.content)
     return response
 
 

@@ -12,6 +12,21 @@
       holder.dataset.loaded = "1";
     });
   });
+  // A large comparison's statistics table comes when its folded panel is first opened.
+  document.addEventListener("toggle", function (event) {
+    var panel = event.target;
+    if (!panel.matches || !panel.matches("details.cells-panel[data-fragment]") || !panel.open) {
+      return;
+    }
+    var url = panel.dataset.fragment;
+    panel.removeAttribute("data-fragment");
+    fetch(url, { credentials: "same-origin" }).then(function (response) {
+      return response.ok ? response.text() : Promise.reject(response.status);
+    }).then(function (html) {
+      panel.querySelector(".cells-holder").innerHTML = html;  // our own escaped fragment
+      panel.dataset.loaded = "1";
+    }).catch(function () { panel.dataset.fragment = url; });
+  }, true);
   function chart() { return document.getElementById("comparison-chart"); }
   document.addEventListener("click", function (event) {
     var toggle = event.target.closest("#toggle-x-scale");

@@ -368,3 +368,17 @@ def test_the_chart_table_and_name_come_with_the_page(sweep, api_client, client):
     assert newer[:3] == ["2.6.24", "1000000", f"{np.median(NEW) / np.median(OLD):.6g}"]
     embed = client.get(f"/c/{slug}/embed").content.decode()
     assert '<details id="comparison-chart-data"' in embed
+
+
+def test_a_large_comparison_folds_its_statistics_into_a_fragment(api_client, client):
+    for number in range(31):
+        for loops in (10, 100):
+            make_run(f"5.{number}", [1.0 + number, 2.0 + number], params={"loops": loops})
+    slug = save(api_client, baseline=None, title="62 cells")
+    page = client.get(f"/c/{slug}/").content.decode()
+    assert 'class="data cells"' not in page and f'data-fragment="/c/{slug}/cells"' in page
+    fragment = client.get(f"/c/{slug}/cells").content.decode()
+    assert fragment.count("<tr>") == 62 + 1 and "<html" not in fragment  # header and cells
+    small = save(api_client, baseline=None, filters={"benchmark": "threadtest", "kernel": "5.1"})
+    assert 'class="data cells"' in client.get(f"/c/{small}/").content.decode()
+    assert client.get("/c/nosuch/cells").status_code == 404

@@ -105,3 +105,32 @@ def test_every_filter_on_any_means_every_run_and_the_preview_says_it_is_updating
     page.wait_for_selector("#builder-chart[data-rendered='1']")
     page.wait_for_js("!document.getElementById('builder-updating').classList.contains('active')")
     assert page.js_errors == []
+
+
+def test_a_chart_of_many_series_draws_with_webgl_and_keeps_its_name_and_tables(page):
+    from benchmarks.comparisons.spec import parse_spec
+    from benchmarks.services.comparisons import comparison_create
+
+    for number in range(45):
+        for loops in (1000, 10000):
+            make_run(f"5.{number}", [100.0 + number + loops / 1000, 101.0 + number],
+                     params={"loops": loops})
+    comparison = comparison_create(spec=parse_spec({
+        "title": "many kernels", "filters": {"benchmark": "threadtest"}, "x": "param.loops",
+        "series": "kernel"}))
+    page.goto(f"/c/{comparison.slug}/")
+    chart = page.locator("#comparison-chart")
+    # the name and the numbers are there before Plotly.js has drawn anything
+    assert chart.get_attribute("aria-label").startswith("many kernels")
+    assert page.locator("#comparison-chart-data tbody tr").count() == 90
+    page.wait_for_selector("#comparison-chart[data-rendered='1']")
+    assert page.evaluate("document.getElementById('comparison-chart')._fullData"
+                         ".every(t => t.type === 'scattergl')")
+    assert page.locator("#comparison-chart canvas").count() > 0  # drawn by WebGL, not SVG
+    assert page.locator("#comparison-chart-data tbody tr").count() == 90  # kept, not doubled
+    # 90 cells: the statistics table comes when its panel is opened
+    assert page.locator("table.cells").count() == 0
+    page.click("details.cells-panel summary")
+    page.wait_for_selector("details.cells-panel[data-loaded='1'] table.cells")
+    assert page.locator("table.cells tbody tr").count() == 90
+    assert page.js_errors == []

@@ -1,0 +1,349 @@
+"""The portal on a database of a real group's size: 100,000 runs, 10 million samples.
+
+    .venv/bin/python bench/portal_scale.py [--recreate] [--requests 20]
+
+Creates its own PostgreSQL database (schedbench_scale on 127.0.0.1:5432, user postgres; --recreate
+drops it first), migrates it and fills it with generated runs through COPY (not the API):
+- 99,000 runs of 99 samples: 9 benchmarks x 50 machines x 11 loop sizes x 20 kernels, so every
+  (benchmark, machine, loops) series has 20 kernels for the regression detector;
+- the comparison of bench/comparison_speed.py: 200 kernels x 5 loop sizes of 200 samples each.
+A filled database is kept and reused (the fill takes minutes). Then, with the portal served by
+gunicorn (DEBUG=0), prints p50/p95 of the run list page, a run page, the 200-series comparison
+(POST /api/v1/comparisons/preview/), search and the incremental regression task, each beside the
+raw SQL that reads the same rows, measured in the same run, and the load average (the machine
+is shared: read the ratios more than the times). Target (issue 25): the comparison's p95 within
+1.2x of the raw SQL aggregate.
+"""
+
+import argparse
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import portal_support  # noqa: E402
+from bench.comparison_speed import SQL as COMPARISON_SQL  # noqa: E402
+from bench.comparison_speed import p95, request  # noqa: E402
+from bench.portal_support import Gunicorn, api_token, bench_env, manage  # noqa: E402
+
+DATABASE = "schedbench_scale"
+URL = f"postgres://postgres@127.0.0.1:5432/{DATABASE}"
+BENCHMARKS, MACHINES, LOOPS, KERNELS, SAMPLES = 9, 50, 11, 20, 99
+CMP_SERIES, CMP_LOOPS, CMP_SAMPLES = 200, 5, 200
+RUNS = BENCHMARKS * MACHINES * LOOPS * KERNELS + CMP_SERIES * CMP_LOOPS
+TOTAL_SAMPLES = BENCHMARKS * MACHINES * LOOPS * KERNELS * SAMPLES + \
+    CMP_SERIES * CMP_LOOPS * CMP_SAMPLES
+CHUNK = 1000  # runs per COPY
+
+
+def loadavg() -> str:
+    return ", ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def psql(*args: str, database: str = "postgres") -> str:
+    return subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", database,
+                           "-tAc", *args], capture_output=True, text=True, check=True).stdout
+
+
+def ensure_database(recreate: bool) -> None:
+    if recreate:
+        subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", DATABASE],
+                       check=True)
+    if psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE}'").strip() != "1":
+        subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", DATABASE], check=True)
+        print(f"created database {DATABASE}")
+
+
+# --- the fill --------------------------------------------------------------------------------
+
+def _binary_copy(cursor, table: str, columns: list[tuple[str, str]], arrays: dict) -> None:
+    """COPY ... FROM STDIN (FORMAT binary) of numpy columns: no Python object per value."""
+    count = len(next(iter(arrays.values())))
+    fields = [("fields", ">i2")]
+    for name, kind in columns:
+        fields += [(f"{name}_len", ">i4"), (name, kind)]
+    rows = np.empty(count, dtype=fields)
+    rows["fields"] = len(columns)
+    for name, kind in columns:
+        rows[f"{name}_len"] = np.dtype(kind).itemsize
+        rows[name] = arrays[name]
+    payload = b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8 + rows.tobytes() + b"\xff\xff"
+    names = ", ".join(f'"{name}"' for name, _ in columns)
+    cursor.copy_expert(f"COPY {table} ({names}) FROM STDIN WITH (FORMAT binary)",
+                       io.BytesIO(payload))
+
+
+def _dimensions():
+    from benchmarks.models import Benchmark, Kernel, Machine, Metric
+
+    def metric(slug):
+        bench, _ = Benchmark.objects.get_or_create(slug=slug, defaults={"name": slug})
+        return Metric.objects.get_or_create(benchmark=bench, name="time_ms",
+                                            defaults={"unit": "ms"})[0]
+
+    metrics = [metric(f"scale-b{b}") for b in range(BENCHMARKS)]
+    machines = [Machine.objects.get_or_create(fingerprint=f"scale-m{m}",
+                                              defaults={"name": f"scale-m{m}"})[0]
+                for m in range(MACHINES + 1)]  # the last one runs the comparison
+    kernels = [Kernel.objects.get_or_create(version=f"6.{k}")[0] for k in range(KERNELS)]
+    cmp_kernels = [Kernel.objects.get_or_create(version=f"5.{k // 20}.{k % 20}")[0]
+                   for k in range(CMP_SERIES)]
+    return metrics, metric("cmp-bench"), machines, kernels, cmp_kernels
+
+
+def _planned_runs():
+    """(benchmark metric, machine, kernel, loops, samples, level) for every run, in id order."""
+    metrics, cmp_metric, machines, kernels, cmp_kernels = _dimensions()
+    for b, metric in enumerate(metrics):
+        for m in range(MACHINES):
+            for loops in range(LOOPS):
+                for k, kernel in enumerate(kernels):
+                    # a 10% slowdown from kernel 6.12 in every seventh series
+                    step = 1.1 if (m + loops) % 7 == 0 and k >= 12 else 1.0
+                    yield (metric, machines[m], kernel, 1000 * (loops + 1), SAMPLES,
+                           (1000.0 + 100 * b + loops) * step)
+    for k, kernel in enumerate(cmp_kernels):
+        for x in range(CMP_LOOPS):
+            yield (cmp_metric, machines[-1], kernel, 10 ** (6 + x), CMP_SAMPLES,
+                   1000.0 + k + 300 * x)
+
+
+def _copy_runs(cursor, first_id: int, plan: list) -> None:
+    text = io.StringIO()
+    for offset, (metric, machine, kernel, loops, _, _) in enumerate(plan):
+        params = json.dumps({"loops": loops})
+        text.write(f"{first_id + offset}\t\t\t{{}}\t{params}\t{{}}\tapi\t\t\\N\t\\N\t"
+                   f"2026-01-01 00:00:00+00\t\\N\t{metric.benchmark_id}\t{kernel.pk}\t"
+                   f"{machine.pk}\t\\N\t\t[]\t\\N\t\\N\t\\N\n")
+    text.seek(0)
+    cursor.copy_expert(
+        "COPY benchmarks_run (id, policy, label, tunables, params, environment, source, "
+        "parser_name, parser_version, idempotency_key, created, artifact_id, benchmark_id, "
+        "kernel_id, machine_id, submitter_id, result_key, tags, withdrawn, withdrawn_by_id, "
+        "measured_at) FROM STDIN", text)
+    params = io.StringIO("".join(f"{first_id + offset}\tloops\t{row[3]}\n"
+                                 for offset, row in enumerate(plan)))
+    cursor.copy_expert("COPY benchmarks_runparam (run_id, name, value) FROM STDIN", params)
+
+
+def _copy_samples(cursor, first_id: int, plan: list, rng) -> None:
+    sizes = np.array([row[4] for row in plan])
+    levels = np.repeat([row[5] for row in plan], sizes)
+    values = rng.normal(levels, levels * 0.03)
+    run_ids = np.repeat(np.arange(first_id, first_id + len(plan)), sizes)
+    metric_ids = np.repeat([row[0].pk for row in plan], sizes)
+    index = np.concatenate([np.arange(size) for size in sizes])
+    _binary_copy(cursor, "benchmarks_sample",
+                 [("run_id", ">i8"), ("metric_id", ">i8"), ("index", ">i4"), ("value", ">f8")],
+                 {"run_id": run_ids, "metric_id": metric_ids, "index": index, "value": values})
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    parts = np.split(values, starts[1:])
+    _binary_copy(cursor, "benchmarks_metricsummary",
+                 [("run_id", ">i8"), ("metric_id", ">i8"), ("n", ">i4"), ("mean", ">f8"),
+                  ("median", ">f8"), ("stdev", ">f8"), ("minimum", ">f8"), ("maximum", ">f8")],
+                 {"run_id": np.arange(first_id, first_id + len(plan)),
+                  "metric_id": [row[0].pk for row in plan], "n": sizes,
+                  "mean": [p.mean() for p in parts], "median": [np.median(p) for p in parts],
+                  "stdev": [p.std(ddof=1) for p in parts], "minimum": [p.min() for p in parts],
+                  "maximum": [p.max() for p in parts]})
+
+
+def fill() -> None:
+    from django.db import connection, transaction
+
+    from benchmarks.models import Run, Sample
+
+    if Run.objects.count() >= RUNS and Sample.objects.count() >= TOTAL_SAMPLES:
+        print(f"reusing {DATABASE}: {RUNS:,} runs, {TOTAL_SAMPLES:,} samples")
+        return
+    if Run.objects.exists():
+        raise SystemExit(f"{DATABASE} holds a partial fill: run again with --recreate")
+    started, rng = time.perf_counter(), np.random.default_rng(25)
+    plan = list(_planned_runs())
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Every reference is made here, consistent by construction: skip the per-row FK checks.
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        for start in range(0, len(plan), CHUNK):
+            _copy_runs(cursor, start + 1, plan[start:start + CHUNK])
+            _copy_samples(cursor, start + 1, plan[start:start + CHUNK], rng)
+        for table in ("benchmarks_run", "benchmarks_runparam", "benchmarks_sample",
+                      "benchmarks_metricsummary"):
+            cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                           f"(SELECT max(id) FROM {table}))")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    print(f"filled {len(plan):,} runs, {TOTAL_SAMPLES:,} samples with COPY in "
+          f"{time.perf_counter() - started:.0f} s")
+
+
+# --- the measurements ------------------------------------------------------------------------
+
+def timed(function, count: int) -> list[float]:
+    function()  # a first call warms the caches (and the plan) for both sides alike
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def sql(*statements: tuple[str, list]):
+    from django.db import connection
+
+    def run():
+        with connection.cursor() as cursor:
+            for statement, params in statements:
+                cursor.execute(statement, params)
+                cursor.fetchall()
+    return run
+
+
+RUN_LIST_SQL = [
+    ("SELECT count(*) FROM benchmarks_run WHERE withdrawn IS NULL", []),
+    ("SELECT r.id, r.policy, r.label, r.created, b.slug, b.name, k.version, m.name "
+     "FROM benchmarks_run r JOIN benchmarks_benchmark b ON b.id = r.benchmark_id "
+     "JOIN benchmarks_kernel k ON k.id = r.kernel_id JOIN benchmarks_machine m "
+     "ON m.id = r.machine_id WHERE r.withdrawn IS NULL "
+     "ORDER BY b.slug, k.sort_key, k.version, r.id LIMIT 50", []),
+    ("SELECT s.run_id, t.name, s.median FROM benchmarks_metricsummary s JOIN benchmarks_metric t "
+     "ON t.id = s.metric_id WHERE s.run_id IN (SELECT r.id FROM benchmarks_run r "
+     "JOIN benchmarks_benchmark b ON b.id = r.benchmark_id JOIN benchmarks_kernel k "
+     "ON k.id = r.kernel_id WHERE r.withdrawn IS NULL ORDER BY b.slug, k.sort_key, k.version, "
+     "r.id LIMIT 50)", []),
+    ("SELECT benchmark_id, count(*) FROM benchmarks_run WHERE withdrawn IS NULL GROUP BY 1", []),
+    ("SELECT machine_id, count(*) FROM benchmarks_run WHERE withdrawn IS NULL GROUP BY 1", []),
+    ("SELECT DISTINCT kernel_id FROM benchmarks_run WHERE withdrawn IS NULL", []),
+    ("SELECT DISTINCT policy FROM benchmarks_run WHERE withdrawn IS NULL", []),
+    ("SELECT DISTINCT name FROM benchmarks_runparam", []),
+]
+
+
+def run_page_sql(pk: int) -> list:
+    return [
+        ("SELECT * FROM benchmarks_run r JOIN benchmarks_benchmark b ON b.id = r.benchmark_id "
+         "JOIN benchmarks_kernel k ON k.id = r.kernel_id JOIN benchmarks_machine m "
+         "ON m.id = r.machine_id WHERE r.id = %s", [pk]),
+        ("SELECT metric_id, value FROM benchmarks_sample WHERE run_id = %s "
+         "ORDER BY metric_id, index", [pk]),
+        ("SELECT * FROM benchmarks_metricsummary s JOIN benchmarks_metric t ON t.id = s.metric_id "
+         "WHERE s.run_id = %s", [pk]),
+    ]
+
+
+def search_sql(term: str) -> list:
+    like = f"%{term}%"
+    match = ("r.withdrawn IS NULL AND (k.version ILIKE %s OR b.slug ILIKE %s OR b.name ILIKE %s "
+             "OR m.name ILIKE %s OR m.cpu_model ILIKE %s OR r.label ILIKE %s "
+             "OR r.tags::text ILIKE %s)")
+    tables = ("FROM benchmarks_run r JOIN benchmarks_benchmark b ON b.id = r.benchmark_id "
+              "JOIN benchmarks_kernel k ON k.id = r.kernel_id JOIN benchmarks_machine m "
+              "ON m.id = r.machine_id")
+    return [(f"SELECT count(*) {tables} WHERE {match}", [like] * 7),
+            (f"SELECT r.id, r.label, r.created, b.name, k.version, m.name {tables} WHERE {match} "
+             "ORDER BY (k.version ILIKE %s) DESC, r.created DESC, r.id DESC LIMIT 20",
+             [like] * 7 + [term])]
+
+
+def regression_task(rounds: int) -> tuple[list[float], list[float]]:
+    """A new run stored into one series (scale-b0, scale-m0, loops 1000), then the incremental
+    detection task on it; the raw SQL reads that series' samples by kernel."""
+    from benchmarks.models import Benchmark, Kernel, Machine, Run
+    from benchmarks.services.runs import MetricInput, Provenance, run_create
+    from benchmarks.signals import runs_stored
+    from regressions.services import detect_on_commit, regressions_detect_runs
+
+    runs_stored.disconnect(detect_on_commit, dispatch_uid="regressions-detect")
+    bench = Benchmark.objects.get(slug="scale-b0")
+    machine = Machine.objects.get(fingerprint="scale-m0")
+    versions = [f"6.{KERNELS + i}" for i in range(rounds)]
+    Run.objects.filter(benchmark=bench, kernel__version__in=versions).delete()  # earlier runs
+    series_sql = sql((
+        "SELECT k.version, s.value FROM benchmarks_sample s JOIN benchmarks_run r "
+        "ON r.id = s.run_id JOIN benchmarks_kernel k ON k.id = r.kernel_id "
+        "WHERE r.benchmark_id = %s AND r.machine_id = %s AND r.params = %s::jsonb "
+        "AND r.withdrawn IS NULL", [bench.pk, machine.pk, json.dumps({"loops": 1000})]))
+    task, raw = [], timed(series_sql, rounds)
+    for version in versions:
+        run = run_create(benchmark=bench, machine=machine,
+                         kernel=Kernel.objects.get_or_create(version=version)[0],
+                         metrics={"time_ms": MetricInput([1300.0, 1302.0, 1298.0], "ms")},
+                         provenance=Provenance(source="api"), params={"loops": 1000})
+        started = time.perf_counter()
+        regressions_detect_runs(run_ids=[run.pk])
+        task.append(time.perf_counter() - started)
+    return task, raw
+
+
+def line(name: str, times: list[float], raw: list[float], target: str = "") -> str:
+    return (f"{name:<34} p50 {statistics.median(times) * 1e3:7.1f} ms  p95 {p95(times) * 1e3:7.1f}"
+            f" ms | raw SQL p50 {statistics.median(raw) * 1e3:7.1f} ms  p95 {p95(raw) * 1e3:7.1f}"
+            f" ms | p95 {p95(times) / p95(raw):5.2f}x {target}")
+
+
+def measure(env: dict, requests: int) -> None:
+    from benchmarks.models import Run
+
+    token = api_token(env)
+    spec = json.dumps({"filters": {"benchmark": "cmp-bench"}, "x": "param.loops",
+                       "series": "kernel", "metric": "time_ms", "title": "200 series"}).encode()
+    auth = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+    run = Run.objects.filter(benchmark__slug="scale-b4").order_by("id")[500]
+    term = "6.13"
+    server = Gunicorn(env, workers=2)
+    try:
+        print(f"{RUNS:,} runs, {TOTAL_SAMPLES:,} samples; {requests} requests each after one "
+              f"warm-up; {os.cpu_count()} CPUs, load average {loadavg()}")
+        results = [
+            ("run list page (GET /runs/)", timed(lambda: request(server.url, path="/runs/"),
+                                                 requests), timed(sql(*RUN_LIST_SQL), requests)),
+            (f"run page (GET /runs/{run.pk}/)",
+             timed(lambda: request(server.url, path=f"/runs/{run.pk}/"), requests),
+             timed(sql(*run_page_sql(run.pk)), requests)),
+            ("200-series comparison (preview)",
+             timed(lambda: request(server.url, "POST", "/api/v1/comparisons/preview/", spec,
+                                   auth), requests),
+             timed(sql((COMPARISON_SQL, [])), requests)),
+            (f"search runs (GET /search/?q={term})",
+             timed(lambda: request(server.url, path=f"/search/?q={term}&type=runs"), requests),
+             timed(sql(*search_sql(term)), requests)),
+        ]
+    finally:
+        server.stop()
+    results.append(("incremental regression task", *regression_task(max(5, requests // 4))))
+    for name, times, raw in results:
+        target = "(target <= 1.2x)" if "comparison" in name else ""
+        print(line(name, times, raw, target))
+    print(f"load average afterwards {loadavg()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--recreate", action="store_true",
+                        help=f"drop {DATABASE} and fill it again")
+    parser.add_argument("--requests", type=int, default=20)
+    args = parser.parse_args()
+    from tests.conftest import free_port
+
+    portal_support.free_port = free_port  # gunicorn on this checkout's port range
+    ensure_database(args.recreate)
+    env = bench_env(DATABASE_URL=URL)
+    manage("migrate", "--noinput", "-v0", env=env)
+    manage("collectstatic", "--noinput", "-v0", env=env)  # DEBUG=0: WhiteNoise serves these
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    fill()
+    measure(env, args.requests)
+
+
+if __name__ == "__main__":
+    main()
