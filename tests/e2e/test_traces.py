@@ -186,3 +186,53 @@ def test_hostile_comm_is_only_text_in_the_tooltip(signed_in):
     assert text and evil in text, text
     assert page.locator(".timeline-tip img, #task-table img, main img").count() == 0
     assert dialogs == [] and page.js_errors == []
+
+
+def test_the_wheel_zooms_around_the_pointer_and_two_fingers_pinch(signed_in):
+    """Issue 23: the wheel did nothing. Over the plot it zooms (plain, or Ctrl as a trackpad's
+    pinch sends it) keeping the time under the pointer in place; on a touch screen two fingers
+    moving apart zoom in around their middle."""
+    page = signed_in
+    trace = ingest(page.user, "ftrace_threadtest.trace.gz", "threadtest on 6.18")
+    page.goto(f"/traces/{trace.pk}/")
+    timeline, canvas = ".trace-timeline", ".trace-timeline canvas"
+    page.wait_for_js("document.querySelector('.trace-timeline').dataset.ready === '1'")
+    first = window(page, timeline)
+    box = page.locator(canvas).bounding_box()
+    left, _top, right, _bottom = (float(v) for v in page.get_attribute(canvas, "data-plot")
+                                  .split(","))
+    x = box["x"] + left + (right - left) * 0.25
+    page.mouse.move(x, box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, -300)
+    wait_fetches(page, 2)
+    wheeled = window(page, timeline)
+    assert wheeled[1] - wheeled[0] < (first[1] - first[0]) / 1.5
+    # the time under the pointer (a quarter of the way in) stays a quarter of the way in
+    under = first[0] + (first[1] - first[0]) * 0.25
+    assert (under - wheeled[0]) / (wheeled[1] - wheeled[0]) == pytest.approx(0.25, abs=0.02)
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, 300)
+    page.keyboard.up("Control")
+    wait_fetches(page, 3)
+    assert window(page, timeline)[1] - window(page, timeline)[0] > wheeled[1] - wheeled[0]
+
+    # Two touch points moving apart, as Chromium delivers them (pointer events of type touch).
+    page.dblclick(canvas)
+    wait_fetches(page, 4)
+    before = window(page, timeline)
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 2})
+    y, middle = box["y"] + box["height"] / 2, box["x"] + (left + right) / 2
+
+    def touch(kind, spread):
+        points = [] if kind == "touchEnd" else [
+            {"x": middle - spread, "y": y, "id": 1}, {"x": middle + spread, "y": y, "id": 2}]
+        cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+    touch("touchStart", 20)
+    for spread in (40, 60, 80):
+        touch("touchMove", spread)
+    touch("touchEnd", 0)
+    page.wait_for_timeout(500)  # the new window draws at once; its fetch follows
+    pinched = window(page, timeline)
+    assert pinched[1] - pinched[0] < (before[1] - before[0]) / 2

@@ -375,6 +375,12 @@
     show(clamp(middle - half, middle + half));
   }
 
+  // Zoom by `factor` keeping time `t` where it is on screen (under the pointer or the fingers).
+  function zoomAt(panel, t, factor) {
+    var v = panel.view;
+    show(clamp(t - (t - v[0]) * factor, t + (v[1] - t) * factor));
+  }
+
   function panBy(panel, fraction) {
     var v = panel.view, shift = (v[1] - v[0]) * fraction;
     show(clamp(v[0] + shift, v[1] + shift));
@@ -385,11 +391,56 @@
     return [event.clientX - box.left, event.clientY - box.top];
   }
 
+  // The wheel over the plot zooms around the pointer, plain or with Ctrl (a trackpad's pinch
+  // arrives as Ctrl+wheel), as map viewers do; over the lane names it scrolls the page.
+  function bindWheel(panel) {
+    panel.canvas.addEventListener("wheel", function (event) {
+      var p = localPoint(panel, event);
+      if (!panel.view || !panel.geo || p[0] < panel.geo.left || p[0] > panel.geo.right) { return; }
+      event.preventDefault();
+      var steps = event.deltaMode === 1 ? event.deltaY / 3 : event.deltaY / 100;
+      zoomAt(panel, tOf(panel, p[0]), Math.pow(1.25, Math.max(-4, Math.min(4, steps))));
+    }, { passive: false });
+  }
+
+  // Two fingers on a touch screen: the distance between them zooms around their middle (the
+  // canvas lets the browser pan the page vertically only: traces.css, touch-action).
+  function bindPinch(panel) {
+    var touches = {}, pinch = null;
+    function spread() {
+      var ids = Object.keys(touches);
+      if (ids.length !== 2) { return null; }
+      var a = touches[ids[0]], b = touches[ids[1]];
+      return { width: Math.max(Math.abs(a[0] - b[0]), 10), middle: (a[0] + b[0]) / 2 };
+    }
+    panel.canvas.addEventListener("pointerdown", function (event) {
+      if (event.pointerType !== "touch") { return; }
+      touches[event.pointerId] = localPoint(panel, event);
+      pinch = spread();
+      if (pinch) { panel.drag = null; }
+    });
+    panel.canvas.addEventListener("pointermove", function (event) {
+      if (!(event.pointerId in touches)) { return; }
+      touches[event.pointerId] = localPoint(panel, event);
+      var now = spread();
+      if (!pinch || !now || !panel.view) { return; }
+      zoomAt(panel, tOf(panel, pinch.middle), pinch.width / now.width);
+      pinch = now;
+    });
+    ["pointerup", "pointercancel"].forEach(function (name) {
+      panel.canvas.addEventListener(name, function (event) {
+        delete touches[event.pointerId];
+        pinch = spread();
+      });
+    });
+  }
+
   // Drag across the plot to zoom into that window (the selection is drawn while dragging);
-  // a plain click does nothing. The wheel is left alone: it scrolls the page.
+  // a plain click does nothing.
   function bindPointer(panel) {
     var canvas = panel.canvas;
     canvas.addEventListener("pointerdown", function (event) {
+      if (event.pointerType === "touch" && !event.isPrimary) { return; }  // a pinch's 2nd finger
       var p = localPoint(panel, event);
       if (event.button !== 0 || !panel.geo || p[0] < panel.geo.left || p[0] > panel.geo.right) {
         return;
@@ -438,6 +489,8 @@
                   ticket: 0, wakeups: false, duration: Number(el.dataset.duration) || 1,
                   window: null, view: null, lanes: null, arrows: [], drag: null };
     bindPointer(panel);
+    bindWheel(panel);
+    bindPinch(panel);
     bindKeys(panel);
     return panel;
   }
