@@ -192,7 +192,9 @@ def periodic(eng: "Engine", cpu: "Cpu"):
     level: DomainLevel
     for level in cpu.domains:
         if (kicked and idle) or eng.now >= level.last_balance_ns + _interval_ns(eng, cpu, level):
-            level.last_balance_ns = eng.now
+            # sd->last_balance is in jiffies: a pass run between ticks (a kick) counts from the
+            # tick it fell in, so the next pass is due at the tick an interval after that one
+            level.last_balance_ns = eng.now - eng.now % eng.tick_ns
             if load_balance(eng, cpu, level, "idle" if idle else "busy"):
                 idle = False
     if eng.overloaded > 0:

@@ -291,6 +291,13 @@ def _op_yield(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
 def _op_fork(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     child = op[1](eng, task)
     eng.fork(cpu, task, child)
+    if cpu.need_resched:
+        # the child preempts its parent (child-runs-first, or wakeup preemption): clone()
+        # returns in the parent only when the parent runs again, so whatever follows the fork
+        # (a gettimeofday() that starts a burn's clock) happens then, not at the fork
+        task.remaining = 0
+        eng.begin(cpu, task)
+        return True
     return False
 
 
