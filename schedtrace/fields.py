@@ -44,22 +44,32 @@ _PATTERNS = {
 }
 _TEXT = frozenset(("prev_comm", "next_comm", "target_comm", "parent_comm", "child_comm",
                    "prev_state"))
-# Per pattern: the groups that are numbers.
-_NUMERIC = {pattern: tuple(name for name in pattern.groupindex if name not in _TEXT)
-            for patterns in _PATTERNS.values() for pattern in patterns}
+
+
+def _converter(pattern):
+    """match -> fields dict, numbers as ints: one function per pattern, built once, so the
+    per-event work is a dict display (no groupdict, no loop over names)."""
+    names = sorted(pattern.groupindex, key=pattern.groupindex.get)
+    items = ", ".join(
+        f"{name!r}: m[{pattern.groupindex[name]}]" if name in _TEXT else
+        (f"{name!r}: (None if m[{pattern.groupindex[name]}] is None else "
+         f"int(m[{pattern.groupindex[name]}]))" if name == "target_cpu" else
+         f"{name!r}: int(m[{pattern.groupindex[name]}])")
+        for name in names)
+    return eval(f"lambda m: {{{items}}}")  # noqa: S307 - built from the patterns above only
+
+
+# Per kind: (pattern, converter) in the order they are tried.
+_CONVERTERS = {kind: tuple((pattern, _converter(pattern)) for pattern in patterns)
+               for kind, patterns in _PATTERNS.items()}
 
 
 def parse_fields(kind: str, text: str) -> dict | None:
     """The fields of a known event kind, ints converted; None when the text does not match."""
-    for pattern in _PATTERNS[kind]:
+    for pattern, convert in _CONVERTERS[kind]:
         match = pattern.match(text)
         if match:
-            fields = match.groupdict()
-            for name in _NUMERIC[pattern]:
-                value = fields[name]
-                if value is not None:  # only optional groups (target_cpu) can be None
-                    fields[name] = int(value)
-            return fields
+            return convert(match)
     return None
 
 

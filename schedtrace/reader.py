@@ -8,6 +8,7 @@ import io
 import lzma
 import os
 import zlib
+from collections import deque
 
 from . import ftrace, perf
 from .errors import TraceError
@@ -55,12 +56,15 @@ def _chunks(stream, compressed, warnings):
         yield chunk
 
 
-def _numbered(stream, compressed, warnings):
-    """(line number, text, ends with a newline?) for each line."""
+def _numbered(stream, compressed, warnings, owner=None):
+    """(line number, text, ends with a newline?) for each line. `owner.nul_seen` turns True
+    once a NUL byte has been read (callers that refuse NULs check events only from then on)."""
     number = 0
     pending = ""
     decoder = codecs.getincrementaldecoder("utf-8")("replace")  # a chunk may split a character
     for chunk in _chunks(stream, compressed, warnings):
+        if owner is not None and b"\x00" in chunk:
+            owner.nul_seen = True
         parts = (pending + decoder.decode(chunk)).split("\n")
         pending = parts.pop()
         if len(pending) > MAX_LINE:
@@ -104,8 +108,9 @@ class EventStream:
         self.reorder_window = max(1, reorder_window)
         self.events = 0
         self.late_events = 0
+        self.nul_seen = False  # a NUL byte was read so far (see _numbered)
         self._stream, compressed, self._raw, self._owned = _binary(source)
-        lines = _numbered(self._stream, compressed, self.warnings)
+        lines = _numbered(self._stream, compressed, self.warnings, self)
         head = []
         for item in lines:
             head.append(item)
@@ -139,13 +144,40 @@ class EventStream:
             self.close()
 
     def _ordered(self, events):
-        """Heap of at most `reorder_window` events: per-CPU buffers interleave out of order by
-        a bounded amount; an event later than the window is passed on late and counted."""
-        heap: list[tuple[int, int, Event]] = []
+        """At most `reorder_window` events held back: per-CPU buffers interleave out of order
+        by a bounded amount; an event later than the window is passed on late and counted.
+
+        While the input comes in timestamp order (tracefs merges its per-CPU buffers) the
+        held events are a sorted FIFO; the first event out of order turns them into a heap
+        (a sorted list is one). Both emit the smallest (ts, input order) first."""
         window = self.reorder_window
-        emitted = -1
+        held: deque[Event] = deque()
+        newest: int = -1
+        emitted: int = -1
+        events = iter(events)
+        for event in events:
+            ts: int = event.ts
+            if ts < newest:
+                break
+            newest = ts
+            held.append(event)
+            if len(held) > window:
+                out = held.popleft()
+                emitted = out.ts or 0  # (an Event's ts is never None once parsed)
+                self.events += 1
+                yield out
+        else:
+            self.events += len(held)
+            yield from held
+            self._order_warnings()
+            return
+        heap = [(e.ts, sequence, e) for sequence, e in enumerate(held)]
+        yield from self._heap_ordered(heap, _chain([event], events), emitted)
+
+    def _heap_ordered(self, heap, events, emitted):
+        window = self.reorder_window
         pushpop, push = heapq.heappushpop, heapq.heappush
-        for sequence, event in enumerate(events):
+        for sequence, event in enumerate(events, len(heap)):
             ts = event.ts
             if ts < emitted:
                 self.late_events += 1
@@ -159,6 +191,10 @@ class EventStream:
             emitted, _, out = heapq.heappop(heap)
             self.events += 1
             yield out
+        self._order_warnings()
+
+    def _order_warnings(self):
+        window = self.reorder_window
         if self.late_events:
             self.warnings.append(
                 f"{self.late_events} events came more than {window} events out of timestamp "
