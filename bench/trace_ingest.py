@@ -9,10 +9,15 @@
    reference: the least any reader must do), and schedtrace's parse + statistics + timeline
    files (what the portal's ingest does before its database writes). Prints events/s and peak
    RSS of both, and the ratios.
-3. Uploads the file to a real gunicorn worker on PostgreSQL (`POST /api/v1/traces/`), reading
-   the worker's peak RSS, then times `GET /api/v1/traces/{id}/timeline/` over many random
-   windows (p50/p95, target p95 < 200 ms) against the trace's detail GET (a plain database read
-   of every task) on the same server in the same run.
+   With --rss-events N[,N...] the same child runs on traces of those sizes too (e.g.
+   1000000,10000000) and prints each one's peak RSS: what the Celery worker's ingest holds.
+3. Uploads the file to a real gunicorn worker on PostgreSQL (`POST /api/v1/traces/`) with a
+   real Celery worker beside it: the answer is 202 with a job (or 201 when done within
+   SCHEDBENCH_IMPORT_WAIT), polled until the trace is stored; prints the request's time, the
+   ingest's time and the Celery worker's peak RSS, then times
+   `GET /api/v1/traces/{id}/timeline/` over many random windows (p50/p95, target p95 <
+   200 ms) against the trace's detail GET (a plain database read of every task) on the same
+   server in the same run.
 """
 
 import argparse
@@ -148,6 +153,66 @@ def child_run(kind: str, path: Path) -> tuple[float, float, int]:
     return elapsed, usage.ru_maxrss / 1024, int(output.split()[-1])
 
 
+def load() -> str:
+    return ", ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def rss_by_size(sizes: list[int], folder: Path) -> None:
+    """Peak RSS of the parse + stats + timeline child on traces of these sizes."""
+    for size in sizes:
+        path = folder / f"trace-rss-{size}.trace"
+        try:
+            written = write_trace(path, size)
+            seconds, rss, events = child_run("schedtrace", path)
+            print(f"peak RSS at {written:,} event lines ({path.stat().st_size / 2**20:.0f} MB): "
+                  f"{rss:.0f} MB ({events / seconds:,.0f} events/s, load {load()})", flush=True)
+        finally:
+            path.unlink(missing_ok=True)
+
+
+class CeleryWorker:
+    """A real `celery worker` (solo pool: the ingest runs in this very process, so its
+    ru_maxrss is the ingest's peak)."""
+
+    def __init__(self, env: dict):
+        self.process = subprocess.Popen(
+            [PYTHON, "-m", "celery", "-A", "portal", "worker", "--pool=solo", "--loglevel=WARNING",
+             "-Q", env["SCHEDBENCH_CELERY_QUEUE"], "--without-gossip", "--without-mingle"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stop(self) -> float:
+        """Stop it; its peak RSS in MB."""
+        self.process.terminate()
+        _, _, usage = os.wait4(self.process.pid, 0)
+        return usage.ru_maxrss / 1024
+
+
+def upload_through_worker(server, token, path: Path, title: str) -> tuple[dict, float, float]:
+    """POST the trace; poll its job when the answer is 202. (201 body, request s, total s)."""
+    content_type, length, body = multipart_body(path, {"title": title})
+    began = time.perf_counter()
+    status, data = http_request(server.url, "POST", "/api/v1/traces/", body, timeout=1800,
+                                headers={"Authorization": f"Token {token}",
+                                         "Content-Type": content_type,
+                                         "Content-Length": str(length)})
+    request_s = time.perf_counter() - began
+    assert status in (201, 202), data[:500]
+    answer = json.loads(data)
+    print(f"POST /api/v1/traces/: HTTP {status} in {request_s:.1f} s", flush=True)
+    if status == 201:
+        return answer, request_s, request_s
+    job_path = answer["url"].split("://", 1)[1].split("/", 1)[1]
+    while True:
+        time.sleep(1)
+        _, polled = http_request(server.url, path="/" + job_path,
+                                 headers={"Authorization": f"Token {token}"})
+        job = json.loads(polled)
+        if job["status"] not in ("queued", "running"):
+            break
+    assert job["status"] == "succeeded", job
+    return job["result"], request_s, time.perf_counter() - began
+
+
 def timeline_latencies(url: str, trace_id: int, duration_ms: float, windows: int):
     rng = random.Random(5)
     times, counts = [], []
@@ -173,6 +238,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--windows", type=int, default=300)
+    parser.add_argument("--rss-events", default="",
+                        help="comma-separated trace sizes (events) to print peak RSS for")
     args = parser.parse_args()
     from tests.conftest import free_port
 
@@ -184,38 +251,36 @@ def main() -> None:
     lines = write_trace(path, args.events)
     size = path.stat().st_size / 2**20
     print(f"input: {lines:,} event lines, {size:.0f} MB, written in "
-          f"{time.perf_counter() - started:.1f} s ({os.cpu_count()} CPUs, load "
-          f"{', '.join(f'{v:.1f}' for v in os.getloadavg())})")
+          f"{time.perf_counter() - started:.1f} s ({os.cpu_count()} CPUs, load {load()})")
     count_s, count_rss, counted = child_run("count", path)
     parse_s, parse_rss, events = child_run("schedtrace", path)
-    print(f"reference line count: {counted:,} lines in {count_s:.2f} s, peak RSS "
-          f"{count_rss:.0f} MB")
+    print(f"reference line count: {counted:,} lines in {count_s:.2f} s = "
+          f"{counted / count_s:,.0f} lines/s, peak RSS {count_rss:.0f} MB (load {load()})")
     print(f"schedtrace parse + stats + timeline files: {events:,} events in {parse_s:.2f} s = "
           f"{events / parse_s:,.0f} events/s, peak RSS {parse_rss:.0f} MB "
           f"({parse_s / count_s:.1f}x the line count's time, {parse_rss / count_rss:.2f}x its "
-          f"RSS; file {size:.0f} MB)")
+          f"RSS; file {size:.0f} MB; load {load()})", flush=True)
+    if args.rss_events:
+        rss_by_size([int(n) for n in args.rss_events.split(",")], folder)
 
-    env = bench_env(SCHEDBENCH_TRACE_MAX_MB=str(int(size) + 64))
+    env = bench_env(SCHEDBENCH_TRACE_MAX_MB=str(int(size) + 64),
+                    SCHEDBENCH_CELERY_QUEUE=f"bench-traces-{os.getpid()}")
     prepare_database(env)
     token = api_token(env)
     server = Gunicorn(env, workers=1)
+    worker = CeleryWorker(env)
     try:
-        [worker] = server.worker_pids()
-        idle = current_rss_mb(worker)
-        content_type, length, body = multipart_body(path, {"title": "bench 1M"})
-        began = time.perf_counter()
-        status, data = http_request(server.url, "POST", "/api/v1/traces/", body, timeout=1800,
-                                    headers={"Authorization": f"Token {token}",
-                                             "Content-Type": content_type,
-                                             "Content-Length": str(length)})
-        upload_s = time.perf_counter() - began
-        peak = peak_rss_mb(worker)
-        assert status == 201, data[:500]
-        created = json.loads(data)
-        print(f"POST /api/v1/traces/: HTTP {status} in {upload_s:.1f} s "
-              f"({created['events'] / upload_s:,.0f} events/s end to end, {created['tasks']} "
-              f"tasks); gunicorn worker RSS {idle:.0f} MB idle, peak {peak:.0f} MB "
-              f"(+{peak - idle:.0f} MB for a {size:.0f} MB trace)")
+        [web] = server.worker_pids()
+        idle = current_rss_mb(web)
+        created, request_s, total_s = upload_through_worker(server, token, path, "bench 1M")
+        web_peak = peak_rss_mb(web)
+        worker_peak = worker.stop()
+        worker = None
+        print(f"ingest through the Celery worker: {created['events']:,} events stored "
+              f"{total_s:.1f} s after the POST ({created['events'] / total_s:,.0f} events/s end "
+              f"to end, {created['tasks']} tasks); request held {request_s:.1f} s; gunicorn "
+              f"worker RSS {idle:.0f} MB idle, peak {web_peak:.0f} MB; Celery worker peak RSS "
+              f"{worker_peak:.0f} MB for a {size:.0f} MB trace (load {load()})")
         times, counts = timeline_latencies(server.url, created["id"], created["duration_ms"],
                                            args.windows)
         reference = []
@@ -230,8 +295,10 @@ def main() -> None:
               f"{statistics.median(counts):.0f}, max {max(counts)}")
         print(f"reference GET /api/v1/traces/{{id}}/ (every task): p50 "
               f"{statistics.median(reference) * 1000:.1f} ms; timeline p95 / reference p50 = "
-              f"{p95 / statistics.median(reference):.1f}x")
+              f"{p95 / statistics.median(reference):.1f}x (load {load()})")
     finally:
+        if worker is not None:
+            worker.stop()
         server.stop()
         path.unlink()
 
