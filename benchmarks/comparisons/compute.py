@@ -94,12 +94,13 @@ def _metric_counts(run_ids: list[int]) -> dict[str, dict[tuple, int]]:
     """Metric name -> {(unit, higher_is_better): runs}, counted by the database: a thousand
     runs of several metrics each come back as a few rows."""
     counts: dict[str, dict[tuple, int]] = defaultdict(lambda: defaultdict(int))
-    for model in (MetricSummary, PublishedSummary):
-        rows = (model.objects.filter(run_id__in=run_ids).order_by()
-                .values_list("metric__name", "metric__unit", "metric__higher_is_better")
-                .annotate(runs=Count("run_id")))
-        for name, unit, higher, runs in rows:
-            counts[name][(unit, higher)] += runs
+    measured, published = (
+        model.objects.filter(run_id__in=run_ids).order_by()
+        .values_list("metric__name", "metric__unit", "metric__higher_is_better")
+        .annotate(runs=Count("run_id"))
+        for model in (MetricSummary, PublishedSummary))
+    for name, unit, higher, runs in measured.union(published, all=True):
+        counts[name][(unit, higher)] += runs
     return counts
 
 
@@ -187,11 +188,15 @@ def needs_every_sample(spec: ComparisonSpec) -> bool:
     return spec.error == "ci95" or spec.baseline is not None or spec.chart == "box"
 
 
-def stored_summaries(run_ids: list[int], metric: str) -> dict[int, stats.Summary]:
-    """The statistics computed when each run was stored (by the same code as below)."""
-    rows = MetricSummary.objects.filter(run_id__in=run_ids, metric__name=metric).values_list(
-        "run_id", "n", "mean", "median", "stdev", "minimum", "maximum")
-    return {run_id: stats.Summary(*numbers) for run_id, *numbers in rows}
+def stored_summaries(run_ids: list[int], *metrics: str) -> dict[str, dict[int, stats.Summary]]:
+    """Metric -> run id -> the statistics computed when the run was stored (by the same code
+    as below): one query for every metric asked for."""
+    rows = MetricSummary.objects.filter(run_id__in=run_ids, metric__name__in=metrics).values_list(
+        "metric__name", "run_id", "n", "mean", "median", "stdev", "minimum", "maximum")
+    found: dict[str, dict[int, stats.Summary]] = {metric: {} for metric in metrics}
+    for metric, run_id, *numbers in rows:
+        found[metric][run_id] = stats.Summary(*numbers)
+    return found
 
 
 def summarize_cells(spec: ComparisonSpec, cells: list[Cell], metric: str,
@@ -381,12 +386,12 @@ def compute(spec: ComparisonSpec) -> dict:
     runs = resolve_runs(spec)
     metric = choose_metric(spec, runs)
     cells = group_cells(spec, runs)
-    # One read of the stored summaries serves the cells, the recipes and, when the metric is
-    # the context-switch count, the not-exercised check.
-    stored = stored_summaries([run.pk for run in runs], metric["name"])
+    # One read of the stored summaries serves the cells, the recipes and the context-switch
+    # maxima of the not-exercised check.
+    summaries = stored_summaries([run.pk for run in runs], metric["name"], CONTEXT_SWITCH_METRIC)
+    stored = summaries[metric["name"]]
     rows = cell_rows(spec, cells, metric["name"], stored)
-    maxima = ({pk: summary.maximum for pk, summary in stored.items()}
-              if metric["name"] == CONTEXT_SWITCH_METRIC else None)
+    maxima = {pk: summary.maximum for pk, summary in summaries[CONTEXT_SWITCH_METRIC].items()}
     flag_not_exercised(cells, rows, not_exercised(runs, switch_maxima=maxima))
     summary = apply_baseline(spec, cells, rows) if spec.baseline else {"geomean": [], "tests": []}
     axes = dimension_axes(spec, cells)

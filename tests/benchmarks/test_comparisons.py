@@ -321,14 +321,14 @@ def test_a_legend_only_while_it_can_be_read():
 
 def test_a_comparison_reads_the_same_few_queries_whatever_its_size(
         sweep, django_assert_num_queries):
-    # benchmark, runs, their benchmarks, kernels and machines; metric counts in summaries and
-    # published summaries; the metric's stored summaries (cells, recipes), its published
-    # summaries, context-switch maxima, vmstat series
-    with django_assert_num_queries(11):
+    # the filter's benchmark, the runs, their benchmarks, kernels and machines; metric counts
+    # (summaries and published ones in one); stored summaries of the metric and of context
+    # switches (cells, recipes, not-exercised check); published summaries; vmstat series
+    with django_assert_num_queries(9):
         small = compute(spec())
     for number in range(30):
         make_run(f"5.{number}", [1.0, 2.0, 3.0], params={"loops": 10 ** (number % 3 + 6)})
-    with django_assert_num_queries(11):
+    with django_assert_num_queries(9):
         large = compute(spec())
     assert len(small["cells"]) == 6 and len(large["cells"]) == 36
 
