@@ -10,7 +10,9 @@ purpose for "this happened" notifications; hooks are for "give me your part of t
   the same transaction, with the feature's part of the response;
 - verdict sources: the `verdicts` of a submission's response (regressions);
 - run provenance: what produced a run, beyond the core's artifact and message (simulations);
-- run page sections: blocks a feature adds to a run's page (traces);
+- run page sections: blocks a feature adds to a run's page (traces; simulations' "predict this
+  run");
+- machine page sections: blocks a feature adds to a machine's page (simulations' twins);
 - demo steps: what `load_demo` loads beyond the core's runs (a mail thread, a trace).
 """
 
@@ -56,6 +58,8 @@ class _Hooks:
     run_page_sections: dict[str, Callable[[Any], PageSection | None]] = field(
         default_factory=dict)
     demo_steps: dict[str, DemoStep] = field(default_factory=dict)
+    machine_page_sections: dict[str, Callable[[Any], PageSection | None]] = field(
+        default_factory=dict)
 
 
 # Keyed by a name, so registering twice (ready() in tests) replaces instead of doubling.
@@ -76,6 +80,11 @@ def register_run_provenance(name: str, provider: Callable[[Any], dict]) -> None:
 
 def register_run_page_section(name: str, section: Callable[[Any], PageSection | None]) -> None:
     _hooks.run_page_sections[name] = section
+
+
+def register_machine_page_section(name: str,
+                                  section: Callable[[Any], PageSection | None]) -> None:
+    _hooks.machine_page_sections[name] = section
 
 
 def register_demo_step(step: DemoStep) -> None:
@@ -136,6 +145,11 @@ def provenance_of(run) -> dict:
 
 def page_sections_of(run) -> list[PageSection]:
     sections = (section(run) for section in _hooks.run_page_sections.values())
+    return [section for section in sections if section is not None]
+
+
+def machine_page_sections_of(machine) -> list[PageSection]:
+    sections = (section(machine) for section in _hooks.machine_page_sections.values())
     return [section for section in sections if section is not None]
 
 

@@ -280,7 +280,8 @@ def may_calibrate(user, machine: Machine) -> bool:
 
 # What each calibration field means, in the order the machine page lists them.
 CALIBRATION_FIELDS = (
-    ("loop_ns", "ns", "one iteration of threadtest's counting loop"),
+    ("loop_ns", "ns", "one iteration of the counting loop, counter in a register (-O2)"),
+    ("loop_memory_ns", "ns", "the same loop with its counter in memory (volatile, -O0)"),
     ("thread_create_join_us", "µs", "pthread_create + pthread_join of an empty thread"),
     ("wakeup_local_us", "µs", "wakeup of a thread on the same CPU (pipe ping-pong, one way)"),
     ("wakeup_remote_us", "µs", "wakeup of a thread on another CPU (pipe ping-pong, one way)"),
@@ -303,5 +304,10 @@ def machine_page(machine: Machine) -> dict:
     rows = [{"name": name, "unit": unit, "help": text,
              "value": latest.values.get(name) if latest else None}
             for name, unit, text in CALIBRATION_FIELDS]
+    quality = (latest.details or {}).get("quality") if latest else None
     return {"run_counts": list(runs), "calibrations": calibrations, "calibration": latest,
-            "calibration_rows": rows}
+            "calibration_rows": rows,
+            # calibrate's verdict on itself (docs/calibration.md): the mark and its reasons
+            "calibration_noisy": bool(latest and latest.values.get("noisy")),
+            "calibration_reasons": (quality or {}).get("reasons") or [] if isinstance(
+                quality, dict) else []}

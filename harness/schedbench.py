@@ -1470,9 +1470,42 @@ def _schbench_params(args):
     return params
 
 
+def _count(value):
+    """threadtest's own count syntax: digits with an optional k/M/G suffix."""
+    found = _SUFFIX_RE.match(value) if isinstance(value, str) else None
+    if found:
+        return int(float(found.group(1)) * _SUFFIXES[found.group(2).lower()])
+    return _int(value)
+
+
+def _threadtest_params(args, counter):
+    """harness/src/threadtest.c's options, its defaults filled in (-n 500, -l 10000), named as
+    the simulator's threadtest params, so a simulated twin can be matched to the run. `counter`:
+    the harness builds `threadtest` -O2 (register) and `threadtest-O0` (memory)."""
+    options, _ = split_options(args)
+    found = {"iterations": _count(_option(options, "n")) or 500,
+             "loops": _count(_option(options, "l")) or 10000,
+             "yield_in_spin": bool(_option(options, "y")), "pin": bool(_option(options, "a")),
+             "head_start_us": 1 if _option(options, "s") else 0, "counter": counter}
+    return found
+
+
+def _burn_params(args):
+    """harness/src/threadtest_burn.c's options with its defaults (-n 100, -b 10000)."""
+    options, _ = split_options(args)
+    return {"iterations": _count(_option(options, "n")) or 100,
+            "burn_us": _count(_option(options, "b")) or 10000,
+            "yield_in_spin": bool(_option(options, "y")),
+            "clock": "cpu" if _option(options, "c") else "wall"}
+
+
 TOOL_PARAMS = {"hackbench": _hackbench_params, "perf": _perf_params,
                "sysbench": _sysbench_params, "stress-ng": _stress_ng_params,
-               "cyclictest": _cyclictest_params, "schbench": _schbench_params}
+               "cyclictest": _cyclictest_params, "schbench": _schbench_params,
+               # the harness's own benchmarks, as `build` names them
+               "threadtest": lambda args: _threadtest_params(args, "register"),
+               "threadtest-O0": lambda args: _threadtest_params(args, "memory"),
+               "threadtest_burn": _burn_params}
 
 
 def command_params(command):

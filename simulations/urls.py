@@ -8,4 +8,5 @@ urlpatterns = [
     path("simulations/<int:pk>/", views.job_detail, name="simulation-detail"),
     path("simulations/<int:pk>/cancel/", views.job_cancel, name="simulation-cancel"),
     path("traces/<int:pk>/replay/", views.trace_replay, name="trace-replay"),
+    path("runs/<int:pk>/predict/", views.run_predict, name="run-predict"),
 ]

@@ -8,10 +8,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from benchmarks.errors import InputError
+from benchmarks.models import Run
 from benchmarks.selectors import calibrated_machines
 from traces.models import Trace
 
-from . import replay_points, replays, selectors, services
+from . import replay_points, replays, selectors, services, twins
 from .expansion import JobSpecError
 from .forms import form_catalog, spec_from_form
 from .models import SimulationJob
@@ -75,4 +76,18 @@ def trace_replay(request, pk: int):
     except InputError as exc:
         messages.error(request, f"Replay not started: {exc.message}")
         return redirect(trace)
+    return redirect(job)
+
+
+@login_required
+@require_POST
+def run_predict(request, pk: int):
+    """A measured run's "predict this run": its twin queued on its machine; the job's page."""
+    run = get_object_or_404(Run.objects.select_related("benchmark", "kernel", "machine"), pk=pk)
+    try:
+        job = twins.predict_run(run=run, user=request.user,
+                                kernel=request.POST.get("kernel") or None)
+    except InputError as exc:
+        messages.error(request, f"Prediction not started: {exc.message}")
+        return redirect(run)
     return redirect(job)

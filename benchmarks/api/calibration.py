@@ -61,7 +61,10 @@ class StrictBooleanField(serializers.BooleanField):
 class CalibrationValuesSerializer(RequestSerializer):
     """The `calibration` object; the fields of the simulator's MachineModel."""
 
-    loop_ns = CostField(help_text="one iteration of threadtest's counting loop, ns")
+    loop_ns = CostField(help_text="one iteration of the counting loop, counter in a register")
+    # no default: a calibration made before the harness reported it stays without it
+    loop_memory_ns = CostField(allow_null=True, required=False,
+                               help_text="the same loop with its counter in memory (-O0)")
     thread_create_join_us = CostField(help_text="pthread_create + join of an empty thread")
     wakeup_remote_us = CostField(allow_null=True, required=False, default=None,
                                  help_text="pipe ping-pong between two pinned CPUs, one way")
@@ -73,12 +76,19 @@ class CalibrationValuesSerializer(RequestSerializer):
     vcpu_wake_us = CostField(allow_null=True, required=False, default=None)
     contention = CostField(allow_null=True, required=False, default=None,
                            help_text="slowdown of a busy CPU per other busy core")
+    noisy = StrictBooleanField(required=False, help_text="calibrate found the machine busy or "
+                               "its figures spread widely (docs/calibration.md)")
 
     def unknown_message(self, unknown: list[str]) -> str:
         return f"unknown calibration field; known: {', '.join(self.fields)}"
 
     def validate_loop_ns(self, value):
         if value <= 0:
+            raise serializers.ValidationError("must be above 0")
+        return value
+
+    def validate_loop_memory_ns(self, value):
+        if value is not None and value <= 0:
             raise serializers.ValidationError("must be above 0")
         return value
 
@@ -121,7 +131,23 @@ class CalibrationSubmissionSerializer(RequestSerializer):
             raise serializers.ValidationError("must be an object")
         if len(json.dumps(value)) > MAX_DETAILS_BYTES:
             raise serializers.ValidationError(f"larger than {MAX_DETAILS_BYTES} bytes")
+        _check_quality_reasons(value.get("quality"))
         return value
+
+
+MAX_REASONS, MAX_REASON_CHARS = 20, 300
+
+
+def _check_quality_reasons(quality) -> None:
+    """details.quality.reasons is shown on the machine page: strings only, a few, short."""
+    if quality is None:
+        return
+    reasons = quality.get("reasons", []) if isinstance(quality, dict) else None
+    if not isinstance(reasons, list) or len(reasons) > MAX_REASONS or not all(
+            isinstance(r, str) and 0 < len(r) <= MAX_REASON_CHARS for r in reasons):
+        raise serializers.ValidationError(
+            f"quality.reasons must be a list of at most {MAX_REASONS} strings of 1 to "
+            f"{MAX_REASON_CHARS} characters")
 
 
 class CalibrationSerializer(serializers.ModelSerializer):

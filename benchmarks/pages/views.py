@@ -15,7 +15,7 @@ from benchmarks import parsers, selectors
 from benchmarks.analysis import charts
 from benchmarks.analysis.envdiff import environment_diff
 from benchmarks.analysis.exercise import CONTEXT_SWITCH_METRIC, not_exercised
-from benchmarks.hooks import page_sections_of
+from benchmarks.hooks import machine_page_sections_of, page_sections_of
 from benchmarks.models import ApiToken, Machine, Run
 from benchmarks.pages.format_help import formats_html as format_help_html
 from benchmarks.pages.recipes import rerun_recipe
@@ -139,6 +139,7 @@ def machine_detail(request, pk: int):
     machine = get_object_or_404(Machine, pk=pk)
     return render(request, "benchmarks/machine_detail.html",
                   {"machine": machine, **selectors.machine_page(machine),
+                   "sections": machine_page_sections_of(machine),  # features' (twins)
                    "other_machines": Machine.objects.exclude(pk=pk).order_by("name", "id")})
 
 

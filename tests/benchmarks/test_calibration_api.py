@@ -136,6 +136,8 @@ def test_demo_machines_are_not_anyones(api_client):
     (payload(ipi_us=1e9), "ipi_us"),
     (payload(virtualised=1), "virtualised"),
     (payload(virtualised="true"), "virtualised"),
+    (payload(noisy="yes"), "noisy"),
+    (payload(loop_memory_ns=0), "loop_memory_ns"),
     (payload(frequency_mhz=3000), "frequency_mhz"),
     ({k: v for k, v in PAYLOAD.items() if k != "kernel"}, "kernel"),
     ({k: v for k, v in PAYLOAD.items() if k != "calibration"}, "calibration"),
@@ -200,8 +202,9 @@ def test_machine_page_queries_are_pinned(api_client, client, django_assert_num_q
     machine_id = post(api_client, BY_DESCRIPTION, PAYLOAD).json()["machine"]["id"]
     for _ in range(3):
         post(api_client, by_id(machine_id), PAYLOAD)
-    # machine, run counts, calibrations, and the other machines for "side by side"
-    with django_assert_num_queries(4):
+    # machine, run counts, calibrations, the other machines for "side by side", and the runs
+    # that could have a simulated twin (simulations' section; none here, so no medians)
+    with django_assert_num_queries(5):
         assert client.get(f"/machines/{machine_id}/").status_code == 200
 
 
@@ -210,11 +213,35 @@ def test_the_stored_calibration_feeds_the_simulator_cli(api_client, tmp_path):
     path = tmp_path / "calibration.json"
     path.write_bytes(Client().get(by_id(machine_id)).content)
     out, err = io.StringIO(), io.StringIO()
-    status = simulator_cli(["run", "--workload", "threadtest", "--kernel", "2.6.24", "--param",
-                            "iterations=2", "--param", "loops=1000", "--machine", str(path),
-                            "--format", "json"], out=out, err=err)
+    args = ["run", "--workload", "threadtest", "--kernel", "2.6.24", "--param", "iterations=2",
+            "--param", "loops=1000", "--machine", str(path), "--format", "json"]
+    # This document predates loop_memory_ns: a register counter runs, a memory one is refused
+    status = simulator_cli([*args, "--param", "counter=register"], out=out, err=err)
     assert status == 0, err.getvalue()
     assert json.loads(out.getvalue())["topology"] == "1x2x1"  # the machine's 1 x 2 x 1
+    assert simulator_cli(args, out=io.StringIO(), err=err) == 2
+    assert "no loop_memory_ns" in err.getvalue()
+
+
+def test_the_noisy_mark_and_its_reasons_are_stored_and_shown(api_client, client):
+    noisy = {**PAYLOAD, "calibration": {**PAYLOAD["calibration"], "noisy": True,
+                                        "loop_memory_ns": 0.9},
+             "details": {"quality": {"noisy": True, "reasons": ["steal time 12% of CPU time"]}}}
+    body = post(api_client, BY_DESCRIPTION, noisy).json()
+    assert body["calibration"]["noisy"] is True and body["calibration"]["loop_memory_ns"] == 0.9
+    page = client.get(f"/machines/{body['machine']['id']}/").content.decode()
+    assert 'id="calibration-noisy"' in page and "steal time 12% of CPU time" in page
+    post(api_client, BY_DESCRIPTION, PAYLOAD)  # a newer, quiet calibration of the same machine
+    quiet = client.get(f"/machines/{body['machine']['id']}/").content.decode()
+    assert 'id="calibration-noisy"' not in quiet and "<span class=\"tag\">noisy</span>" in quiet
+
+
+@pytest.mark.parametrize("quality", [{"reasons": "busy"}, {"reasons": [1]},
+                                     {"reasons": ["x" * 301]}, {"reasons": ["a"] * 21}, []])
+def test_bad_quality_reasons_are_refused(api_client, quality):
+    bad = {**PAYLOAD, "details": {"quality": quality}}
+    response = post(api_client, BY_DESCRIPTION, bad)
+    assert response.status_code == 400 and "quality.reasons" in response.content.decode()
 
 
 def test_naming_someone_elses_machine_in_a_run_does_not_let_you_calibrate_it(

@@ -33,7 +33,8 @@ def test_calibrate_submits_to_the_machine_of_the_runs(live_server, token, tmp_pa
                   "--spool-dir", spool, "--", "sh", "-c", "echo 'time 1 ms'")
     assert ran.returncode == 0, ran.stderr
     result = harness("calibrate", "--url", live_server.url, "--token", token, "--scale", "0.05",
-                     "--repeat", "3", "--bin", str(tmp_path), "--spool-dir", spool)
+                     "--repeat", "3", "--bin", str(tmp_path), "--spool-dir", spool,
+                     "--accept-noisy")
     assert result.returncode == 0, result.stderr
     stored = MachineCalibration.objects.select_related("machine").get()
     run = Run.objects.get()
@@ -43,13 +44,16 @@ def test_calibrate_submits_to_the_machine_of_the_runs(live_server, token, tmp_pa
     assert stored.values["loop_ns"] > 0 and isinstance(stored.values["virtualised"], bool)
     assert MachineModel.from_calibration(stored.values).loop_ns == stored.values["loop_ns"]
     assert stored.details["figures"]["loop_ns"]["runs"] == 3
+    # calibrate's verdict travels: the mark in the values, the reasons in details
+    assert stored.values["noisy"] is stored.details["quality"]["noisy"]
+    assert stored.values["loop_memory_ns"] > 0
 
 
 def test_refused_calibration_is_kept_and_can_be_resent(live_server, token, tmp_path):
     spool = tmp_path / "spool"
     result = harness("calibrate", "--url", live_server.url, "--token", "sbt_wrong",
                      "--scale", "0.02", "--repeat", "1", "--bin", str(tmp_path),
-                     "--spool-dir", str(spool), "--retries", "0")
+                     "--spool-dir", str(spool), "--retries", "0", "--accept-noisy")
     assert result.returncode != 0 and "refused" in result.stderr
     kept = list((spool / "calibrations").glob("*.json"))
     assert len(kept) == 1 and "calibrate --submit" in result.stderr

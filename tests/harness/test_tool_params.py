@@ -26,7 +26,13 @@ from tests.harness.test_submit import FAST, receivers  # noqa: F401 - the fixtur
     (["stress-ng", "--cpu", "1", "--switch", "1", "--metrics-brief"], {}),
     (["cyclictest", "-t", "2", "-q", "-p", "80", "-h", "100", "-D", "1"],
      {"threads": 2, "priority": 80, "histogram_buckets": 100}),
-    (["./threadtest", "-n", "20"], {}),
+    (["./threadtest", "-n", "20"], {"iterations": 20, "loops": 10000, "yield_in_spin": False,
+                                    "pin": False, "head_start_us": 0, "counter": "register"}),
+    (["bin/threadtest-O0", "-l", "1M", "-y", "-s"],
+     {"iterations": 500, "loops": 1000000, "yield_in_spin": True, "pin": False,
+      "head_start_us": 1, "counter": "memory"}),
+    (["threadtest_burn", "-b", "500", "-c"],
+     {"iterations": 100, "burn_us": 500, "yield_in_spin": False, "clock": "cpu"}),
 ])
 def test_tool_options_become_params(sb, command, params):
     assert sb.command_params(command) == params
