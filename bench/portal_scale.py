@@ -185,13 +185,16 @@ def fill() -> None:
 
 # --- the measurements ------------------------------------------------------------------------
 
-def timed(function, count: int) -> list[float]:
-    function()  # a first call warms the caches (and the plan) for both sides alike
-    times = []
+def paired(portal, raw, count: int) -> tuple[list[float], list[float]]:
+    """Each measured `count` times, alternately, so the machine's changing load (it is shared)
+    weighs on both alike; a first call of each warms caches and plans."""
+    portal(), raw()
+    times: tuple[list[float], list[float]] = ([], [])
     for _ in range(count):
-        started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
+        for function, into in ((portal, times[0]), (raw, times[1])):
+            started = time.perf_counter()
+            function()
+            into.append(time.perf_counter() - started)
     return times
 
 
@@ -239,14 +242,18 @@ def run_page_sql(pk: int) -> list:
 
 
 def search_sql(term: str) -> list:
+    """The runs matching one term the way the search matches it (kernel, benchmark, machine,
+    label, tags): the count and the first page, the exact kernel first."""
     like = f"%{term}%"
-    match = ("r.withdrawn IS NULL AND (k.version ILIKE %s OR b.slug ILIKE %s OR b.name ILIKE %s "
-             "OR m.name ILIKE %s OR m.cpu_model ILIKE %s OR r.label ILIKE %s "
-             "OR r.tags::text ILIKE %s)")
+    match = ("r.withdrawn IS NULL AND (r.kernel_id IN (SELECT id FROM benchmarks_kernel WHERE "
+             "version ILIKE %s) OR r.benchmark_id IN (SELECT id FROM benchmarks_benchmark WHERE "
+             "slug ILIKE %s OR name ILIKE %s) OR r.machine_id IN (SELECT id FROM "
+             "benchmarks_machine WHERE name ILIKE %s OR cpu_model ILIKE %s) "
+             "OR r.label ILIKE %s OR r.tags::text ILIKE %s)")
     tables = ("FROM benchmarks_run r JOIN benchmarks_benchmark b ON b.id = r.benchmark_id "
               "JOIN benchmarks_kernel k ON k.id = r.kernel_id JOIN benchmarks_machine m "
               "ON m.id = r.machine_id")
-    return [(f"SELECT count(*) {tables} WHERE {match}", [like] * 7),
+    return [(f"SELECT count(*) FROM benchmarks_run r WHERE {match}", [like] * 7),
             (f"SELECT r.id, r.label, r.created, b.name, k.version, m.name {tables} WHERE {match} "
              "ORDER BY (k.version ILIKE %s) DESC, r.created DESC, r.id DESC LIMIT 20",
              [like] * 7 + [term])]
@@ -263,22 +270,28 @@ def regression_task(rounds: int) -> tuple[list[float], list[float]]:
     runs_stored.disconnect(detect_on_commit, dispatch_uid="regressions-detect")
     bench = Benchmark.objects.get(slug="scale-b0")
     machine = Machine.objects.get(fingerprint="scale-m0")
-    versions = [f"6.{KERNELS + i}" for i in range(rounds)]
+    versions = [f"6.{KERNELS + i}" for i in range(rounds + 1)]  # the first one warms up
     Run.objects.filter(benchmark=bench, kernel__version__in=versions).delete()  # earlier runs
     series_sql = sql((
         "SELECT k.version, s.value FROM benchmarks_sample s JOIN benchmarks_run r "
         "ON r.id = s.run_id JOIN benchmarks_kernel k ON k.id = r.kernel_id "
         "WHERE r.benchmark_id = %s AND r.machine_id = %s AND r.params = %s::jsonb "
         "AND r.withdrawn IS NULL", [bench.pk, machine.pk, json.dumps({"loops": 1000})]))
-    task, raw = [], timed(series_sql, rounds)
-    for version in versions:
+    task, raw = [], []
+    series_sql()
+    for round_, version in enumerate(versions):
         run = run_create(benchmark=bench, machine=machine,
                          kernel=Kernel.objects.get_or_create(version=version)[0],
                          metrics={"time_ms": MetricInput([1300.0, 1302.0, 1298.0], "ms")},
                          provenance=Provenance(source="api"), params={"loops": 1000})
         started = time.perf_counter()
         regressions_detect_runs(run_ids=[run.pk])
-        task.append(time.perf_counter() - started)
+        detect = time.perf_counter() - started
+        started = time.perf_counter()
+        series_sql()
+        if round_:
+            task.append(detect)
+            raw.append(time.perf_counter() - started)
     return task, raw
 
 
@@ -302,18 +315,17 @@ def measure(env: dict, requests: int) -> None:
         print(f"{RUNS:,} runs, {TOTAL_SAMPLES:,} samples; {requests} requests each after one "
               f"warm-up; {os.cpu_count()} CPUs, load average {loadavg()}")
         results = [
-            ("run list page (GET /runs/)", timed(lambda: request(server.url, path="/runs/"),
-                                                 requests), timed(sql(*RUN_LIST_SQL), requests)),
+            ("run list page (GET /runs/)",
+             *paired(lambda: request(server.url, path="/runs/"), sql(*RUN_LIST_SQL), requests)),
             (f"run page (GET /runs/{run.pk}/)",
-             timed(lambda: request(server.url, path=f"/runs/{run.pk}/"), requests),
-             timed(sql(*run_page_sql(run.pk)), requests)),
+             *paired(lambda: request(server.url, path=f"/runs/{run.pk}/"),
+                     sql(*run_page_sql(run.pk)), requests)),
             ("200-series comparison (preview)",
-             timed(lambda: request(server.url, "POST", "/api/v1/comparisons/preview/", spec,
-                                   auth), requests),
-             timed(sql((COMPARISON_SQL, [])), requests)),
+             *paired(lambda: request(server.url, "POST", "/api/v1/comparisons/preview/", spec,
+                                     auth), sql((COMPARISON_SQL, [])), requests)),
             (f"search runs (GET /search/?q={term})",
-             timed(lambda: request(server.url, path=f"/search/?q={term}&type=runs"), requests),
-             timed(sql(*search_sql(term)), requests)),
+             *paired(lambda: request(server.url, path=f"/search/?q={term}&type=runs"),
+                     sql(*search_sql(term)), requests)),
         ]
     finally:
         server.stop()
