@@ -8,7 +8,11 @@ threadtest (500 iterations of 10k, 1M and 4M loops) and threadtest_burn (5 burst
 of burning per thread in all) --repeat times each, and prints a table of the measured median
 beside `python -m simulator run --machine` for the same parameters.  Nothing is fitted: the
 calibration holds micro-measurements only.  Run it on a quiet machine; other load distorts both
-the calibration and the measurements.
+the calibration and the measurements: calibrate then refuses (exit 4, its reasons printed) and
+the script goes on with the same pass kept as noisy (--accept-noisy), so the table says what
+such a calibration predicts, marked noisy.  threadtest is the harness's -O2 build: its counter
+is in a register (`counter=register`, priced at loop_ns).  "within" is the band of the issue:
+time within +-30 %, idx within +-0.2.
 """
 
 import argparse
@@ -30,6 +34,21 @@ BURN_TOTAL_US = 200_000
 def harness(*args, cwd):
     return subprocess.run([sys.executable, str(HARNESS), *args], cwd=cwd, check=True,
                           capture_output=True, text=True).stdout
+
+
+def calibrate(bindir, work):
+    """The calibrate JSON; a refused (noisy) pass is reported and kept with --accept-noisy."""
+    argv = [sys.executable, str(HARNESS), "calibrate", "--dry-run", "--bin", str(bindir)]
+    done = subprocess.run(argv, cwd=work, capture_output=True, text=True)
+    report = [line for line in done.stderr.splitlines()
+              if "load " in line or "spread" in line or "refused" in line or "  - " in line]
+    print("calibrate says:\n  " + "\n  ".join(report))
+    if done.returncode == 4:
+        print("calibrate refused this machine (exit 4); keeping the pass marked noisy")
+        done = subprocess.run(argv + ["--accept-noisy"], cwd=work, capture_output=True,
+                              text=True, check=True)
+    done.check_returncode()
+    return done.stdout
 
 
 def measure(binary, args, repeat):
@@ -78,8 +97,12 @@ def main():
     bindir = work / "schedbench-bin"
     calibration = pathlib.Path(args.calibration) if args.calibration else work / "cal.json"
     if not args.calibration:
-        calibration.write_text(harness("calibrate", "--dry-run", "--bin", str(bindir), cwd=work))
-    print(f"calibration: {json.loads(calibration.read_text())['calibration']}")
+        calibration.write_text(calibrate(bindir, work))
+    cal = json.loads(calibration.read_text())
+    print(f"calibration: {cal['calibration']}")
+    if cal["calibration"].get("noisy"):
+        print("NOISY calibration: " + "; ".join(cal["details"]["quality"]["reasons"]))
+    held, rows = 0, 0
     print(f"| benchmark | measured (median of {args.repeat}; min-max) | predicted "
           f"({args.kernel}) | predicted / measured | loop ns before/after (probe) |")
     print("|---|---|---|---|---|")
@@ -87,10 +110,13 @@ def main():
         outs, probes = measure_row(bindir, "threadtest", ["-n", "500", "-l", label], args.repeat)
         times = [float(re.search(r"time (\d+) ms", o).group(1)) for o in outs]
         got = predict(calibration, args.kernel, "threadtest",
-                      {"iterations": 500, "loops": loops})["time_ms"][0]
+                      {"iterations": 500, "loops": loops, "counter": "register"})["time_ms"][0]
         med = statistics.median(times)
+        ok = abs(got / med - 1) <= 0.30
+        held, rows = held + ok, rows + 1
         print(f"| threadtest -n 500 -l {label} | {med:.0f} ms ({min(times):.0f}-{max(times):.0f}) "
-              f"| {got:.0f} ms | {got / med:.2f} | {probes[0]:.2f} / {probes[1]:.2f} |")
+              f"| {got:.0f} ms | {got / med:.2f}{' within' if ok else ''} | {probes[0]:.2f} / "
+              f"{probes[1]:.2f} |")
     for burst in BURSTS_US:
         n = BURN_TOTAL_US // burst
         outs, probes = measure_row(bindir, "threadtest_burn", ["-n", str(n), "-b", str(burst)],
@@ -100,10 +126,16 @@ def main():
         got = predict(calibration, args.kernel, "threadtest-burn",
                       {"iterations": n, "burn_us": burst})
         med = statistics.median(times)
+        ok = (abs(got["time_us"][0] / med - 1) <= 0.30
+              and abs(got["idx"][0] - statistics.median(idx)) <= 0.2)
+        held, rows = held + ok, rows + 1
         print(f"| threadtest_burn -n {n} -b {burst} | {med / 1e3:.0f} ms, idx "
               f"{statistics.median(idx):.2f} ({min(times) / 1e3:.0f}-{max(times) / 1e3:.0f} ms) | "
               f"{got['time_us'][0] / 1e3:.0f} ms, idx {got['idx'][0]:.2f} | "
-              f"{got['time_us'][0] / med:.2f} | {probes[0]:.2f} / {probes[1]:.2f} |")
+              f"{got['time_us'][0] / med:.2f}{' within' if ok else ''} | {probes[0]:.2f} / "
+              f"{probes[1]:.2f} |")
+    print(f"within +-30 % time and +-0.2 idx: {held} of {rows}"
+          + (" (from a NOISY calibration)" if cal["calibration"].get("noisy") else ""))
     if not args.calibration:
         report_drift(json.loads(calibration.read_text())["calibration"], bindir, work)
 
@@ -111,7 +143,8 @@ def main():
 def report_drift(before, bindir, work):
     """Calibrate again after the runs: a shared host's speed moves within minutes, and a
     prediction made from a fast moment's calibration is compared with a slow moment's runs."""
-    after = json.loads(harness("calibrate", "--dry-run", "--bin", str(bindir), cwd=work))
+    after = json.loads(harness("calibrate", "--dry-run", "--bin", str(bindir), "--accept-noisy",
+                               cwd=work))
     after = after["calibration"]
     moved = after["loop_ns"] / before["loop_ns"]
     print(f"calibrated again after the runs: loop_ns {after['loop_ns']} (before "
