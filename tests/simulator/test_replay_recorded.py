@@ -35,8 +35,9 @@ def test_recorded_threadtest_replays_within_30_percent(tmp_path):
     bin_dir = tmp_path / "bin"
     harness("build", "--out", str(bin_dir))
     machine = tmp_path / "machine.json"
+    # kept even when calibrate finds the shared machine busy: the recordings meet the same load
     machine.write_text(harness("calibrate", "--dry-run", "--bin", str(bin_dir), "--scale",
-                               "0.3", "--repeat", "3"))
+                               "0.3", "--repeat", "3", "--accept-noisy"))
     calibration = json.loads(machine.read_text())
     topology = "x".join(str(calibration["machine"][k]) for k in
                         ("sockets", "cores_per_socket", "threads_per_core"))
