@@ -20,7 +20,8 @@ def test_simulate_on_a_machine_from_its_page(signed_in, celery_worker_factory):
     machine = machine_get_or_create(spec=BOX)
     calibration_create(machine=machine, submitter=page.user, kernel="6.8.0",
                        measured_at="2026-11-30T18:00:00Z", details={},
-                       values={"loop_ns": 0.5, "thread_create_join_us": 30.0,
+                       values={"loop_ns": 0.5, "loop_memory_ns": 1.5,
+                               "thread_create_join_us": 30.0,
                                "wakeup_local_us": 3.0, "context_switch_us": 1.5,
                                "virtualised": True})
     for loops in (100000, 1000000):

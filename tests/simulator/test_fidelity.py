@@ -117,7 +117,8 @@ def test_busy_cpus_slow_each_other_outside_smt():
 
 
 def test_machine_calibration_sets_machine_tunables():
-    calibration = {"loop_ns": 1.5, "thread_create_join_us": 40, "context_switch_us": 3,
+    calibration = {"loop_ns": 1.5, "loop_memory_ns": 2.5, "thread_create_join_us": 40,
+                   "context_switch_us": 3,
                    "wakeup_local_us": 2, "wakeup_remote_us": 30, "virtualised": True,
                    "vcpu_wake_us": 20, "contention": 0.1}
     norm = simulator.validate({"workload": "threadtest", "kernel": "6.6-eevdf",

@@ -88,7 +88,8 @@ def test_machine_file_sets_topology_and_costs(tmp_path):
     path = tmp_path / "machine.json"
     path.write_text(json.dumps({"machine": {"sockets": 1, "cores_per_socket": 4,
                                             "threads_per_core": 1},
-                                "calibration": {"loop_ns": 1.25, "virtualised": True,
+                                "calibration": {"loop_ns": 1.25, "loop_memory_ns": 2.0,
+                                                "virtualised": True,
                                                 "vcpu_wake_us": 30.0}}))
     code, out, err = cli("run", "--kernel", "6.6-eevdf", "--workload", "threadtest",
                          "--param", "iterations=3", "--machine", str(path), "--format", "json")
