@@ -1,0 +1,118 @@
+"""Issue 24's mechanisms: each at the time the kernel acts, each checked against a direction.
+
+Trend tests, not exact values (the golden outputs pin exact values)."""
+
+import io
+import random
+
+import pytest
+
+import simulator
+from simulator.cli import main as cli_main
+from simulator.policies.base import RunQueue
+from simulator.policies.eevdf import EevdfPolicy
+from simulator.program import Task
+
+
+def burn(kernel, iterations, burn_us, **spec):
+    return simulator.run({"workload": "threadtest-burn", "kernel": kernel,
+                          "params": {"iterations": iterations, "burn_us": burn_us},
+                          **({"cpus": 2} if "topology" not in spec else {}), **spec})["metrics"]
+
+
+def test_fork_returns_in_the_parent_only_when_the_parent_runs_again():
+    """2.6.24's child runs first: the parent waits queued until a balance pass moves it. Its
+    gettimeofday() after pthread_create() runs then, so each burn's wall time is one burn
+    (both burns run unpreempted once started), not the wait before it as well."""
+    metrics = burn("2.6.24", 20, 300, tunables={"noise_pct": 0})
+    assert metrics["work_us"][0] == pytest.approx(2 * 20 * 300, rel=0.01), metrics
+    assert metrics["idx"][0] < 0.5, metrics  # the two burns overlap nowhere near
+
+
+def test_2625_idle_kick_halves_2624_at_100_us_bursts_on_two_cpus():
+    """2.6.25's kicked idle balance runs between ticks; counted from the jiffy it fell in
+    (sd->last_balance is in jiffies), the retry comes one tick later, not two."""
+    old = burn("2.6.24", 200, 100)["time_us"][0]
+    new = burn("2.6.25", 200, 100)["time_us"][0]
+    assert new * 2 <= old * 1.01, (old, new)
+
+
+def _task(tid, weight=1024):
+    task = Task(tid, f"t{tid}", [], "default")
+    task.weight = weight
+    return task
+
+
+def test_eevdf_heap_pick_is_the_full_scan_pick():
+    """The two-heap pick against the definition, over random queue histories: the eligible
+    task (vruntime <= weighted average) with the earliest deadline, the earliest queued among
+    equals; with none eligible, the least vruntime."""
+    rng = random.Random(7)
+    tun = {"sched_cost_ns": 0, "base_slice_ns": 750_000, "sched_cost_log_ns": 0}
+    policy = EevdfPolicy("6.6-eevdf", tun, 4)
+    rq = policy.new_rq(0)
+    assert isinstance(rq, RunQueue)
+    queued: list[Task] = []
+    tid = 0
+    for _ in range(3000):
+        op = rng.random()
+        if op < 0.45 or not queued:
+            tid += 1
+            task = _task(tid, rng.choice((1024, 1024, 335, 3121)))
+            task.vruntime = rng.randrange(-3_000_000, 3_000_000)
+            policy.enqueue(rq, task, "wakeup", 0)
+            queued.append(task)
+        elif op < 0.6:
+            task = queued.pop(rng.randrange(len(queued)))
+            policy.dequeue(rq, task, 0)
+        else:
+            avg = policy._avg(rq)
+            eligible = [t for t in queued if t.vruntime <= avg]
+            want = (min(eligible, key=lambda t: (t.deadline, t.key)) if eligible
+                    else min(queued, key=lambda t: (t.vruntime, t.key)))
+            got = policy.pick_next(rq, None, 0)
+            assert got is want
+            queued.remove(got)
+            if rng.random() < 0.7:  # it ran a little and goes back (a yield, a preemption)
+                got.vruntime += rng.randrange(0, 2_000_000)
+                got.yield_pending = rng.random() < 0.3
+                policy.put_prev(rq, got, 0)
+                queued.append(got)
+        assert rq.nr_queued == len(queued)
+        assert sorted(map(id, policy.queued_tasks(rq))) == sorted(map(id, queued))
+
+
+def test_cpu_time_budget_stops_a_run_cleanly():
+    spec = {"workload": "yield-loop", "kernel": "6.6-eevdf", "cpus": 8,
+            "params": {"tasks": 2000, "duration_ms": 10**6}, "max_cpu_seconds": 0.3}
+    with pytest.raises(simulator.CpuBudgetExceeded, match="CPU-time budget exceeded"):
+        simulator.run(spec)
+    out, err = io.StringIO(), io.StringIO()
+    code = cli_main(["run", "--workload", "yield-loop", "--kernel", "3.3", "--cpus", "8",
+                     "--param", "tasks=2000", "--param", "duration_ms=1000000",
+                     "--max-cpu-seconds", "0.3"], out=out, err=err)
+    assert code == 2 and "CPU-time budget exceeded" in err.getvalue(), err.getvalue()
+    with pytest.raises(simulator.InvalidValueError):
+        simulator.validate({**spec, "max_cpu_seconds": 0})
+
+
+def chat_msgs_per_s(kernel, spin_yields, **tunables):
+    params = {"rooms": 4, "clients": 20, "messages": 150, "think_us": 50, "cs_us": 10,
+              "lock": "yield", "spin_yields": spin_yields}
+    return simulator.run({"workload": "chatroom", "kernel": kernel, "cpus": 2,
+                          "params": params, "tunables": tunables}
+                         )["metrics"]["throughput_msgs_per_s"][0]
+
+
+def test_rsdl_031_loss_grows_with_the_jvm_spin_count_and_033_recovers_at_every_count():
+    """The spin count is swept, not taken from a default: RSDL 0.31's near no-op yield costs
+    more the longer a waiter spins on sched_yield() before it blocks; 0.33 expires the yielder
+    and stays near mainline whatever the count; rr_interval 100 recovers part of the loss."""
+    counts = (10, 100, 1000, 3000)
+    mainline = chat_msgs_per_s("2.6.22", counts[0])
+    soft = [chat_msgs_per_s("rsdl-0.31", n) / mainline for n in counts]
+    expire = [chat_msgs_per_s("rsdl-0.33", n) / mainline for n in counts]
+    longer = chat_msgs_per_s("rsdl-0.31", 3000, rr_interval=100) / mainline
+    assert all(a > b for a, b in zip(soft, soft[1:], strict=False)), soft
+    assert soft[-1] <= 0.5 and min(expire) >= 0.9, (soft, expire)
+    assert soft[-1] < longer < expire[-1], (soft[-1], longer, expire[-1])
