@@ -31,6 +31,7 @@ from benchmarks.api.uploads import (
 from benchmarks.errors import InputError, TooLarge
 from benchmarks.hooks import RunClaims, run_claims, verdicts_for
 from benchmarks.models import Run, RunSource
+from benchmarks.selectors import upload_machine_note
 from benchmarks.services.ingest import upload_ingest
 from benchmarks.services.submissions import SubmissionError, run_submit, runs_bulk_submit
 
@@ -130,6 +131,10 @@ def upload_create(request):
         "warnings": outcome.warnings,
         "verdicts": verdicts_for(outcome.runs or []),
     }
+    if upload.dry_run:  # the preview says where runs without a machine go
+        given = upload.metadata.machine
+        named = given if isinstance(given, str) else (given or {}).get("name") or None
+        body["machine"] = upload_machine_note(user=request.user, named=named)
     body = _with_answers(request, body, claims, outcome.runs)
     return Response(UploadResultSerializer(body).data,
                     status=status.HTTP_200_OK if upload.dry_run else status.HTTP_201_CREATED)

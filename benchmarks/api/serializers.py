@@ -353,6 +353,20 @@ class UploadedRunSerializer(ResponseSerializer):
                                           "until `assign` gives what is missing")
 
 
+class KnownMachineSerializer(ResponseSerializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class MachineNoteSerializer(ResponseSerializer):
+    """Where an upload's runs go when it names no machine, and the uploader's machines."""
+
+    machine_name = serializers.CharField(allow_null=True, help_text=(
+        "the uploader's own machine the runs go to; null when the upload names one"))
+    note = serializers.CharField(allow_blank=True)
+    your_machines = KnownMachineSerializer(many=True)
+
+
 class UploadResultSerializer(ResponseSerializer):
     artifact = serializers.IntegerField(allow_null=True)
     format = serializers.CharField()
@@ -364,6 +378,7 @@ class UploadResultSerializer(ResponseSerializer):
                                         help_text="true: the idempotency_key was seen before")
     bisect = BisectJoinedSerializer(required=False)
     verdicts = VerdictSerializer(many=True, required=False)
+    machine = MachineNoteSerializer(required=False, help_text="in a dry run (the preview)")
 
 
 class ComparisonCreatedSerializer(ResponseSerializer):

@@ -26,6 +26,7 @@ from benchmarks.api.requests import (
 from benchmarks.errors import InputError, TooLarge
 from benchmarks.services.ingest import UploadMetadata
 from benchmarks.services.jsonvalues import json_value_check
+from benchmarks.services.measured import measured_at_parse
 
 CHUNK = 1024 * 1024
 _DECOMPRESSORS = {
@@ -196,6 +197,12 @@ class UploadFieldsSerializer(RequestSerializer):
                          "join the step of their commit")
     commit = UploadText(max_length=100, help_text="the commit under test, when the kernel "
                         "string carries none")
+    measured = UploadText(max_length=40, help_text="when the runs were measured, ISO 8601 "
+                          "(2024-05-03T10:00:00Z; no zone means UTC)")
+
+    def validate_measured(self, value):
+        measured_at_parse(value, field="measured")  # refused here, before anything is read
+        return value
 
     def validate(self, attrs):
         if attrs.get("file") is None and not (attrs.get("text") or "").strip():
@@ -267,6 +274,7 @@ def read_upload(clean: dict) -> UploadRequest:
         machine=clean.get("machine"),
         policy=clean.get("policy"),
         label=clean.get("label") or "",
+        measured=clean.get("measured"),
         **{name: clean.get(name) or {} for name in JSON_FIELDS},
     )
     return UploadRequest(

@@ -29,6 +29,7 @@ from benchmarks.services.catalog import (
     kernel_get_or_create,
     machine_get_or_create,
 )
+from benchmarks.services.measured import measured_at_parse
 from benchmarks.services.runs import (
     MetricInput,
     PreparedRun,
@@ -78,6 +79,8 @@ class UploadMetadata:
     kernel_map: dict = field(default_factory=dict)
     # Assignments and corrections from the preview, by source key (see `source_key`).
     assign: dict = field(default_factory=dict)
+    # When the runs were measured, ISO 8601 as given (kept as text: metadata is stored JSON).
+    measured: str | None = None
 
 
 @dataclass
@@ -217,6 +220,7 @@ def _resolve(result: parsers.ResultSet, meta: UploadMetadata, single: bool) -> d
         "environment": {**meta.environment, **({"labels": labels} if labels else {}),
                         **published["environment"]},
         "commit": published["commit"],
+        "measured": meta.measured,
         "metrics": {
             name: {
                 "unit": result.units.get(name, ""),
@@ -336,6 +340,7 @@ def _prepare_run(preview: dict, provenance: Provenance) -> PreparedRun:
             tunables=preview["tunables"],
             environment=preview["environment"],
             series=preview["series"],
+            measured_at=measured_at_parse(preview.get("measured"), field="measured"),
         )
     except (CatalogError, RunError) as exc:
         raise IngestError(str(exc), line=preview["line"], field=exc.field) from None

@@ -85,3 +85,25 @@ def test_an_upload_without_a_machine_goes_to_the_uploaders_own_machine(django_us
         assert answer.status_code == 201, answer.content
     names = dict(Run.objects.values_list("kernel__version", "machine__name"))
     assert names == {"2.6.22": "unnamed (alice)", "2.6.23": "unnamed (bob)"}
+
+
+def test_the_preview_says_where_runs_without_a_machine_go(api_client, api_user):
+    paste = {"text": "time 10765 ms\ntime 10801 ms\n", "benchmark": "threadtest",
+             "kernel": "2.6.22", "dry_run": True}
+    note = api_client.post("/api/v1/uploads/", paste).json()["machine"]
+    assert note["machine_name"] == "unnamed (harness-user)" and "your own machine" in note["note"]
+    assert note["your_machines"] == []
+    assert api_client.post("/api/v1/uploads/", {**paste, "dry_run": False}).status_code == 201
+    named = api_client.post("/api/v1/uploads/", {**paste, "machine": "p4-ht"}).json()["machine"]
+    assert named["machine_name"] is None
+    assert [m["name"] for m in named["your_machines"]] == ["unnamed (harness-user)"]
+
+
+def test_an_upload_says_when_it_was_measured(api_client):
+    paste = {"text": "time 10765 ms\n", "benchmark": "threadtest", "kernel": "2.6.22"}
+    bad = api_client.post("/api/v1/uploads/", {**paste, "measured": "last week"})
+    assert bad.status_code == 400 and bad.json()["field"] == "measured"
+    good = api_client.post("/api/v1/uploads/", {**paste, "measured": "2008-02-14"})
+    assert good.status_code == 201, good.content
+    run = Run.objects.get(pk=good.json()["runs"][0]["id"])
+    assert run.measured_at.isoformat() == "2008-02-14T00:00:00+00:00"
