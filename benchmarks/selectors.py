@@ -4,7 +4,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Max, Q, QuerySet, TextField
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, TextField
 from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Cast
 
@@ -160,21 +160,53 @@ def recent_comparisons(limit: int = 8) -> QuerySet:
 
 
 VISIBLE_RUNS = Q(runs__withdrawn__isnull=True)
+WITHDRAWN_RUNS = Q(runs__withdrawn__isnull=False)
+# Names whose every run is withdrawn (a misread upload taken back) leave the lists; names no
+# run uses yet (a calibrated machine, a bisection's end kernel) stay: nothing of them was taken
+# back.
+NOT_WITHDRAWN_ONLY = Q(run_count__gt=0) | Q(withdrawn_count=0)
+
+
+def _with_live_counts(queryset: QuerySet) -> QuerySet:
+    """`queryset` annotated with its live run_count, without the names only withdrawn runs use
+    (still one query: both counts come from the same join)."""
+    return (queryset.annotate(run_count=Count("runs", filter=VISIBLE_RUNS),
+                              withdrawn_count=Count("runs", filter=WITHDRAWN_RUNS))
+            .filter(NOT_WITHDRAWN_ONLY))
 
 
 def benchmarks_with_counts() -> QuerySet:
-    return Benchmark.objects.annotate(run_count=Count("runs", filter=VISIBLE_RUNS)
-                                      ).order_by("slug")
+    return _with_live_counts(Benchmark.objects.all()).order_by("slug")
 
 
 def machines_with_counts() -> QuerySet:
-    return Machine.objects.annotate(run_count=Count("runs", filter=VISIBLE_RUNS)
-                                    ).order_by("name", "id")
+    return _with_live_counts(Machine.objects.all()).order_by("name", "id")
 
 
 def kernels_in_use() -> QuerySet:
     return (Kernel.objects.filter(runs__isnull=False, runs__withdrawn__isnull=True).distinct()
             .order_by("sort_key", "version"))
+
+
+def _not_withdrawn_only(queryset: QuerySet, field: str) -> QuerySet:
+    runs = Run.objects.filter(**{field: OuterRef("pk")})
+    return queryset.filter(Exists(runs.filter(withdrawn__isnull=True))
+                           | ~Exists(runs.filter(withdrawn__isnull=False)))
+
+
+def benchmarks_listed() -> QuerySet:
+    """The API's benchmark list: every benchmark but those only withdrawn runs use."""
+    return _not_withdrawn_only(Benchmark.objects.all(), "benchmark").order_by("slug")
+
+
+def machines_listed() -> QuerySet:
+    """The API's machine list: every machine but those only withdrawn runs use."""
+    return _not_withdrawn_only(Machine.objects.all(), "machine").order_by("name", "id")
+
+
+def kernels_listed() -> QuerySet:
+    """The API's kernel list, in release order: every kernel but those only withdrawn runs use."""
+    return _not_withdrawn_only(Kernel.objects.all(), "kernel").order_by("sort_key", "version")
 
 
 def recent_runs(limit: int = 10) -> QuerySet:

@@ -136,10 +136,19 @@ class BenchmarkViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = BenchmarkSerializer
     lookup_field = "slug"
 
+    def get_queryset(self):
+        # Lists leave out names only withdrawn runs use; a direct address still answers.
+        if self.action == "list":
+            return selectors.benchmarks_listed().prefetch_related("metrics")
+        return super().get_queryset()
+
 
 class MachineViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = Machine.objects.all()
     serializer_class = MachineSerializer
+
+    def get_queryset(self):
+        return selectors.machines_listed() if self.action == "list" else super().get_queryset()
 
 
 class KernelViewSet(viewsets.ReadOnlyModelViewSet):
@@ -147,6 +156,9 @@ class KernelViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = KernelSerializer
     lookup_field = "version"
     lookup_value_regex = "[^/]+"
+
+    def get_queryset(self):
+        return selectors.kernels_listed() if self.action == "list" else super().get_queryset()
 
 
 @extend_schema(responses={200: MeSerializer})
