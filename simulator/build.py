@@ -81,24 +81,26 @@ def _run_with_progress(cmd, *, cwd, env, say):
     """Run the build, telling `say` each phase and, every HEARTBEAT seconds, that it goes on:
     the first start of `make run` compiles for a minute or more, never silently."""
     started = time.monotonic()
-    phase = {"name": f"translating {len(HOT_MODULES)} modules to C with mypyc", "next": 0}
-    say(f"{phase['name']} ...")
+    # The phase being run, shared with the heartbeat thread: [its name], and the next to spot.
+    current = [f"translating {len(HOT_MODULES)} modules to C with mypyc"]
+    upcoming = list(PHASES)
+    say(f"{current[0]} ...")
     done = threading.Event()
 
     def heartbeat():
         while not done.wait(HEARTBEAT):
-            say(f"still {phase['name']} ({time.monotonic() - started:.0f} s so far)")
+            say(f"still {current[0]} ({time.monotonic() - started:.0f} s so far)")
 
     threading.Thread(target=heartbeat, daemon=True).start()
     lines = []
     with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True) as proc:
+        assert proc.stdout is not None  # stdout=PIPE
         for line in proc.stdout:
             lines.append(line)
-            if phase["next"] < len(PHASES) and PHASES[phase["next"]][0] in line:
-                phase["name"] = PHASES[phase["next"]][1]
-                phase["next"] += 1
-                say(f"{phase['name']} ({time.monotonic() - started:.0f} s so far) ...")
+            if upcoming and upcoming[0][0] in line:
+                current[0] = upcoming.pop(0)[1]
+                say(f"{current[0]} ({time.monotonic() - started:.0f} s so far) ...")
         returncode = proc.wait()
     done.set()
     return returncode, "".join(lines)
