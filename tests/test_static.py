@@ -47,7 +47,8 @@ def test_plotly_is_served_hashed_compressed_and_cached_for_ever(collected):
     assert len(body) < len(original) / 3 and gzip.decompress(body) == original
     cache = response["Cache-Control"]
     assert "immutable" in cache and "max-age=315360000" in cache
-    plain = Client().get("/static/vendor/plotly-portal.min.js")  # an old link still works, briefly cached
+    # an old link still works, briefly cached
+    plain = Client().get("/static/vendor/plotly-portal.min.js")
     assert plain.status_code == 200 and "immutable" not in plain["Cache-Control"]
 
 

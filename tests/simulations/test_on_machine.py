@@ -19,9 +19,10 @@ from tests.factories import make_run
 
 BOX = {"name": "calbox", "cpu_model": "AMD EPYC", "arch": "x86_64", "sockets": 1,
        "cores_per_socket": 2, "threads_per_core": 1, "virtualization": "kvm"}
-CALIBRATION = {"loop_ns": 0.5, "loop_memory_ns": 1.5, "thread_create_join_us": 30.0, "wakeup_remote_us": 40.0,
-               "wakeup_local_us": 3.0, "context_switch_us": 1.5, "virtualised": True,
-               "idle_exit_us": 0.0, "ipi_us": 20.0, "vcpu_wake_us": 5.0, "contention": None}
+CALIBRATION = {"loop_ns": 0.5, "loop_memory_ns": 1.5, "thread_create_join_us": 30.0,
+               "wakeup_remote_us": 40.0, "wakeup_local_us": 3.0, "context_switch_us": 1.5,
+               "virtualised": True, "idle_exit_us": 0.0, "ipi_us": 20.0, "vcpu_wake_us": 5.0,
+               "contention": None}
 SPEC = {"workload": "threadtest", "params": {"iterations": 5}, "kernels": ["2.6.24"],
         "sweep": {"loops": [100000, 1000000]}, "repeat": 2, "seed": 7}
 
