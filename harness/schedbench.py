@@ -1534,6 +1534,7 @@ def build_payload(env, benchmark, command, outputs, durations, params=None, poli
     """`recipe` says how the run was made: {"harness_argv", "vmstat_interval_s",
     "tunables_set"}; it is kept in the run's environment so the portal can show it."""
     started = time.time() if started is None else started
+    measured = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
     environment = dict(env["environment"])
     environment.update(recipe or {})
     environment.update({
@@ -1541,7 +1542,7 @@ def build_payload(env, benchmark, command, outputs, durations, params=None, poli
         "repeat": len(outputs),
         "harness_version": HARNESS_VERSION,
         "durations_s": durations,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "started": measured,
     })
     return {
         "text": join_outputs(outputs),
@@ -1554,6 +1555,7 @@ def build_payload(env, benchmark, command, outputs, durations, params=None, poli
         "tunables": env["tunables"],
         "series": series or {},
         "environment": environment,
+        "measured": measured,  # the run's start, UTC: the portal's measured_at
         "idempotency_key": str(uuid.uuid4()),
     }
 

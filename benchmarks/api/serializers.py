@@ -71,12 +71,16 @@ class RunListSerializer(serializers.ModelSerializer):
     withdrawn = serializers.DateTimeField(
         read_only=True, allow_null=True,
         help_text="when the owner withdrew the run (it then leaves lists and search), or null")
+    measured_at = serializers.DateTimeField(
+        read_only=True, allow_null=True,
+        help_text="when it was measured (the harness's start time, an upload's `measured`), "
+                  "or null when unknown or simulated")
 
     class Meta:
         model = Run
         fields = [
             "id", "url", "benchmark", "kernel", "machine", "policy", "label", "tags", "params",
-            "tunables", "source", "created", "withdrawn", "summary",
+            "tunables", "source", "created", "measured_at", "withdrawn", "summary",
         ]
 
     def get_url(self, run) -> str:

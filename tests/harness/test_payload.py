@@ -25,7 +25,8 @@ def test_dry_run_prints_the_full_payload(sb, capsys, oldbox):
     assert status == 0
     payload = json.loads(out)  # stdout is nothing but the JSON
     assert set(payload) == {"text", "filename", "benchmark", "kernel", "machine", "policy",
-                            "params", "tunables", "series", "environment", "idempotency_key"}
+                            "params", "tunables", "series", "environment", "measured",
+                            "idempotency_key"}
     # Both repeats, in order, and the missing final newline does not glue lines together.
     assert payload["text"] == "time 5210 ms\ntime 5300 ms\ntime 5210 ms\ntime 5300 ms\n"
     assert payload["filename"].startswith("threadtest-oldbox-")
