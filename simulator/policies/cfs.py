@@ -1,10 +1,13 @@
 """CFS (2.6.23 - 3.x): a vruntime-ordered queue, slices from the latency target."""
 
-import bisect
+import heapq
 from typing import ClassVar
 
 from ..program import Task
 from .base import NICE_0, Policy, RunQueue, ilog2
+
+# a queued task's entry: (vruntime, queue order, task); the order breaks ties, first queued first
+Entry = tuple[int, int, Task]
 
 
 class CfsPolicy(Policy):
@@ -29,29 +32,75 @@ class CfsPolicy(Policy):
         # GENTLE_FAIR_SLEEPERS (2.6.32 on) halves the vruntime credit a waking sleeper gets
         gentle = tun["gentle_fair_sleepers"]
         self.sleeper_credit: int = self.latency // 2 if gentle else self.latency
+        self.order: int = 0  # the last order number given to a queued task's entry
+        # compat_yield needs the rightmost task: a second heap, ordered right to left, is kept
+        # only when this run can ask for it
+        self.track_rightmost: bool = self.yield_mode == "compat"
 
     def new_rq(self, cpu_id):
+        # The kernel's rbtree gives the leftmost task in O(1) and an insert or removal in
+        # O(log n); a heap does the same here.  rq.data is a heap of (vruntime, order, task);
+        # rq.extra, with compat_yield only, a heap of (-vruntime, -order, task) for the
+        # rightmost.  A task leaving the queue is forgotten lazily: task.key holds the order
+        # number of its live entry (-1 once it left), so an entry whose number differs is
+        # dropped when it comes to a heap's top.  rq.nr_queued counts the queued tasks.
         rq = RunQueue(cpu_id)
-        rq.data = []  # sorted (vruntime, seq, task)
+        rq.data = []
+        rq.extra = []
         return rq
 
     def _insert(self, rq: RunQueue, task: Task) -> None:
-        rq.seq += 1
-        key = (task.vruntime, rq.seq, task)
-        task.key = key
-        bisect.insort(rq.data, key)
+        # one order number across every runqueue: a stale entry left on a runqueue the task
+        # migrated from can never match the number of its entry on the new one
+        self.order += 1
+        order = self.order
+        task.key = order
+        entry: Entry = (task.vruntime, order, task)
+        heapq.heappush(rq.data, entry)
+        if self.track_rightmost:
+            right: Entry = (-task.vruntime, -order, task)
+            heapq.heappush(rq.extra, right)
+        rq.nr_queued += 1
 
     def _remove(self, rq: RunQueue, task: Task) -> None:
-        data: list[tuple[int, int, Task]] = rq.data
-        key: tuple[int, int, Task] = task.key
-        del data[bisect.bisect_left(data, (key[0], key[1]))]
+        """``task`` leaves the queue (its entries are dropped when they surface)."""
+        task.key = -1
+        rq.nr_queued -= 1
+        data: list[Entry] = rq.data
+        if len(data) > 2 * rq.nr_queued + 32:  # mostly forgotten entries: rebuild
+            rq.data = [e for e in data if e[2].key == e[1]]
+            heapq.heapify(rq.data)
+            if self.track_rightmost:
+                extra: list[Entry] = rq.extra
+                rq.extra = [e for e in extra if e[2].key == -e[1]]
+                heapq.heapify(rq.extra)
+
+    def _leftmost(self, rq: RunQueue) -> Entry | None:
+        """The live entry with the least (vruntime, order), or None for an empty queue."""
+        if rq.nr_queued == 0:
+            return None
+        data: list[Entry] = rq.data
+        top: Entry = data[0]
+        while top[2].key != top[1]:
+            heapq.heappop(data)
+            top = data[0]
+        return top
+
+    def _rightmost_vruntime(self, rq: RunQueue) -> int:
+        """The greatest vruntime queued (compat_yield only; the queue is not empty)."""
+        extra: list[Entry] = rq.extra
+        top: Entry = extra[0]
+        while top[2].key != -top[1]:
+            heapq.heappop(extra)
+            top = extra[0]
+        return -top[0]
 
     def _update_min(self, rq: RunQueue) -> None:
         """min_vruntime = max(itself, min(running task's vruntime, leftmost queued))."""
         curr = rq.curr
-        data: list[tuple[int, int, Task]] = rq.data
-        if data:
-            v = data[0][0]
+        left = self._leftmost(rq)
+        if left is not None:
+            v = left[0]
             if curr is not None and curr.vruntime < v:
                 v = curr.vruntime
         elif curr is not None:
@@ -89,23 +138,29 @@ class CfsPolicy(Policy):
         rq.curr = None
         if task.yield_pending:
             task.yield_pending = False
-            data: list[tuple[int, int, Task]] = rq.data
-            if self.yield_mode == "compat" and data and data[-1][0] >= task.vruntime:
-                task.vruntime = data[-1][0] + 1  # right of the rightmost task
+            if self.yield_mode == "compat" and rq.nr_queued:
+                rightmost = self._rightmost_vruntime(rq)
+                if rightmost >= task.vruntime:
+                    task.vruntime = rightmost + 1  # right of the rightmost task
             elif self.yield_mode == "skip":
                 task.skip = True
         self._insert(rq, task)
 
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
-        data: list[tuple[int, int, Task]] = rq.data
-        if not data:
+        left = self._leftmost(rq)
+        if left is None:
             return None
-        idx = 0
-        if data[0][2].skip:
-            data[0][2].skip = False
-            if len(data) > 1:
-                idx = 1
-        task = data.pop(idx)[2]
+        data: list[Entry] = rq.data
+        heapq.heappop(data)  # the live leftmost entry, at the top after _leftmost()
+        task = left[2]
+        if task.skip:  # the skip buddy: the next task runs, if there is one
+            task.skip = False
+            second = self._leftmost(rq) if rq.nr_queued > 1 else None
+            if second is not None:
+                heapq.heapreplace(data, left)  # it stays queued, with its entry and order
+                task = second[2]
+        task.key = -1
+        rq.nr_queued -= 1
         self._update_min(rq)
         return task
 
@@ -121,7 +176,7 @@ class CfsPolicy(Policy):
         return period * task.weight // max(rq.load, task.weight)
 
     def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
-        if not rq.data:
+        if rq.nr_queued == 0:
             return None
         # ideal_slice(), inlined (this runs at every re-plan of a busy CPU)
         nr = rq.nr_running
@@ -133,7 +188,7 @@ class CfsPolicy(Policy):
         return start + left if left > 0 else start
 
     def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
-        return bool(rq.data) and task.sum_exec - task.prev_sum_exec >= self.ideal_slice(rq, task)
+        return rq.nr_queued > 0 and task.sum_exec - task.prev_sum_exec >= self.ideal_slice(rq, task)
 
     def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
         return curr.vruntime - task.vruntime > self.wakeup_gran
@@ -158,20 +213,22 @@ class CfsPolicy(Policy):
         "requeue" code of 2.6.23/2.6.24 only brings its vruntime up to date, so put_prev puts it
         back at its own key, right of equal keys: it hands over only when a queued task's
         vruntime is at most its own (nearly a no-op right after it was picked)."""
-        data: list[tuple[int, int, Task]] = rq.data
-        if not data:
+        left = self._leftmost(rq)
+        if left is None:
             return False
         if self.yield_mode in ("compat", "skip"):
             return True
-        return data[0][0] <= task.vruntime
+        return left[0] <= task.vruntime
 
     def yield_handover_delay(self, rq: RunQueue, task: Task, now: int) -> int | None:
         """Spinning on sched_yield() with requeue semantics: the yield that hands over comes
         when the spinner's vruntime has caught up with the leftmost queued task."""
-        data: list[tuple[int, int, Task]] = rq.data
-        if self.yield_mode != "requeue" or not data:
+        if self.yield_mode != "requeue":
             return None
-        gap = data[0][0] - task.vruntime
+        left = self._leftmost(rq)
+        if left is None:
+            return None
+        gap = left[0] - task.vruntime
         return max(1, -(-gap * task.weight // NICE_0))
 
     def decision_cost(self, rq: RunQueue) -> int:
@@ -179,7 +236,12 @@ class CfsPolicy(Policy):
         return self.sched_cost + self.log_cost * (nr.bit_length() - 1 if nr > 1 else 0)
 
     def queued_tasks(self, rq: RunQueue):
-        return [k[2] for k in reversed(rq.data)]
+        """Right to left, as the 2.6 balancer's iterator (sorting the live entries: a balance
+        pass looks at every queued task anyway)."""
+        data: list[Entry] = rq.data
+        live = [e for e in data if e[2].key == e[1]]
+        live.sort(reverse=True)
+        return [e[2] for e in live]
 
     def hot(self, task: Task, now: int, level):
         return self.task_hot(task, now, self.migration_cost)
