@@ -26,6 +26,7 @@ from benchmarks.services.catalog import (
     metric_get_or_create,
 )
 from benchmarks.services.jsonvalues import json_value_check, text_problem
+from benchmarks.signals import runs_visibility_changed
 from regressions.models import Regression
 
 from . import selectors
@@ -298,16 +299,23 @@ def bisect_join_all(*, joins: list[tuple[BisectClaim, Run, str]]) -> None:
     by_session: dict[int, list[tuple[BisectClaim, Run, str]]] = {}
     for join in joins:
         by_session.setdefault(join[0].bisection.pk, []).append(join)
+    joined: list[int] = []
     with transaction.atomic():
         for pk in sorted(by_session):  # one lock order: two bulk requests cannot deadlock
             bisection = Bisection.objects.select_for_update().get(pk=pk)
             _open(bisection)
             for claim, run, where in by_session[pk]:
-                _join_one(bisection, run, claim.commit, where)
+                if _join_one(bisection, run, claim.commit, where):
+                    joined.append(run.pk)
             _conclude(bisection)
+        if joined:
+            # A run stored (and placed in release order) before it joined leaves that series
+            # now: whatever was computed from it (regressions) is redone, as for a withdrawal.
+            runs_visibility_changed.send(sender=Run, run_ids=joined)
 
 
-def _join_one(bisection: Bisection, run: Run, given: str, where: str) -> None:
+def _join_one(bisection: Bisection, run: Run, given: str, where: str) -> bool:
+    """Join `run` to `bisection`; True when it was not in it already."""
     commit, dirty = run_commit(run, given)
     prefix = f"{where}: " if where else ""
     line = int(where.split()[-1]) if where.startswith("line ") else None
@@ -324,8 +332,8 @@ def _join_one(bisection: Bisection, run: Run, given: str, where: str) -> None:
                          f"{bisection.benchmark.slug}, not {run.benchmark.slug}",
                          field="benchmark", line=line)
     step = None if side else _step_for(bisection, commit, run.kernel.version, dirty)
-    BisectRun.objects.get_or_create(bisection=bisection, run=run, defaults={
-        "step": step, "side": side, "commit": commit})
+    return BisectRun.objects.get_or_create(bisection=bisection, run=run, defaults={
+        "step": step, "side": side, "commit": commit})[1]
 
 
 def _side(bisection: Bisection, run: Run, commit: str) -> str:
