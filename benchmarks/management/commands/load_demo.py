@@ -1,5 +1,8 @@
 """Load the published LKML figures shipped in benchmarks/demo/ as runs, then what the feature apps
-registered as demo steps (a mail thread, a trace). Safe to run again."""
+registered as demo steps (benchmarks.hooks): the mail thread about them (its tables link these
+runs), the recorded threadtest trace, the findings in their series, a bisection of the headline
+finding, and the seed threads' RSDL case queued as a simulation. Safe to run again: a second
+run adds nothing."""
 
 from pathlib import Path
 
