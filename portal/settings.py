@@ -1,7 +1,6 @@
 """schedbench settings. The environment is read once, here, through portal.envconfig; every
 variable is listed in the README's configuration table (a test checks)."""
 
-from importlib.util import find_spec
 from pathlib import Path
 
 from portal.envconfig import (
@@ -131,10 +130,9 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "staticfiles"
 # Plotly.js is served from the copy inside the pinned plotly package: same version, never a CDN.
-STATICFILES_DIRS = [
-    BASE_DIR / "static",
-    ("plotly", Path(find_spec("plotly").origin).resolve().parent / "package_data"),
-]
+# Plotly.js is the project's own partial bundle (static/vendor/, built by `make plotly-bundle`),
+# not the full copy inside the plotly package.
+STATICFILES_DIRS = [BASE_DIR / "static"]
 # Hashed names, gzip/brotli copies and far-future caching (collectstatic writes them; `make run`
 # and `make test` run it). With DEBUG on, pages link the plain names served from the sources.
 STORAGES = {
@@ -257,6 +255,17 @@ SIMULATION_HEARTBEAT_SECONDS = env_int("SCHEDBENCH_SIMULATION_HEARTBEAT", 5, min
 SIMULATION_STALE_SECONDS = env_int("SCHEDBENCH_SIMULATION_STALE", 60, minimum=2)
 SIMULATION_RESEND_SECONDS = env_int("SCHEDBENCH_SIMULATION_RESEND", 60, minimum=5)
 SIMULATION_MAX_ATTEMPTS = env_int("SCHEDBENCH_SIMULATION_MAX_ATTEMPTS", 3, minimum=1)
+
+# Regression detection tasks (regressions.jobs): attempts before a failing task is parked, the
+# first retry delay (doubled each attempt), how often every worker sweeps for lost or stale
+# tasks and changed series, when a claimed task counts as dead, and when a queued one is resent.
+REGRESSION_MAX_ATTEMPTS = env_int("SCHEDBENCH_REGRESSION_MAX_ATTEMPTS", 4, minimum=1)
+REGRESSION_RETRY_SECONDS = env_int("SCHEDBENCH_REGRESSION_RETRY_SECONDS", 30, minimum=1)
+REGRESSION_SWEEP_SECONDS = env_int("SCHEDBENCH_REGRESSION_SWEEP_SECONDS", 60, minimum=1)
+REGRESSION_STALE_SECONDS = env_int("SCHEDBENCH_REGRESSION_STALE_SECONDS", 900, minimum=1)
+REGRESSION_RESEND_SECONDS = env_int("SCHEDBENCH_REGRESSION_RESEND_SECONDS", 120, minimum=1)
+# Trace uploads up to this size are ingested in the request; larger ones by a worker (202).
+TRACE_INLINE_KB = env_int("SCHEDBENCH_TRACE_INLINE_KB", 1024, minimum=0)
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND") or (
     "django.core.mail.backends.console.EmailBackend"

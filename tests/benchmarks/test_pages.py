@@ -101,8 +101,9 @@ def test_run_detail_query_count_does_not_grow_with_samples(client, django_assert
                                                            repeats):
     run = make_run("2.6.24", [float(i) for i in range(repeats)],
                    series={"vmstat": {"columns": ["r", "cs"], "rows": [[1, 10]] * 5}})
-    # run with its relations, summaries, samples, series, traces, threads about the run
-    with django_assert_num_queries(6):
+    # run with its relations, summaries, samples, series, the machine's newest calibration (the
+    # "predict this run" section), traces, threads about the run
+    with django_assert_num_queries(7):
         assert client.get(run.get_absolute_url()).status_code == 200
 
 
