@@ -28,6 +28,7 @@ from benchmarks.services.catalog import (
 from benchmarks.services.jsonvalues import json_value_check, text_problem
 from benchmarks.signals import runs_visibility_changed
 from regressions.models import Regression
+from regressions.selectors import merge_target
 
 from . import selectors
 from .bisectlog import parse_bisect_log
@@ -206,6 +207,8 @@ def _from_finding(*, owner, regression, log, steps_left, revisions_left) -> Bise
         if pk < 2**63 else None
     if finding is None:
         raise InputError(f"no finding {pk}", field="regression")
+    # A merged finding lives on in the one it merged into (its URL redirects there): bisect that.
+    finding = merge_target(finding)
     with transaction.atomic():
         bisection = bisection_create(
             owner=owner, good=finding.good.version, bad=finding.bad.version, log=log,

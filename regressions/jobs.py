@@ -11,7 +11,6 @@ before working (a conditional UPDATE, counting the attempt), so:
 Duplicates are harmless: a second copy finds the row claimed or done and does nothing.
 """
 
-import os
 import traceback
 from dataclasses import dataclass
 from datetime import timedelta
@@ -28,11 +27,9 @@ BATCH = 200
 
 
 def _setting(name: str, default: int) -> int:
-    """A Django setting REGRESSION_<name>, else $SCHEDBENCH_REGRESSION_<name>, else default."""
-    value = getattr(settings, f"REGRESSION_{name}", None)
-    if value is None:
-        value = os.environ.get(f"SCHEDBENCH_REGRESSION_{name}") or default
-    return max(1, int(value))
+    """The setting REGRESSION_<name> (portal/settings.py reads $SCHEDBENCH_REGRESSION_<name>);
+    `default` for settings modules that leave it out."""
+    return max(1, int(getattr(settings, f"REGRESSION_{name}", default)))
 
 
 def max_attempts() -> int:

@@ -99,7 +99,3 @@ def connect_worker_signals() -> None:
     from celery.signals import worker_ready
 
     worker_ready.connect(_on_worker_ready, weak=False, dispatch_uid="regression-sweep")
-
-
-# Connected on import (apps.py imports this module in ready()), so every worker sweeps.
-connect_worker_signals()

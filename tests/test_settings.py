@@ -75,3 +75,40 @@ def test_the_embedded_broker_hands_out_queued_messages_without_a_second_each(tmp
                          capture_output=True, check=True).stdout.split()
     assert out[0] == "filesystem://"
     assert float(out[1]) <= 0.1
+
+
+def test_regression_and_trace_settings_come_from_the_environment(tmp_path):
+    """REGRESSION_* (regressions.jobs) and TRACE_INLINE_KB (traces.jobs) are declared in
+    settings.py from SCHEDBENCH_*; after django.setup() every worker's sweep and watchdog are
+    connected and every app's tasks are registered by name."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "SCHEDBENCH_DATA_DIR": str(tmp_path),
+           "DJANGO_SETTINGS_MODULE": "portal.settings",
+           "SCHEDBENCH_REGRESSION_MAX_ATTEMPTS": "7", "SCHEDBENCH_REGRESSION_RETRY_SECONDS": "5",
+           "SCHEDBENCH_REGRESSION_RESEND_SECONDS": "9999", "SCHEDBENCH_TRACE_INLINE_KB": "3"}
+    script = """if True:
+        import json, django
+        django.setup()
+        from celery.signals import worker_ready
+        from portal.celery import app
+        from regressions import jobs
+        from traces.jobs import INGEST_TASK, inline_limit_bytes
+        print(json.dumps({
+            "attempts": jobs.max_attempts(), "retry": [jobs.retry_delay(n) for n in (1, 3)],
+            "resend": jobs.resend_seconds(), "sweep": jobs.sweep_seconds(),
+            "stale": jobs.stale_seconds(), "inline": inline_limit_bytes(),
+            "sweeps": sorted(key[0] for key, _ in worker_ready.receivers
+                             if isinstance(key[0], str)),  # (dispatch_uid, sender) keys
+            "trace_task": INGEST_TASK in app.tasks}))
+    """
+    out = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, text=True,
+                         capture_output=True, check=True).stdout
+    found = json.loads(out.strip().splitlines()[-1])
+    assert found["attempts"] == 7 and found["retry"] == [5, 20] and found["resend"] == 9999
+    assert (found["sweep"], found["stale"]) == (60, 900)
+    assert found["inline"] == 3 * 1024 and found["trace_task"]
+    assert {"regression-sweep", "simulation-watchdog"} <= set(found["sweeps"])

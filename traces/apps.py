@@ -22,6 +22,7 @@ class TracesConfig(AppConfig):
     def ready(self):
         from benchmarks.hooks import PageSection, register_demo_step, register_run_page_section
 
+        from . import tasks  # noqa: F401  (registers the tasks by name)
         from .demo import DEMO_TRACE_STEP
         from .models import Trace
         from .selectors import traces_of_run
