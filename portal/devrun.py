@@ -4,7 +4,8 @@ One line per phase and the URL last. The site serves as soon as the database and
 ready; the simulator's compiled build (simulator/build.py, a minute or more the first time) runs
 in the background at low priority, its progress in <data dir>/simulator-build.log, and the
 worker moves to it when it is done (portal/celery.py). What the server and the worker print
-passes through, less their start-up banners and the lines every start repeats.
+passes through, less their start-up banners and the lines every start repeats; the server's
+line per request goes to <data dir>/requests.log instead, unless the request failed (5xx).
 
     python -m portal.devrun [--port 8000] [--no-compile]
 """
@@ -31,8 +32,14 @@ NOISE = re.compile("|".join([
     r"^\w+ \d\d, \d{4} - \d\d:\d\d:\d\d$", r"^Django version ", r"^Starting development server",
     r"^Quit the server with", r"^WARNING: This is a development server",
     r"^For more information on production servers", r"^worker: Hitting Ctrl\+C again",
-    r"^worker: Warm shutdown", r"^\s*$", r'"GET /\?started HTTP',
+    r"^worker: Warm shutdown", r"^\s*$",
 ]))
+# runserver's line per request: `[01/Dec/2026 15:54:51] "GET / HTTP/1.1" 200 1234`. A page
+# load is a dozen of them (static files, fragments); they scroll the URL and any error away.
+REQUEST = re.compile(r'^\[[^\]]+\] "[^"]*" (?P<status>\d{3}) ')
+# Django's own warning for each 4xx answer ("Not Found: /favicon.ico"): the request line says it.
+CLIENT_ERROR = re.compile(r"^(?:Not Found|Bad Request|Forbidden|Method Not Allowed|Gone|"
+                          r"Unauthorized|Too Many Requests)(?: \([^)]*\))?: /")
 # The superuser warning Celery prints when a development container runs as root.
 QUIET_WARNINGS = "ignore:You're running the worker with superuser privileges"
 
@@ -69,7 +76,8 @@ def prepare() -> None:
     runs_before = Run.objects.count()
     call_command("load_demo", stdout=_Lines([]))
     added = Run.objects.count() - runs_before
-    say("demo data", (f"loaded ({added} runs, a mail thread, a trace, two comparisons)"
+    say("demo data", (f"loaded ({added} runs, a mail thread, a trace, a finding with a "
+                       "bisection, a simulation for the worker, two comparisons)"
                       if added else "already there") + f" ({time.monotonic() - started:.0f} s)")
     connections.close_all()
 
@@ -85,16 +93,36 @@ class _Lines:
         pass
 
 
-def pipe_output(proc: subprocess.Popen, on_line=None) -> threading.Thread:
-    """Copy a child's output to ours, less the noise, each line once however many handlers
-    logged it."""
+class RequestLog:
+    """Where the server's request lines go: a file, appended to and flushed line by line (so
+    `tail -f` follows it). A failed request (5xx) is also shown: its traceback is printed
+    above it and the two belong together."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.file = path.open("a", buffering=1)
+
+    def keeps(self, line: str) -> bool:
+        """True when the line is a request line, now in the file; False for anything else."""
+        match = REQUEST.match(line)
+        if match is None and not CLIENT_ERROR.match(line):
+            return False
+        self.file.write(line + "\n")
+        return match is None or not match.group("status").startswith("5")
+
+
+def pipe_output(proc: subprocess.Popen, on_line=None,
+                requests: RequestLog | None = None) -> threading.Thread:
+    """Copy a child's output to ours, less the noise and the request lines (into `requests`),
+    each line once however many handlers logged it."""
     def copy():
         last = None
         for line in proc.stdout:
             line = line.rstrip("\n")
             if on_line is not None:
                 on_line(line)
-            if NOISE.search(line) or line == last:
+            if (requests is not None and requests.keeps(line)) or NOISE.search(line) \
+                    or line == last:
                 continue
             last = line
             print(line, flush=True)
@@ -111,6 +139,10 @@ def spawn(cmd, **kwargs) -> subprocess.Popen:
                             **kwargs)
 
 
+def _shown(path: Path) -> Path:
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
 def start_build(log: Path, url: str) -> subprocess.Popen | None:
     """The compiled simulator, built by make (which knows when it is up to date) at low
     priority in the background; None when it is already current."""
@@ -122,9 +154,8 @@ def start_build(log: Path, url: str) -> subprocess.Popen | None:
     with log.open("w") as out:
         proc = spawn(["nice", "-n", "10", "make", "-s", "--no-print-directory",
                       "simulator/_compiled.manifest"], stdout=out)
-    shown = log.relative_to(ROOT) if log.is_relative_to(ROOT) else log
     say("simulator", f"compiling in the background, pure Python until then "
-                     f"(progress: tail -f {shown})")
+                     f"(progress: tail -f {_shown(log)})")
 
     def report():
         proc.wait()
@@ -195,13 +226,15 @@ def main(argv=None) -> int:
             if len(starts) > 1:
                 say("server", "reloaded after a code change")
 
-    pipe_output(server, on_line=on_server_line)
+    requests = RequestLog(Path(settings.DATA_DIR) / "requests.log")
+    pipe_output(server, on_line=on_server_line, requests=requests)
     children = [(server, signal.SIGINT, True), (worker, signal.SIGTERM, False),
                 (build, signal.SIGTERM, True)]
     try:
         if not wait_until_serving(f"{url}?started", server):
             say("server", "did not start: see the lines above")
             return 1
+        say("server", f"requests logged to {_shown(requests.path)} (failures shown here too)")
         say("schedbench", f"serving {url}  (Ctrl-C stops the server and the worker)")
         while server.poll() is None and worker.poll() is None:
             time.sleep(0.5)
