@@ -152,7 +152,7 @@ def _schedule_balance(eng: "Engine", cpu: "Cpu", at: int | None = None, kick: bo
             level_due: int = lv.last_balance_ns + _interval_ns(eng, cpu, lv)
             if due < 0 or level_due < due:
                 due = level_due
-        at = eng.tick_after(max(due, eng.now + 1))
+        at = eng.cpu_tick_after(cpu, max(due, eng.now + 1))  # run from the CPU's own tick
     if cpu.bal_at is not None and cpu.bal_at <= at:
         return
     cpu.bal_at = at
@@ -192,8 +192,9 @@ def periodic(eng: "Engine", cpu: "Cpu"):
     level: DomainLevel
     for level in cpu.domains:
         if (kicked and idle) or eng.now >= level.last_balance_ns + _interval_ns(eng, cpu, level):
-            # sd->last_balance is in jiffies: a pass run between ticks (a kick) counts from the
-            # tick it fell in, so the next pass is due at the tick an interval after that one
+            # sd->last_balance is in jiffies: a pass run between ticks (a kick, or a CPU whose
+            # tick is skewed) counts from the jiffy it fell in, so the next pass is due at this
+            # CPU's first tick an interval after that jiffy
             level.last_balance_ns = eng.now - eng.now % eng.tick_ns
             if load_balance(eng, cpu, level, "idle" if idle else "busy"):
                 idle = False
@@ -220,13 +221,13 @@ LOAD_IDX_TUNABLE = {"busy": "busy_idx", "idle": "idle_idx", "newidle": "newidle_
 
 def load_changed(eng: "Engine", cpu: "Cpu"):
     """Call after the runqueue load of ``cpu`` changed (the old load held until now)."""
-    if eng.now // eng.tick_ns > cpu.load_tick:  # else the history is up to date already
+    if (eng.now - cpu.tick_phase) // eng.tick_ns > cpu.load_tick:  # else up to date already
         _sync_history(eng, cpu)
     cpu.load_now = eng.policy.load_of(cpu.rq)
 
 
 def _sync_history(eng: "Engine", cpu: "Cpu"):
-    tick = eng.now // eng.tick_ns
+    tick = (eng.now - cpu.tick_phase) // eng.tick_ns  # update_cpu_load() runs at its own tick
     ticks = tick - cpu.load_tick
     if ticks <= 0:
         return

@@ -41,7 +41,7 @@ class Cpu:
     __slots__ = ("id", "rq", "curr", "seg_start", "speed", "seg_event", "busy_ns", "sys_ns",
                  "need_resched", "domains", "bal_at", "bal_event", "siblings", "preempt_at",
                  "load_hist", "load_now", "load_tick", "kicked", "preempt_valid",
-                 "pending_at", "llc_span")
+                 "pending_at", "llc_span", "tick_phase")
 
     def __init__(self, cpu_id, rq, siblings):
         self.id: int = cpu_id
@@ -68,6 +68,9 @@ class Cpu:
         # the time of the CPU's one live segment event, NO_TIME when there is none
         self.pending_at: int = NO_TIME
         self.llc_span: tuple[int, ...] = (cpu_id,)
+        # this CPU's ticks fall at tick_phase + k x tick (0 <= tick_phase < tick): the
+        # scheduler tick is a per-CPU timer, not one instant for every CPU (see tick_skew)
+        self.tick_phase: int = 0
 
 
 class Engine:
@@ -173,6 +176,12 @@ class Engine:
         self.slice_only: bool = policy.account_is_slice
         self.cpus: list[Cpu] = [Cpu(c, policy.new_rq(c), topo.siblings(c))
                                 for c in range(topo.ncpus)]
+        if tun.get("tick_skew"):
+            # tick_setup_sched_timer() of 2.6.21-2.6.32: each CPU's tick timer starts
+            # (tick_period / 2) / num_possible_cpus() x cpu later than CPU 0's
+            step = (self.tick_ns >> 1) // len(self.cpus)
+            for cpu in self.cpus:
+                cpu.tick_phase = step * cpu.id
         balance.setup(self)
         if ftrace is not None:
             ftrace.attach(self)
@@ -200,9 +209,17 @@ class Engine:
             self.trace_file.write(f"{self.now} cpu{cpu_id} {what} {detail}\n".rstrip() + "\n")
 
     def tick_after(self, t: int) -> int:
-        """The first tick boundary at or after ``t`` (ticks are aligned across CPUs)."""
+        """``t`` rounded up to a whole number of ticks (a duration, or a time on CPU 0's and
+        jiffies' tick grid)."""
         tick = self.tick_ns
         return -(-t // tick) * tick
+
+    def cpu_tick_after(self, cpu: Cpu, t: int) -> int:
+        """The first of ``cpu``'s own ticks at or after ``t`` (its grid is offset by its
+        tick_phase)."""
+        tick = self.tick_ns
+        phase = cpu.tick_phase
+        return -(-(t - phase) // tick) * tick + phase
 
     def jitter(self, ns):
         if self.noise <= 0.0 or ns <= 0:
@@ -674,9 +691,10 @@ class Engine:
         if self.tick_preempts and (cpu.rq.nr_running > 1 or self.global_queue):
             raw = self.policy.preempt_time(cpu.rq, task, start)
             if raw is not None:
-                if not self.hrtick:  # tick_after(), inlined
+                if not self.hrtick:  # cpu_tick_after(), inlined: the CPU's own tick
                     tick = self.tick_ns
-                    raw = -(-raw // tick) * tick
+                    phase = cpu.tick_phase
+                    raw = -(-(raw - phase) // tick) * tick + phase
                 preempt_at = raw if raw > start else start
         cpu.preempt_at = preempt_at
         cpu.preempt_valid = True

@@ -44,6 +44,10 @@ def machine_tunables(machine):
 # Tunables every profile has: the machine model and the benchmark environment.
 COMMON_TUNABLES = {
     "HZ": _t(250, "int", "timer tick rate; slices expire and periodic balancing runs on ticks"),
+    "tick_skew": _t(False, "bool", "each CPU's tick is offset by (tick / 2) / ncpus x its "
+                    "number, as tick_setup_sched_timer() did from 2.6.21 until 2.6.33 removed "
+                    "it; off: every CPU ticks at the same instant (3.4 on: the skew_tick= boot "
+                    "option, off by default)"),
     "context_switch_ns": _t(2000, "int", "cost of switching to another task (register + TLB)"),
     "yield_syscall_ns": _t(400, "int", "cost of one sched_yield() call that does not switch"),
     "fork_ns": _t(25000, "int", "cost of creating a thread (clone + setup), charged to the parent"),
@@ -158,18 +162,19 @@ PROFILES = {
             "overrides": {"wake_affine": False, "newidle_balance": False}},
     "2.6.22": {"family": "o1", "description": "O(1) scheduler: per-CPU active/expired arrays, "
                "100 ms slices, fork splits the slice, hard yield, periodic + newidle balancing",
-               "overrides": {}},
+               "overrides": {"tick_skew": True}},
     "2.6.23": _cfs("CFS as first merged: latency 20 ms, granularity 2 ms, wakeup granularity "
                    "1 ms, child_runs_first skipped for threads, yield requeues at own key, no "
                    "cache-hot veto",
                    sched_min_granularity_ns=2 * MS, sched_wakeup_granularity_ns=MS,
-                   child_runs_first_threads=False, sched_migration_cost_ns=0),
+                   child_runs_first_threads=False, sched_migration_cost_ns=0, tick_skew=True),
     "2.6.24": _cfs("CFS 2.6.24: latency 20 ms, granularity 4 ms, wakeup granularity 10 ms, "
-                   "child runs first for threads, yield nearly a no-op, 0.5 ms cache-hot veto"),
+                   "child runs first for threads, yield nearly a no-op, 0.5 ms cache-hot veto",
+                   tick_skew=True),
     "2.6.25": _cfs("CFS 2.6.25: as 2.6.24 plus faster idle balancing (modelled: an idle CPU is "
                    "kicked as soon as another CPU has queued work and balances on instantaneous "
                    "load)",
-                   idle_balance_kick=True, idle_idx=0),
+                   idle_balance_kick=True, idle_idx=0, tick_skew=True),
     "rsdl-0.31": {"family": "rsdl", "description": "RSDL 0.31: rr_interval quota per task and "
                   "per priority level, minor and major rotations; sched_yield() only requeues "
                   "the task at the tail of its level (nearly a no-op)",

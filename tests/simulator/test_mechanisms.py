@@ -10,6 +10,7 @@ import pytest
 import simulator
 from simulator.cli import main as cli_main
 from simulator.policies.base import RunQueue
+from simulator.policies.cfs import CfsPolicy
 from simulator.policies.eevdf import EevdfPolicy
 from simulator.program import Task
 
@@ -82,6 +83,65 @@ def test_eevdf_heap_pick_is_the_full_scan_pick():
         assert sorted(map(id, policy.queued_tasks(rq))) == sorted(map(id, queued))
 
 
+@pytest.mark.parametrize("compat", [0, 1])
+def test_cfs_heap_pick_is_the_sorted_queue_pick(compat):
+    """CFS's heap against the definition (the leftmost by vruntime, first queued among equals;
+    a skip-buddy leftmost passes its turn to the next; compat_yield puts the yielder right of
+    the rightmost) over random queue histories, with the balancer's right-to-left order."""
+    rng = random.Random(11 + compat)
+    tun = {"sched_cost_ns": 0, "sched_cost_log_ns": 0, "latency_cap_cpus": 0,
+           "sched_latency_ns": 20_000_000, "sched_min_granularity_ns": 4_000_000,
+           "sched_wakeup_granularity_ns": 10_000_000, "sched_compat_yield": compat,
+           "yield_semantics": "requeue", "sched_migration_cost_ns": 0,
+           "gentle_fair_sleepers": False}
+    policy = CfsPolicy("2.6.24", tun, 2)
+    rq = policy.new_rq(0)
+    queued: list[tuple[int, int, Task]] = []  # (vruntime, insertion number, task), sorted
+    number = tid = 0
+
+    def put(task):
+        nonlocal number
+        number += 1
+        queued.append((task.vruntime, number, task))
+        queued.sort(key=lambda e: e[:2])
+
+    for _ in range(3000):
+        op = rng.random()
+        if op < 0.4 or not queued:
+            tid += 1
+            task = _task(tid)
+            task.vruntime = rng.randrange(0, 50) * 100_000  # many equal keys
+            policy.enqueue(rq, task, "fork", 0)
+            put(task)
+        elif op < 0.55:
+            entry = queued.pop(rng.randrange(len(queued)))
+            vruntime = entry[2].vruntime
+            policy.dequeue(rq, entry[2], 0)
+            entry[2].vruntime = vruntime  # back to absolute for the next enqueue
+        else:
+            first = queued[0][2]
+            want = queued[1][2] if first.skip and len(queued) > 1 else first
+            got = policy.pick_next(rq, None, 0)
+            assert got is want
+            queued[:] = [e for e in queued if e[2] is not got]
+            rq.curr = got
+            if rng.random() < 0.7:  # it ran a little and goes back, perhaps by a yield
+                got.vruntime += rng.randrange(0, 3) * 100_000
+                got.yield_pending = rng.random() < 0.4
+                if got.yield_pending and compat and queued and queued[-1][0] >= got.vruntime:
+                    expect = queued[-1][0] + 1
+                else:
+                    expect = got.vruntime
+                got.skip = rng.random() < 0.1
+                policy.put_prev(rq, got, 0)
+                assert got.vruntime == expect
+                put(got)
+            else:
+                rq.curr = None
+        assert rq.nr_queued == len(queued)
+        assert policy.queued_tasks(rq) == [e[2] for e in reversed(queued)]
+
+
 def test_cpu_time_budget_stops_a_run_cleanly():
     spec = {"workload": "yield-loop", "kernel": "6.6-eevdf", "cpus": 8,
             "params": {"tasks": 2000, "duration_ms": 10**6}, "max_cpu_seconds": 0.3}
@@ -116,3 +176,51 @@ def test_rsdl_031_loss_grows_with_the_jvm_spin_count_and_033_recovers_at_every_c
     assert all(a > b for a, b in zip(soft, soft[1:], strict=False)), soft
     assert soft[-1] <= 0.5 and min(expire) >= 0.9, (soft, expire)
     assert soft[-1] < longer < expire[-1], (soft[-1], longer, expire[-1])
+
+
+def threadtest_ms(kernel, loops, iterations=50, **tunables):
+    """threadtest on 2 CPUs as the thread ran it: the spin loop yields from 1M loops on."""
+    params = {"iterations": iterations, "loops": loops, "yield_in_spin": loops >= 1_000_000}
+    return simulator.run({"workload": "threadtest", "kernel": kernel, "cpus": 2,
+                          "params": params, "tunables": tunables})["metrics"]["time_ms"][0]
+
+
+def _balance_times(tmp_path, *tunables):
+    trace = tmp_path / "trace.txt"
+    args = ["run", "--workload", "threadtest", "--kernel", "2.6.22", "--param", "iterations=6",
+            "--param", "loops=10000", "--trace", str(trace)]
+    for setting in tunables:
+        args += ["--set", setting]
+    assert cli_main(args, out=io.StringIO(), err=io.StringIO()) == 0
+    lines = [line.split() for line in trace.read_text().splitlines()]
+    return [int(f[0]) for f in lines if len(f) > 2 and f[1] == "cpu1" and f[2] == "loads"]
+
+
+def test_each_cpu_ticks_at_its_own_phase(tmp_path):
+    """2.6.22's tick_setup_sched_timer() starts CPU 1's tick (4 ms / 2) / 2 CPUs = 1 ms after
+    CPU 0's, so the idle CPU's balance passes (run from its tick) fall 1 ms past a jiffy;
+    with tick_skew=0 every CPU ticks on the jiffy."""
+    tick = 4_000_000
+    skewed = _balance_times(tmp_path)
+    aligned = _balance_times(tmp_path, "tick_skew=0")
+    assert skewed and {t % tick for t in skewed} == {1_000_000}, skewed
+    assert aligned and {t % tick for t in aligned} == {0}, aligned
+
+
+def test_threadtest_iterations_are_no_longer_whole_ticks():
+    """Aligned ticks made every 10k-loop iteration cost exactly one 4 ms tick (the idle CPU's
+    pull); with CPU 0's slice expiry and CPU 1's balance at different instants an iteration
+    ends at whichever comes first."""
+    iterations = 50
+    aligned = threadtest_ms("2.6.22", 10_000, iterations, tick_skew=0) / iterations
+    skewed = threadtest_ms("2.6.22", 10_000, iterations) / iterations
+    assert aligned == pytest.approx(4.0, abs=0.1), aligned
+    assert 3.0 < skewed < 3.9, skewed
+
+
+@pytest.mark.parametrize("loops", [10_000, 1_000_000])
+def test_2623_lands_between_2622_and_2624(loops):
+    """The thread's order at 10k (busy spin) and 1M loops (yield in the spin): 2.6.23 slower
+    than 2.6.22, faster than 2.6.24.  (2M-10M do not hold yet: docs/simulator.md.)"""
+    times = [threadtest_ms(kernel, loops) for kernel in ("2.6.22", "2.6.23", "2.6.24")]
+    assert times[0] < times[1] < times[2], times
