@@ -317,9 +317,10 @@ def refuse_unassigned(previews: list[dict]) -> None:
             where = f"line {first}" if first == last else f"lines {first}-{last}"
             what = " and ".join(m.replace("param.", "parameter ") for m in preview["missing"])
             raise IngestError(
-                f"{where}: not sure of the {what} for these values (after a line the parser did "
-                f"not understand, or before any heading); assign them in the preview "
-                f"(assign[{preview['source_key']!r}]) or fix the input", line=first)
+                f"not sure of the {what} for the values of {where}: they follow a line the "
+                f"parser did not understand, or come before any heading. Give the {what} in "
+                f"the preview's UNASSIGNED row (over the API: "
+                f"assign[{preview['source_key']!r}]), or fix the input", line=first)
 
 
 def _prepare_run(preview: dict, provenance: Provenance) -> PreparedRun:
