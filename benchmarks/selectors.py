@@ -4,7 +4,9 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from django.db import connection
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, TextField
+from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Cast
 
@@ -183,15 +185,35 @@ def machines_with_counts() -> QuerySet:
     return _with_live_counts(Machine.objects.all()).order_by("name", "id")
 
 
+# Which names visible runs use, without reading every run (100k runs: 50-120 ms each on
+# PostgreSQL, and an EXISTS per name is planned as a scan when the runs are stored in name
+# order): the names are few, so these hop from one value to the next through the column's
+# index (a loose index scan, one probe per distinct value), on PostgreSQL and SQLite alike.
+_VISIBLE_VALUES_SQL = """
+WITH RECURSIVE found(value) AS (
+    SELECT MIN({column}) FROM {run} WHERE withdrawn IS NULL AND {column} > %s
+  UNION ALL
+    SELECT (SELECT MIN(r.{column}) FROM {run} r
+            WHERE r.withdrawn IS NULL AND r.{column} > found.value)
+    FROM found WHERE found.value IS NOT NULL
+)
+SELECT value FROM found WHERE value IS NOT NULL"""
+
+
+def _visible_values(column: str, above) -> RawSQL:
+    """The distinct values > `above` of a Run column among visible runs, as a subquery."""
+    sql = _VISIBLE_VALUES_SQL.format(column=column, run=Run._meta.db_table)
+    return RawSQL(sql, [above])
+
+
 def kernels_in_use() -> QuerySet:
-    return (Kernel.objects.filter(runs__isnull=False, runs__withdrawn__isnull=True).distinct()
+    return (Kernel.objects.filter(pk__in=_visible_values("kernel_id", 0))
             .order_by("sort_key", "version"))
 
 
 def _not_withdrawn_only(queryset: QuerySet, field: str) -> QuerySet:
-    runs = Run.objects.filter(**{field: OuterRef("pk")})
-    return queryset.filter(Exists(runs.filter(withdrawn__isnull=True))
-                           | ~Exists(runs.filter(withdrawn__isnull=False)))
+    withdrawn = Run.objects.filter(**{field: OuterRef("pk")}, withdrawn__isnull=False)
+    return queryset.filter(Q(pk__in=_visible_values(f"{field}_id", 0)) | ~Exists(withdrawn))
 
 
 def benchmarks_listed() -> QuerySet:
@@ -220,18 +242,38 @@ def withdrawn_among(run_ids: list[int]) -> list[int]:
     return [pk for pk in run_ids if pk in hidden]
 
 
+# The param names, likewise hopping through the (name, value) index; a name is kept when a
+# visible run has it (a scalar subquery, so it is probed per name and never planned as a join
+# of every row).
+_PARAM_NAMES_SQL = """
+WITH RECURSIVE found(name) AS (
+    SELECT MIN(name) FROM {param}
+  UNION ALL
+    SELECT (SELECT MIN(p.name) FROM {param} p WHERE p.name > found.name)
+    FROM found WHERE found.name IS NOT NULL
+)
+SELECT name FROM found WHERE name IS NOT NULL AND (
+    SELECT 1 FROM {param} p JOIN {run} r ON r.id = p.run_id
+    WHERE p.name = found.name AND r.withdrawn IS NULL LIMIT 1) IS NOT NULL
+ORDER BY name"""
+
+
+def _column(sql: str, params: list) -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [row[0] for row in cursor.fetchall()]
+
+
 def policies_in_use() -> list[str]:
-    return list(
-        Run.objects.visible().exclude(policy="")
-        .order_by("policy")
-        .values_list("policy", flat=True)
-        .distinct()
-    )
+    """The policies of visible runs, in order (one query)."""
+    values = _visible_values("policy", "")
+    return _column(f"{values.sql} ORDER BY value", list(values.params))
 
 
 def param_names_in_use() -> list[str]:
-    return list(RunParam.objects.filter(run__withdrawn__isnull=True).order_by("name")
-                .values_list("name", flat=True).distinct())
+    """The param names of visible runs, in order (one query)."""
+    sql = _PARAM_NAMES_SQL.format(run=Run._meta.db_table, param=RunParam._meta.db_table)
+    return _column(sql, [])
 
 
 def run_successor(run_id: int, hops: int = 10) -> int | None:

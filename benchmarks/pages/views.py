@@ -46,10 +46,12 @@ def run_list(request):
         "page": page,
         "filtered": filtered,
         "query": query.urlencode(),
+        # The choices show no counts: listing them costs an index probe per name, where
+        # counting would read every run.
         "choices": {
-            "benchmarks": selectors.benchmarks_with_counts(),
+            "benchmarks": selectors.benchmarks_listed(),
             "kernels": selectors.kernels_in_use(),
-            "machines": selectors.machines_with_counts(),
+            "machines": selectors.machines_listed(),
             "policies": selectors.policies_in_use(),
             "params": selectors.param_names_in_use(),
         },
