@@ -65,13 +65,21 @@ def series_figure(regression: Regression, *, height: int = 220) -> dict:
         "shapes": shapes, "showlegend": False}}
 
 
+def runs_comparison_spec(*, title: str, run_ids, metric: str, baseline: str,
+                         x: str = "kernel") -> dict:
+    """A comparison of `run_ids`: `x` (kernels, or an mmtests table's labels) on x, `baseline`
+    (a value of x) as the baseline, the statistic and spread verdicts are read with."""
+    return {
+        "title": title[:200], "runs": sorted(set(run_ids)), "metric": metric, "x": x,
+        "statistic": "median", "error": "minmax", "chart": "line",
+        "baseline": {"dim": x, "value": baseline},
+    }
+
+
 def comparison_spec(regression: Regression) -> dict:
     """The comparison of the finding's runs: kernels on x, the good kernel as baseline."""
-    return {
-        "title": f"{regression}"[:200],
-        "runs": sorted({run.pk for run in regression.runs_good.all()}
-                       | {run.pk for run in regression.runs_bad.all()}),
-        "metric": regression.metric.name, "x": "kernel", "statistic": "median",
-        "error": "minmax", "chart": "line",
-        "baseline": {"dim": "kernel", "value": regression.good.version},
-    }
+    return runs_comparison_spec(
+        title=f"{regression}",
+        run_ids={run.pk for run in regression.runs_good.all()}
+        | {run.pk for run in regression.runs_bad.all()},
+        metric=regression.metric.name, baseline=regression.good.version)

@@ -20,9 +20,15 @@ def summary_verdicts(runs: list[Run]) -> list[dict]:
     if not tabled:
         return []
     by_run: dict[int, dict] = defaultdict(dict)
-    for row in PublishedSummary.objects.filter(run__in=tabled).select_related("metric"):
+    # The baseline column is looked up in the run's own table (artifact), so one run of it (a
+    # run page) is judged as it was when the whole table came in.
+    stored = Run.objects.filter(artifact_id__in={run.artifact_id for run in tabled},
+                                environment__baseline=True).select_related("kernel")
+    baselines = {_setup(run): run for run in [*tabled, *stored]
+                 if run.environment.get("baseline")}
+    wanted = {run.pk for run in tabled} | {run.pk for run in baselines.values()}
+    for row in PublishedSummary.objects.filter(run__in=wanted).select_related("metric"):
         by_run[row.run_id][row.metric_id] = row
-    baselines = {_setup(run): run for run in tabled if run.environment["baseline"]}
     entries = []
     for run in tabled:
         base = baselines.get(_setup(run))
@@ -39,5 +45,5 @@ def summary_verdicts(runs: list[Run]) -> list[dict]:
                 "against_label": base.label, "role": "baseline", "change": verdict.change,
                 "p_value": verdict.p_value, "regression": verdict.worse, "summary": True,
                 "test": verdict.test, "needs_repeats": False, "n": row.n,
-                "n_against": reference.n})
+                "n_against": reference.n, "against_runs": [base.pk], "against_run_count": 1})
     return entries

@@ -12,10 +12,13 @@ from django.db.models.functions import Mod
 from benchmarks.models import Metric, MetricSummary, Run, Sample
 
 from . import detect
-from .series import SeriesId, series_groups
+from .series import SeriesId, series_groups, series_runs
 from .summaries import summary_verdicts
 
 MAX_RUNS = 100  # a bulk submission of more gets no verdicts (detection still runs in a worker)
+# A verdict names the runs it was tested against; past this many it names these and the count
+# (a reply for a bulk upload stays small; the comparison reproducing it reads them all).
+AGAINST_RUNS_LISTED = 20
 
 
 def _entries(run: Run, metric, values, size, groups, limits) -> list[dict]:
@@ -39,7 +42,9 @@ def _entries(run: Run, metric, values, size, groups, limits) -> list[dict]:
                     "change": result.change, "p_value": result.p_value,
                     "regression": result.worse, "needs_repeats": result.needs_repeats,
                     "test": result.test, "n": size, "n_against": group.size,
-                    "n_tested": list(result.n_tested), "thresholds": limits.as_dict()})
+                    "n_tested": list(result.n_tested), "thresholds": limits.as_dict(),
+                    "against_runs": group.run_ids[:AGAINST_RUNS_LISTED],
+                    "against_run_count": len(group.run_ids)})
     return out
 
 
@@ -85,3 +90,24 @@ def runs_verdicts(runs) -> list[dict]:
     # published summaries have no samples: against their table's baseline, or "summary only"
     return entries + summary_verdicts(list(dict.fromkeys(stored[r.pk] for r in runs
                                                         if r.pk in stored)))
+
+
+def verdict_comparison_runs(run: Run, *, metric: Metric, against: str,
+                            summary: bool = False) -> list[int]:
+    """The runs of a comparison reproducing one of `run`'s verdicts: the run and every run its
+    metric was tested against (all runs of the `against` kernel in its series, or a published
+    table's baseline column); only the run when that side is gone."""
+    from benchmarks.comparisons.spec import MAX_RUNS as COMPARISON_MAX_RUNS
+
+    if summary:
+        against_runs = [pk for entry in summary_verdicts([run]) if entry["metric"] == metric.name
+                        and entry["against"] == against for pk in entry["against_runs"]]
+    else:
+        series = SeriesId.of(benchmark_id=run.benchmark_id, machine_id=run.machine_id,
+                             metric_id=metric.pk, policy=run.policy, params=run.params,
+                             tunables=run.tunables)
+        against_runs = list(series_runs(series).filter(kernel__version=against,
+                                                       summaries__metric=metric)
+                            .exclude(pk=run.pk).order_by("pk")
+                            .values_list("pk", flat=True)[:COMPARISON_MAX_RUNS - 1])
+    return [run.pk, *against_runs]

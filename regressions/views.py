@@ -9,11 +9,12 @@ from django.views.decorators.http import require_POST
 
 from benchmarks.comparisons.spec import parse_spec
 from benchmarks.errors import InputError
-from benchmarks.models import Benchmark, Machine
+from benchmarks.models import Benchmark, Machine, Metric, Run
 from benchmarks.services.comparisons import comparison_create
 
 from . import charts, selectors, services
 from .models import Regression, Status
+from .verdicts import verdict_comparison_runs
 
 PER_PAGE = 20
 
@@ -71,6 +72,27 @@ def regression_compare(request, pk: int):
     """Freeze a comparison of the finding's runs and go there (a permalink anyone can share)."""
     finding = selectors.merge_target(_finding(pk))
     spec = parse_spec(charts.comparison_spec(finding))
+    author = request.user if request.user.is_authenticated else None
+    return redirect(comparison_create(spec=spec, author=author))
+
+
+@require_POST
+def run_verdict_compare(request, pk: int):
+    """Freeze the comparison reproducing one verdict of a run's page (POST metric, against and
+    summary, as the page's button sends them) and go there."""
+    run = get_object_or_404(Run.objects.select_related("kernel", "benchmark"), pk=pk)
+    metric = get_object_or_404(Metric, benchmark=run.benchmark, name=request.POST.get("metric"))
+    against = request.POST.get("against", "")
+    label = request.POST.get("against_label", "")
+    summary = request.POST.get("summary") == "1"
+    run_ids = verdict_comparison_runs(run, metric=metric, against=against, summary=summary)
+    # two columns of one kernel in a published table differ by their label (config)
+    by_label = summary and against == run.kernel.version and bool(label)
+    spec = parse_spec(charts.runs_comparison_spec(
+        title=f"{run.benchmark.slug} {metric.name}: run {run.pk} ({run.kernel.version}) "
+              f"against {against}{f' {label}' if label else ''}",
+        run_ids=run_ids, metric=metric.name, baseline=label if by_label else against,
+        x="label" if by_label else "kernel"))
     author = request.user if request.user.is_authenticated else None
     return redirect(comparison_create(spec=spec, author=author))
 

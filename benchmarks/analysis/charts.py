@@ -35,7 +35,8 @@ def samples_figure(title: str, metrics: list[tuple[str, str, list[float]]]) -> d
     so a 10 ms and a 2.0 idx never share a scale.
     """
     data, layout = [], {**base_layout(title), "showlegend": True, "legend": LEGEND_ON_TOP}
-    longest = max(len(values) for _, _, values in metrics)
+    # A run of published summaries only (an mmtests column) has no repeats to draw.
+    longest = max((len(values) for _, _, values in metrics), default=0)
     layout["xaxis"] = axis("repeat", dtick=1 if longest <= 30 else None)
     for position, (name, unit, values) in enumerate(metrics[:4]):
         axis_suffix = "" if position == 0 else str(position + 1)

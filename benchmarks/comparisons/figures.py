@@ -29,9 +29,9 @@ def _error_bars(spec: ComparisonSpec, rows: list[dict], scales: list[float],
     elif spec.error == "ci95":
         lows = [(r["value"] - r["ci95"][0]) * s if r["ci95"] else 0 for r, s in pairs]
         highs = [(r["ci95"][1] - r["value"]) * s if r["ci95"] else 0 for r, s in pairs]
-    else:
-        lows = [(r["value"] - r["min"]) * s for r, s in pairs]
-        highs = [(r["max"] - r["value"]) * s for r, s in pairs]
+    else:  # a published summary may give no min or max: no bar, rather than a made-up one
+        lows = [(r["value"] - r["min"]) * s if r["min"] is not None else 0 for r, s in pairs]
+        highs = [(r["max"] - r["value"]) * s if r["max"] is not None else 0 for r, s in pairs]
     clipped = [False] * len(rows)
     if floor is not None:
         plotted = [_y(r, spec.baseline is not None) for r, _ in pairs]

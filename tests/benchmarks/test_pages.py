@@ -102,8 +102,10 @@ def test_run_detail_query_count_does_not_grow_with_samples(client, django_assert
     run = make_run("2.6.24", [float(i) for i in range(repeats)],
                    series={"vmstat": {"columns": ["r", "cs"], "rows": [[1, 10]] * 5}})
     # run with its relations, summaries, samples, series, the machine's newest calibration (the
-    # "predict this run" section), traces, threads about the run
-    with django_assert_num_queries(7):
+    # "predict this run" section), traces, threads about the run; the detection verdicts
+    # section (regressions): the run, its metric sizes, its values (one query per metric), the
+    # metrics, the benchmark's thresholds, the series' runs and their kernels
+    with django_assert_num_queries(14):
         assert client.get(run.get_absolute_url()).status_code == 200
 
 
