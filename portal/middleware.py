@@ -1,7 +1,6 @@
 """Site-wide response policies: the Content-Security-Policy of pages, and honest answers while
 the database is down (503 with Retry-After: JSON for the API, a short page for people)."""
 
-import functools
 import json
 import logging
 import sys
@@ -30,19 +29,6 @@ class ContentSecurityPolicyMiddleware:
                 and response.get("Content-Type", "").startswith("text/html")):
             response["Content-Security-Policy"] = policy
         return response
-
-
-def framable_anywhere(view):
-    """For pages made to be embedded on other sites (a comparison's /embed): the site's policy
-    with `frame-ancestors *`, which would otherwise keep them off every other site's page."""
-    @functools.wraps(view)
-    def wrapped(request, *args, **kwargs):
-        response = view(request, *args, **kwargs)
-        directives = [d.strip() for d in settings.CONTENT_SECURITY_POLICY.split(";")
-                      if d.strip() and not d.strip().startswith("frame-ancestors")]
-        response["Content-Security-Policy"] = "; ".join(directives + ["frame-ancestors *"])
-        return response
-    return wrapped
 
 
 def api_error(message: str, status: int) -> JsonResponse:

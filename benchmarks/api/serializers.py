@@ -300,6 +300,10 @@ class VerdictSerializer(ResponseSerializer):
                                      help_text="values each side the test saw (bounded)")
     thresholds = VerdictThresholdsSerializer(required=False)
     against_label = serializers.CharField(required=False, allow_blank=True)
+    against_runs = serializers.ListField(child=serializers.IntegerField(), required=False,
+                                         help_text="the runs tested against (the first 20)")
+    against_run_count = serializers.IntegerField(required=False,
+                                                 help_text="how many runs were tested against")
 
 
 class RunCreatedSerializer(ResponseSerializer):
