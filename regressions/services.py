@@ -174,6 +174,21 @@ def _create(series: SeriesId, item: _Detected, history: list) -> Regression:
     return finding
 
 
+def _links_set(finding: Regression, name: str, run_ids: list[int]) -> None:
+    """finding.<name> becomes exactly `run_ids`, through the link table alone: the related
+    manager's set() reads the linked runs joined and ordered by Run's ordering (thousands of
+    runs sorted on every pass), where only the ids are compared."""
+    through = getattr(Regression, name).through
+    links = through.objects.filter(regression_id=finding.pk)
+    have = set(links.values_list("run_id", flat=True))
+    wanted = set(run_ids)
+    if have - wanted:
+        links.filter(run_id__in=have - wanted).delete()
+    if wanted - have:
+        through.objects.bulk_create([through(regression_id=finding.pk, run_id=run_id)
+                                     for run_id in sorted(wanted - have)])
+
+
 def series_findings_store(*, series: SeriesId, groups: list[KernelGroup],
                           points: list[detect.ChangePoint], higher_is_better: bool,
                           thresholds: detect.Thresholds = detect.DEFAULT_THRESHOLDS
@@ -201,8 +216,8 @@ def series_findings_store(*, series: SeriesId, groups: list[KernelGroup],
             else:
                 survivor = _create(series, item, history)
                 created.append(survivor.pk)
-            survivor.runs_good.set(item.runs_good)
-            survivor.runs_bad.set(item.runs_bad)
+            _links_set(survivor, "runs_good", item.runs_good)
+            _links_set(survivor, "runs_bad", item.runs_bad)
         for finding in findings:
             if finding.pk in continued or not finding.seen:
                 continue
