@@ -41,7 +41,9 @@ def test_no_error_bar_reaches_below_zero_and_the_hover_says_so(noisy):
 def test_bars_keep_their_length_when_they_fit(noisy):
     trace = figure(error="minmax")["data"][0]
     assert trace["error_y"]["array"] == pytest.approx([4.85, 4.85])  # max - median untouched
-    assert all(row[4] == "" for row in trace["customdata"])
+    # no bar was cut: the figure carries no "cut at 0" column, and the hover asks for none
+    assert all(len(row) == 4 for row in trace["customdata"])
+    assert "customdata[4]" not in trace["hovertemplate"]
 
 
 def test_heatmap_without_series_names_its_row_and_table_has_no_null(noisy):
