@@ -20,6 +20,7 @@ import pytest
 
 from benchmarks.models import Run
 from benchmarks.services.tokens import token_create
+from traces.models import TraceJob
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -200,7 +201,9 @@ def test_every_read_operation_parses_its_answer(client, generated):
         by_name = {"v1_benchmarks_retrieve": "threadtest", "v1_kernels_retrieve": "2.6.24",
                    "v1_comparisons_retrieve": slug, "v1_regressions_retrieve": 1,
                    "v1_regressions_thresholds_retrieve": "threadtest",
-                   "threads_import_retrieve": 1}
+                   "threads_import_retrieve": 1,
+                   # the trace's upload job (ids are not 1 on PostgreSQL, whose sequences go on)
+                   "v1_traces_jobs_retrieve": TraceJob.objects.get().pk}
         args = [by_name.get(name) or ids[resource]] if path_arguments(name) else []
         extra = {"q": "threadtest"} if name == "v1_search_retrieve" else {}
         if name in missing:
