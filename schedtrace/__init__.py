@@ -32,14 +32,31 @@ Public API:
 
 from collections import namedtuple
 
-from .errors import TraceError
-from .event import KINDS, LOST, Event
-from .reader import DEFAULT_REORDER_WINDOW, FORMATS, EventStream, detect_format, open_events
-from .stats import HIST_BUCKETS, CpuStats, TaskStats, TraceStats, bucket_bounds_ns, bucket_of
+from . import _compiled
+
+COMPILED = _compiled.select()  # before any hot module is imported (schedtrace/_compiled.py)
+
+from .errors import RefusedValue, TraceError  # noqa: E402
+from .event import KINDS, LOST, Event  # noqa: E402
+from .reader import (  # noqa: E402
+    DEFAULT_REORDER_WINDOW,
+    FORMATS,
+    EventStream,
+    detect_format,
+    open_events,
+)
+from .stats import (  # noqa: E402
+    HIST_BUCKETS,
+    CpuStats,
+    TaskStats,
+    TraceStats,
+    bucket_bounds_ns,
+    bucket_of,
+)
 
 __all__ = [
     "DEFAULT_REORDER_WINDOW", "FORMATS", "HIST_BUCKETS", "KINDS", "LOST", "CpuStats", "Event",
-    "EventStream", "Segment", "TaskStats", "TraceError", "TraceStats", "analyse",
+    "EventStream", "RefusedValue", "Segment", "TaskStats", "TraceError", "TraceStats", "analyse",
     "bucket_bounds_ns", "bucket_of", "detect_format", "open_events", "segments",
 ]
 

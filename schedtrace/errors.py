@@ -9,3 +9,8 @@ class TraceError(ValueError):
         super().__init__(f"line {line}: {message}" if line else message)
         self.message = message
         self.line = line
+
+
+class RefusedValue(TraceError):
+    """A value the kernel never writes or storage cannot hold (open_events' max_ts and
+    refuse_nul): the line reads, but the trace is refused."""

@@ -1,13 +1,18 @@
 """The normalized event record every parser yields."""
 
-SWITCH = "sched_switch"
-WAKEUP = "sched_wakeup"
-WAKEUP_NEW = "sched_wakeup_new"
-WAKING = "sched_waking"
-FORK = "sched_process_fork"
-EXIT = "sched_process_exit"
-MIGRATE = "sched_migrate_task"
-LOST = "lost"  # a `CPU:N [LOST M EVENTS]` marker: `lost` = M, `ts` = the last timestamp seen
+from typing import Final
+
+# Final: compiled, a constant is inlined rather than looked up in the module's dict per use
+
+SWITCH: Final = "sched_switch"
+WAKEUP: Final = "sched_wakeup"
+WAKEUP_NEW: Final = "sched_wakeup_new"
+WAKING: Final = "sched_waking"
+FORK: Final = "sched_process_fork"
+EXIT: Final = "sched_process_exit"
+MIGRATE: Final = "sched_migrate_task"
+# a `CPU:N [LOST M EVENTS]` marker: `lost` = M, `ts` = the last timestamp seen
+LOST: Final = "lost"
 
 KINDS = (SWITCH, WAKEUP, WAKEUP_NEW, WAKING, FORK, EXIT, MIGRATE)
 WAKE_KINDS = frozenset((WAKEUP, WAKEUP_NEW, WAKING))
@@ -19,6 +24,7 @@ _FIELDS = (
     "parent_pid", "parent_comm", "child_pid", "child_comm",
     "orig_cpu", "dest_cpu", "lost",
 )
+_FIELD_SET = frozenset(_FIELDS)
 
 
 class Event:
@@ -31,42 +37,78 @@ class Event:
     sched_process_exit: target_pid, target_comm, target_prio (and target_cpu for wakeups);
     sched_process_fork: parent_pid, parent_comm, child_pid, child_comm; sched_migrate_task:
     target_pid, target_comm, target_prio, orig_cpu, dest_cpu; lost: lost (events dropped).
+
+    Typed attributes with class-level defaults: compiled (schedtrace/build.py) an event is a
+    C struct, set field by field by the parsers; as pure Python the defaults live on the class.
     """
 
-    # No __slots__: the kind-specific fields default to None at class level, so an event only
-    # stores the few it has (a switch 7, a wakeup 4), which keeps parsing cheap.
-    ts = cpu = kind = pid = comm = line = None
-    prev_pid = prev_comm = prev_prio = prev_state = None
-    next_pid = next_comm = next_prio = None
-    target_pid = target_comm = target_prio = target_cpu = None
-    parent_pid = parent_comm = child_pid = child_comm = None
-    orig_cpu = dest_cpu = lost = None
+    prev_pid: int | None = None
+    prev_comm: str | None = None
+    prev_prio: int | None = None
+    prev_state: str | None = None
+    next_pid: int | None = None
+    next_comm: str | None = None
+    next_prio: int | None = None
+    target_pid: int | None = None
+    target_comm: str | None = None
+    target_prio: int | None = None
+    target_cpu: int | None = None
+    parent_pid: int | None = None
+    parent_comm: str | None = None
+    child_pid: int | None = None
+    child_comm: str | None = None
+    orig_cpu: int | None = None
+    dest_cpu: int | None = None
+    lost: int | None = None
 
-    def __init__(self, ts, cpu, kind, pid, comm, line, **fields):
+    def __init__(self, ts: int, cpu: int, kind: str, pid: int | None, comm: str | None,
+                 line: int, **fields) -> None:
         self.ts = ts
         self.cpu = cpu
         self.kind = kind
         self.pid = pid
         self.comm = comm
         self.line = line
-        unknown = set(fields) - set(_FIELDS)
-        if unknown:
-            raise TypeError(f"unknown event fields: {sorted(unknown)}")
-        self.__dict__.update(fields)
+        if fields:
+            unknown = set(fields) - _FIELD_SET
+            if unknown:
+                raise TypeError(f"unknown event fields: {sorted(unknown)}")
+            for name, value in fields.items():
+                setattr(self, name, value)
 
     @classmethod
-    def make(cls, ts, cpu, kind, pid, comm, line, fields):
-        """Parsers' constructor: `fields` are known to be valid names (no checks: hot path)."""
-        event = cls.__new__(cls)
-        fields["ts"], fields["cpu"], fields["kind"] = ts, cpu, kind
-        fields["pid"], fields["comm"], fields["line"] = pid, comm, line
-        event.__dict__ = fields  # the parser's fresh dict becomes the event's attributes
+    def make(cls, ts: int, cpu: int, kind: str, pid: int | None, comm: str | None, line: int,
+             fields: dict) -> "Event":
+        """Parsers' constructor: `fields` are known to be valid names (no checks)."""
+        event = Event(ts, cpu, kind, pid, comm, line)
+        for name, value in fields.items():
+            setattr(event, name, value)
         return event
 
     def fields(self) -> dict:
         """The kind-specific fields that are set."""
         return {name: getattr(self, name) for name in _FIELDS if getattr(self, name) is not None}
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         extra = " ".join(f"{k}={v!r}" for k, v in self.fields().items())
         return f"<Event {self.kind} ts={self.ts} cpu={self.cpu} {self.comm}-{self.pid} {extra}>"
+
+
+def switch_event(ts: int, cpu: int, pid: int, comm: str, line: int, prev_comm: str,
+                 prev_pid: int, prev_prio: int, prev_state: str, next_comm: str, next_pid: int,
+                 next_prio: int) -> Event:
+    """A sched_switch, built without a fields dict (the parsers' fast path)."""
+    event = Event(ts, cpu, SWITCH, pid, comm, line)
+    event.prev_comm, event.prev_pid, event.prev_prio = prev_comm, prev_pid, prev_prio
+    event.prev_state = prev_state
+    event.next_comm, event.next_pid, event.next_prio = next_comm, next_pid, next_prio
+    return event
+
+
+def wake_event(ts: int, cpu: int, kind: str, pid: int, comm: str, line: int, target_comm: str,
+               target_pid: int, target_prio: int, target_cpu: int | None) -> Event:
+    """A sched_wakeup / _new / sched_waking, built without a fields dict."""
+    event = Event(ts, cpu, kind, pid, comm, line)
+    event.target_comm, event.target_pid = target_comm, target_pid
+    event.target_prio, event.target_cpu = target_prio, target_cpu
+    return event

@@ -1,9 +1,16 @@
-"""Shared line loop: comments, lost-events markers, truncated last line, unknown events."""
+"""Shared line loop: comments, lost-events markers, truncated last line, unknown events.
+
+A parser may give `fast(text, line_number) -> Event | None`, which reads its most common
+lines (prefix and fields at once) without the general path's steps. It must read exactly what
+the general path reads from such a line, and give None for any line it cannot read that way
+(which then takes the general path): tests/schedtrace/test_fast_path.py runs both over every
+fixture and compares every event and figure."""
 
 import re
+from collections.abc import Callable
 
 from . import event as ev
-from .errors import TraceError
+from .errors import RefusedValue, TraceError
 from .fields import parse_fields, parse_timestamp
 
 KNOWN = frozenset(ev.KINDS)
@@ -11,55 +18,93 @@ LOST = re.compile(r"^\s*CPU:?\s*(\d+)\s*\[(?:LOST (\d+) EVENTS|(\d+) EVENTS DROP
 # Lines without events that real tools print: ftrace's `#` header and `##### CPU 1 buffer
 # started ####`, trace-cmd's `cpus=2`, `version = 6` and `CPU 0 is empty`.
 _NOISE = re.compile(r"^\s*(?:#|$|cpus=\d+\s*$|version = |CPU \d+ is empty)")
+# The task-name fields of each event kind besides the line's own `comm`.
+_COMM_FIELDS = {ev.SWITCH: ("prev_comm", "next_comm"), ev.FORK: ("parent_comm", "child_comm")}
+
+
+class ReadState:
+    """What the reader has seen so far that the parser needs: a NUL byte (`nul_seen`)."""
+
+    def __init__(self) -> None:
+        self.nul_seen = False
 
 
 class LineParser:
-    """Subclasses give `name` and `match_prefix(text) -> (comm, pid, cpu, ts_text, rest)|None`.
+    """Subclasses give `name` and `match_prefix(text) -> (comm, pid, cpu, ts_text, rest)|None`,
+    and may give `fast` (see the module text).
 
-    `parse(numbered_lines)` yields Events in input order; `stats` counts what was skipped."""
+    `parse(batches)` yields Events in input order; `stats` counts what was skipped."""
 
     name = "?"
 
-    def __init__(self, warnings: list):
+    def __init__(self, warnings: list, read: ReadState, max_ts: int | None = None,
+                 refuse_nul: bool = False) -> None:
         self.warnings = warnings
+        self.read = read
+        self.max_ts = max_ts
+        self.refuse_nul = refuse_nul
+        self.fast: Callable[[str, int], ev.Event | None] | None = None
         self.skipped = 0       # well-formed lines of other events (sched_stat_runtime, ...)
         self.lost_events = 0
         self.lines = 0
+        self.truncated = False
 
-    def match_prefix(self, text):
+    def match_prefix(self, text: str) -> tuple[str, int | None, int, str, str] | None:
         raise NotImplementedError
 
-    def parse(self, numbered_lines):
+    def parse(self, batches):
+        """`batches`: (lines, complete?) as schedtrace.reader._batches gives them."""
+        number = 0
         last_ts = 0
-        match_prefix = self.match_prefix
-        for number, text, complete in numbered_lines:
-            self.lines = number
-            try:
-                prefix = match_prefix(text)
-            except ValueError:  # int() refuses a number of over 4300 digits
-                raise TraceError("a number on this line is too long", number) from None
-            if prefix is None:
-                if _NOISE.match(text):
-                    continue
-                lost = LOST.match(text)
-                if lost:
-                    count = int(lost.group(2) or lost.group(3))
-                    self.lost_events += count
-                    yield ev.Event(last_ts, int(lost.group(1)), ev.LOST, None, None, number,
-                                   lost=count)
-                    continue
-            try:
-                event = self._event(number, text, prefix)
-            except TraceError:
-                if complete:
-                    raise
-                self.warnings.append(
-                    f"the trace ends in the middle of line {number}; "
-                    f"read up to the last whole event (line {number - 1})")
-                return
-            if event is not None:
-                last_ts = event.ts
+        fast = self.fast
+        max_ts = self.max_ts
+        for lines, complete in batches:
+            for text in lines:
+                number += 1
+                self.lines = number
+                event: ev.Event | None = None
+                if fast is not None and complete:
+                    event = fast(text, number)
+                if event is None:
+                    event = self._general(number, text, complete, last_ts)
+                    if event is None:
+                        if self.truncated:
+                            return
+                        continue
+                if event.kind != ev.LOST:
+                    if max_ts is not None and event.ts > max_ts:
+                        raise RefusedValue(f"the timestamp is out of range (0 to "
+                                           f"{max_ts // 10**9} s)", number)
+                    if self.refuse_nul and self.read.nul_seen and "\x00" in text:
+                        _check_names(event)
+                    last_ts = event.ts
                 yield event
+
+    def _general(self, number: int, text: str, complete: bool, last_ts: int) -> ev.Event | None:
+        """The event of any line (None: nothing to yield; `truncated` set: stop here)."""
+        try:
+            prefix = self.match_prefix(text)
+        except ValueError:  # int() refuses a number of over 4300 digits
+            raise TraceError("a number on this line is too long", number) from None
+        if prefix is None:
+            if _NOISE.match(text):
+                return None
+            lost = LOST.match(text)
+            if lost:
+                count = int(lost.group(2) or lost.group(3))
+                self.lost_events += count
+                return ev.Event(last_ts, int(lost.group(1)), ev.LOST, None, None, number,
+                                lost=count)
+        try:
+            return self._event(number, text, prefix)
+        except TraceError:
+            if complete:
+                raise
+            self.warnings.append(
+                f"the trace ends in the middle of line {number}; "
+                f"read up to the last whole event (line {number - 1})")
+            self.truncated = True
+            return None
 
     def _event(self, number, text, prefix):
         if prefix is None:
@@ -82,3 +127,9 @@ class LineParser:
         if fields is None:
             raise TraceError(f"cannot read the fields of {kind}: {body[:80]!r}", number)
         return ev.Event.make(ts, cpu, kind, pid, comm, number, fields)
+
+
+def _check_names(event: ev.Event) -> None:
+    names = [getattr(event, name) for name in _COMM_FIELDS.get(event.kind, ("target_comm",))]
+    if any(name and "\x00" in name for name in [*names, event.comm]):
+        raise RefusedValue("a task name contains a NUL byte", event.line)

@@ -14,6 +14,7 @@ from . import ftrace, perf
 from .errors import TraceError
 from .event import Event
 from .ftrace import FtraceParser
+from .lines import ReadState
 from .perf import PerfParser
 
 FORMATS = ("ftrace", "trace-cmd", "perf")
@@ -56,25 +57,32 @@ def _chunks(stream, compressed, warnings):
         yield chunk
 
 
-def _numbered(stream, compressed, warnings, owner=None):
-    """(line number, text, ends with a newline?) for each line. `owner.nul_seen` turns True
-    once a NUL byte has been read (callers that refuse NULs check events only from then on)."""
-    number = 0
+def _batches(stream, compressed, warnings, owner=None):
+    """The lines of the text, one list per decompressed chunk: (lines, complete?) where
+    `complete` is False only for a last line without its newline (a list of that one line).
+    `owner.nul_seen` turns True once a NUL byte has been read (callers that refuse NULs check
+    lines only from then on). Lists, not single lines, so the parser's loop pays no generator
+    step per line."""
     pending = ""
+    number = 0  # lines handed out so far
     decoder = codecs.getincrementaldecoder("utf-8")("replace")  # a chunk may split a character
     for chunk in _chunks(stream, compressed, warnings):
         if owner is not None and b"\x00" in chunk:
             owner.nul_seen = True
-        parts = (pending + decoder.decode(chunk)).split("\n")
+        text = pending + decoder.decode(chunk)
+        parts = text.split("\n")
         pending = parts.pop()
         if len(pending) > MAX_LINE:
-            raise TraceError(f"line longer than {MAX_LINE} characters", number + 1)
-        for text in parts:
-            number += 1
-            yield number, (text[:-1] if text.endswith("\r") else text), True
+            # the unfinished line after this chunk's whole ones is the long one
+            raise TraceError(f"line longer than {MAX_LINE} characters", number + len(parts) + 1)
+        if "\r" in text:
+            parts = [line[:-1] if line.endswith("\r") else line for line in parts]
+        if parts:
+            number += len(parts)
+            yield parts, True
     pending += decoder.decode(b"", final=True)
     if pending:
-        yield number + 1, pending.rstrip("\r"), False
+        yield [pending.rstrip("\r")], False
 
 
 def detect_format(first_lines) -> str:
@@ -101,45 +109,53 @@ class EventStream:
     """Iterable of Events in timestamp order. After (or during) iteration: `format`, `lines`,
     `events`, `skipped` (other tracepoints), `lost_events`, `late_events` and `warnings`."""
 
-    def __init__(self, source, *, format=None, reorder_window=DEFAULT_REORDER_WINDOW):
+    def __init__(self, source, *, format=None, reorder_window=DEFAULT_REORDER_WINDOW,
+                 max_ts=None, refuse_nul=False, fast=True):
         if format is not None and format not in FORMATS:
             raise TraceError(f"unknown trace format {format!r}; one of {', '.join(FORMATS)}")
         self.warnings: list[str] = []
         self.reorder_window = max(1, reorder_window)
         self.events = 0
         self.late_events = 0
-        self.nul_seen = False  # a NUL byte was read so far (see _numbered)
+        self._read = ReadState()  # nul_seen: a NUL byte was read so far (see _batches)
         self._stream, compressed, self._raw, self._owned = _binary(source)
-        lines = _numbered(self._stream, compressed, self.warnings, self)
-        head = []
-        for item in lines:
-            head.append(item)
-            if len(head) >= _SNIFF_LINES:
+        batches = _batches(self._stream, compressed, self.warnings, self._read)
+        head: list[tuple[list[str], bool]] = []
+        sniffed = 0
+        for batch in batches:
+            head.append(batch)
+            sniffed += len(batch[0])
+            if sniffed >= _SNIFF_LINES:
                 break
-        self.format = format or detect_format(text for _, text, _ in head)
+        first = [text for lines, _ in head for text in lines][:_SNIFF_LINES]
+        self.format = format or detect_format(first)
         self._parser: PerfParser | FtraceParser
         if self.format == "perf":
-            self._parser = PerfParser(self.warnings)
+            self._parser = PerfParser(self.warnings, self._read, max_ts, refuse_nul)
         else:
-            self._parser = FtraceParser(self.warnings,
-                                        instance_prefix=self.format == "trace-cmd")
-        self._lines = _chain(head, lines)
+            self._parser = FtraceParser(self.warnings, self._read, max_ts, refuse_nul,
+                                        instance_prefix=self.format == "trace-cmd", fast=fast)
+        self._batches = _chain(head, batches)
 
     @property
-    def lines(self):
+    def nul_seen(self) -> bool:
+        return self._read.nul_seen
+
+    @property
+    def lines(self) -> int:
         return self._parser.lines
 
     @property
-    def skipped(self):
+    def skipped(self) -> int:
         return self._parser.skipped
 
     @property
-    def lost_events(self):
+    def lost_events(self) -> int:
         return self._parser.lost_events
 
     def __iter__(self):
         try:
-            yield from self._ordered(self._parser.parse(self._lines))
+            yield from self._ordered(self._parser.parse(self._batches))
         finally:
             self.close()
 
@@ -213,6 +229,11 @@ def _chain(head, rest):
     yield from rest
 
 
-def open_events(source, *, format=None, reorder_window=DEFAULT_REORDER_WINDOW) -> EventStream:
-    """Events of a trace file (path or binary file object), in timestamp order."""
-    return EventStream(source, format=format, reorder_window=reorder_window)
+def open_events(source, *, format=None, reorder_window=DEFAULT_REORDER_WINDOW, max_ts=None,
+                refuse_nul=False, fast=True) -> EventStream:
+    """Events of a trace file (path or binary file object), in timestamp order. `max_ts` (ns):
+    a later timestamp is refused (RefusedValue naming its line); `refuse_nul`: so is a task
+    name with a NUL byte (a comm is a C string). `fast=False` reads every line the general way
+    (the fast path's reference, schedtrace.lines)."""
+    return EventStream(source, format=format, reorder_window=reorder_window, max_ts=max_ts,
+                       refuse_nul=refuse_nul, fast=fast)

@@ -24,9 +24,18 @@ How the scheduler state is rebuilt (the rules a reader of the numbers needs):
 - A `LOST EVENTS` marker forgets what ran on that CPU until its next line.
 """
 
-from . import event as ev
+from collections.abc import Callable, Iterable
+from typing import Final
 
-HIST_BUCKETS = 40  # bucket i holds latencies in [2^i, 2^(i+1)) ns; bucket 0 also holds 0 and 1
+from . import event as ev
+from .event import Event
+
+# on_segment(cpu, task, start_ns, end_ns, end_state), on_wakeup(from_cpu, to_cpu, task, at_ns)
+SegmentHook = Callable[[int, "TaskStats", int, int, str], object]
+WakeupHook = Callable[[int, int, "TaskStats", int], object]
+
+# bucket i holds latencies in [2^i, 2^(i+1)) ns; bucket 0 also holds 0 and 1
+HIST_BUCKETS: Final = 40
 
 
 def bucket_of(latency_ns: int) -> int:
@@ -40,24 +49,27 @@ def bucket_bounds_ns(index: int) -> tuple[int, int]:
 class TaskStats:
     """One task (pid instance). Times are in ns."""
 
-    __slots__ = ("index", "pid", "comm", "first_ns", "last_ns", "runtime_ns", "switches",
-                 "wakeups", "migrations", "wait_sum_ns", "wait_max_ns", "wait_count",
-                 "latency_hist", "runnable_since", "woken", "running_on", "run_start",
-                 "exited", "dead", "parent_pid", "left_ns", "placed_cpu", "placed_ns")
-
-    def __init__(self, index, pid, comm, ts, parent_pid=None):
+    # Typed attributes, no __slots__: compiled (schedtrace/build.py) a task is a C struct.
+    def __init__(self, index: int, pid: int, comm: str, ts: int,
+                 parent_pid: int | None = None) -> None:
         self.index = index
         self.pid = pid
         self.comm = comm
-        self.first_ns = self.last_ns = ts
-        self.runtime_ns = self.switches = self.wakeups = self.migrations = 0
-        self.wait_sum_ns = self.wait_max_ns = self.wait_count = 0
+        self.first_ns = ts
+        self.last_ns = ts
+        self.runtime_ns = 0
+        self.switches = 0
+        self.wakeups = 0
+        self.migrations = 0
+        self.wait_sum_ns = 0
+        self.wait_max_ns = 0
+        self.wait_count = 0
         self.latency_hist = [0] * HIST_BUCKETS
-        self.runnable_since = None
+        self.runnable_since: int | None = None
         self.woken = False
-        self.running_on = None
-        self.run_start = None
-        self.exited = self.dead = False
+        self.running_on: int | None = None
+        self.exited = False
+        self.dead = False
         self.parent_pid = parent_pid
         self.left_ns: int | None = None     # when it last left a CPU
         self.placed_cpu: int | None = None  # the CPU a wakeup, migration or preemption queued
@@ -81,16 +93,17 @@ class TaskStats:
 
 
 class CpuStats:
-    __slots__ = ("cpu", "current", "since", "known", "first_ns", "last_ns", "busy_ns",
-                 "idle_ns", "idle_gaps", "idle_max_ns")
-
-    def __init__(self, cpu, ts):
+    def __init__(self, cpu: int, ts: int) -> None:
         self.cpu = cpu
-        self.current = None    # TaskStats running, None for idle (when known)
+        self.current: TaskStats | None = None  # the task running, None for idle (when known)
         self.since = ts        # when `current` (or idle) started
         self.known = False     # False until a line on this CPU says who runs
-        self.first_ns = self.last_ns = ts
-        self.busy_ns = self.idle_ns = self.idle_gaps = self.idle_max_ns = 0
+        self.first_ns = ts
+        self.last_ns = ts
+        self.busy_ns = 0
+        self.idle_ns = 0
+        self.idle_gaps = 0
+        self.idle_max_ns = 0
 
     def as_dict(self) -> dict:
         return {"cpu": self.cpu, "busy_ms": self.busy_ns / 1e6, "idle_ms": self.idle_ns / 1e6,
@@ -108,14 +121,16 @@ class TraceStats:
     runnable.
     """
 
-    def __init__(self, *, on_segment=None, on_wakeup=None):
+    def __init__(self, *, on_segment: SegmentHook | None = None,
+                 on_wakeup: WakeupHook | None = None) -> None:
         self.tasks: list[TaskStats] = []
         self.cpus: dict[int, CpuStats] = {}
         self._by_pid: dict[int, TaskStats] = {}
         self.on_segment = on_segment
         self.on_wakeup = on_wakeup
         self.events = 0
-        self.first_ns = self.last_ns = None
+        self.first_ns: int | None = None
+        self.last_ns: int | None = None
         self.lost_events = 0
         self.inferred_switches = 0     # sched_switch events the trace lacks, found missing
         self.inferred_switch_ins = 0   # ... of them, switch-ins of a task placed by inference
@@ -123,11 +138,12 @@ class TraceStats:
         self.finished = False
 
     # -- tasks ---------------------------------------------------------------------------------
-    def task(self, pid, comm, ts, *, new=False, parent_pid=None) -> TaskStats:
+    def task(self, pid: int, comm: str | None, ts: int, *, new: bool = False,
+             parent_pid: int | None = None) -> TaskStats:
         task = self._by_pid.get(pid)
         if task is None or new or task.dead:
-            task = TaskStats(len(self.tasks), pid, comm if comm != "<...>" else "", ts,
-                             parent_pid)
+            task = TaskStats(len(self.tasks), pid, comm if comm and comm != "<...>" else "",
+                             ts, parent_pid)
             self.tasks.append(task)
             self._by_pid[pid] = task
         elif comm and comm != "<...>":
@@ -136,7 +152,7 @@ class TraceStats:
         return task
 
     # -- CPU state machine ---------------------------------------------------------------------
-    def _stop(self, cpu: CpuStats, ts, state):
+    def _stop(self, cpu: CpuStats, ts: int, state: str) -> None:
         """End whatever runs on `cpu` at `ts` (task segment or idle gap)."""
         if not cpu.known:
             return
@@ -159,7 +175,8 @@ class TraceStats:
                 self.on_segment(cpu.cpu, task, start, max(ts, start), state)
         cpu.known = False
 
-    def _start(self, cpu: CpuStats, task, ts, *, recorded=True, inferred=False):
+    def _start(self, cpu: CpuStats, task: TaskStats | None, ts: int, *, recorded: bool = True,
+               inferred: bool = False) -> None:
         """`task` (None = idle) runs on `cpu` from `ts`; `recorded`: a sched_switch said so;
         `inferred`: a lost switch-in placed at `ts` (counted like a recorded one)."""
         cpu.current, cpu.since, cpu.known = task, ts, True
@@ -189,7 +206,7 @@ class TraceStats:
                 task.latency_hist[bucket_of(wait)] += 1
             task.runnable_since = None
 
-    def _reconcile(self, cpu: CpuStats, event):
+    def _reconcile(self, cpu: CpuStats, event: Event) -> None:
         """Trust the line's prefix over a missing sched_switch."""
         pid = event.pid
         if pid is None:
@@ -208,7 +225,7 @@ class TraceStats:
         self._stop(cpu, at, "?")
         self._start(cpu, task, at, recorded=False, inferred=task is not None)
 
-    def _placed_at(self, cpu: CpuStats, task: TaskStats, ts) -> int:
+    def _placed_at(self, cpu: CpuStats, task: TaskStats, ts: int) -> int:
         """Where the events place `task`'s lost switch-in on `cpu`, seen running there at `ts`:
         not before the CPU's last line (`cpu.last_ns`: its old occupant was still there) nor
         before the task left (or was last seen on) another CPU or became runnable; at its
@@ -224,72 +241,97 @@ class TraceStats:
         return min(floor, ts)  # events used late (beyond the reorder window) can go backwards
 
     # -- events --------------------------------------------------------------------------------
-    def add(self, event):
+    def add(self, event: Event) -> None:
         ts = event.ts
         cpu = self.cpus.get(event.cpu)
         if cpu is None:
             cpu = self.cpus[event.cpu] = CpuStats(event.cpu, ts)
-        if event.kind == ev.LOST:
-            self.lost_events += event.lost
+        kind = event.kind
+        if kind == ev.LOST:
+            self.lost_events += event.lost or 0
             self._stop(cpu, cpu.last_ns, "?")
             return
         self.events += 1
         if self.first_ns is None:
             self.first_ns = ts
-        self.last_ns = ts if self.last_ns is None else max(self.last_ns, ts)
+        last = self.last_ns
+        self.last_ns = ts if last is None or ts > last else last
         self._reconcile(cpu, event)
-        handler = _HANDLERS[event.kind]
-        handler(self, cpu, event)
-        cpu.last_ns = max(cpu.last_ns, ts)  # after: _placed_at reads the CPU's previous line
+        # an if-chain, not a table of methods: compiled, these are direct calls
+        if kind == ev.SWITCH:
+            self._switch(cpu, event)
+        elif kind == ev.WAKEUP or kind == ev.WAKING or kind == ev.WAKEUP_NEW:
+            self._wakeup(cpu, event)
+        elif kind == ev.FORK:
+            self._fork(cpu, event)
+        elif kind == ev.EXIT:
+            self._exit(cpu, event)
+        elif kind == ev.MIGRATE:
+            self._migrate(cpu, event)
+        else:
+            raise KeyError(kind)
+        if ts > cpu.last_ns:  # after: _placed_at reads the CPU's previous line
+            cpu.last_ns = ts
 
-    def consume(self, events):
+    def consume(self, events: Iterable[Event]) -> "TraceStats":
         for event in events:
             self.add(event)
         return self
 
-    def _switch(self, cpu, event):
+    # The handlers read the fields their kind always has (the parsers set them all): a None
+    # there is a caller's bug, which the asserts name.
+    def _switch(self, cpu: CpuStats, event: Event) -> None:
         ts = event.ts
+        state, prev_pid, next_pid = event.prev_state, event.prev_pid, event.next_pid
+        assert state is not None and next_pid is not None
         prev = cpu.current if cpu.known else None
-        self._stop(cpu, ts, event.prev_state)
-        if prev is None or prev.pid != event.prev_pid:
-            prev = self._by_pid.get(event.prev_pid) if event.prev_pid else None
-        if prev is not None and event.prev_state.startswith("R") and not prev.dead:
+        self._stop(cpu, ts, state)
+        if prev is None or prev.pid != prev_pid:
+            prev = self._by_pid.get(prev_pid) if prev_pid else None
+        if prev is not None and state.startswith("R") and not prev.dead:
             prev.runnable_since, prev.woken = ts, False
             prev.placed_cpu, prev.placed_ns = cpu.cpu, ts
-        nxt = None if event.next_pid == 0 else self.task(event.next_pid, event.next_comm, ts)
+        nxt = None if next_pid == 0 else self.task(next_pid, event.next_comm, ts)
         self._start(cpu, nxt, ts)
 
-    def _wakeup(self, cpu, event):
-        ts = event.ts
-        new = event.kind == ev.WAKEUP_NEW and self._fresh_needed(event.target_pid)
-        task = self.task(event.target_pid, event.target_comm, ts, new=new)
-        if task.running_on is None and event.target_cpu is not None:
+    def _wakeup(self, cpu: CpuStats, event: Event) -> None:
+        ts, pid, target_cpu = event.ts, event.target_pid, event.target_cpu
+        assert pid is not None
+        new = event.kind == ev.WAKEUP_NEW and self._fresh_needed(pid)
+        task = self.task(pid, event.target_comm, ts, new=new)
+        if task.running_on is None and target_cpu is not None:
             # sched_wakeup after sched_waking names the CPU finally chosen: the later one wins
-            task.placed_cpu, task.placed_ns = event.target_cpu, ts
+            task.placed_cpu, task.placed_ns = target_cpu, ts
         if task.running_on is not None or task.runnable_since is not None:
             return  # already runnable: sched_waking then sched_wakeup, or a spurious wakeup
         task.runnable_since, task.woken = ts, True
         task.wakeups += 1
-        if self.on_wakeup is not None:
-            to_cpu = event.target_cpu if event.target_cpu is not None else cpu.cpu
-            self.on_wakeup(cpu.cpu, to_cpu, task, ts)
+        hook = self.on_wakeup
+        if hook is not None:
+            hook(cpu.cpu, target_cpu if target_cpu is not None else cpu.cpu, task, ts)
 
-    def _fresh_needed(self, pid) -> bool:
+    def _fresh_needed(self, pid: int) -> bool:
         task = self._by_pid.get(pid)
         return task is not None and (task.dead or task.switches > 0 or task.exited)
 
-    def _fork(self, cpu, event):
-        parent = self.task(event.parent_pid, event.parent_comm, event.ts)
-        self.task(event.child_pid, event.child_comm, event.ts, new=True, parent_pid=parent.pid)
+    def _fork(self, cpu: CpuStats, event: Event) -> None:
+        parent_pid, child_pid = event.parent_pid, event.child_pid
+        assert parent_pid is not None and child_pid is not None
+        parent = self.task(parent_pid, event.parent_comm, event.ts)
+        self.task(child_pid, event.child_comm, event.ts, new=True, parent_pid=parent.pid)
 
-    def _exit(self, cpu, event):
-        task = self.task(event.target_pid, event.target_comm, event.ts)
+    def _exit(self, cpu: CpuStats, event: Event) -> None:
+        pid = event.target_pid
+        assert pid is not None
+        task = self.task(pid, event.target_comm, event.ts)
         task.exited = True
         if task.running_on is None:
             task.dead = True
 
-    def _migrate(self, cpu, event):
-        task = self.task(event.target_pid, event.target_comm, event.ts)
+    def _migrate(self, cpu: CpuStats, event: Event) -> None:
+        pid = event.target_pid
+        assert pid is not None
+        task = self.task(pid, event.target_comm, event.ts)
         task.migrations += 1
         if task.running_on is None and event.dest_cpu is not None:
             task.placed_cpu, task.placed_ns = event.dest_cpu, event.ts
@@ -307,7 +349,8 @@ class TraceStats:
     # -- results -------------------------------------------------------------------------------
     @property
     def duration_ns(self) -> int:
-        return 0 if self.first_ns is None else self.last_ns - self.first_ns
+        first, last = self.first_ns, self.last_ns
+        return 0 if first is None or last is None else last - first
 
     def real_tasks(self):
         """Tasks that did something visible (pid 0 is idle, never a task)."""
@@ -345,13 +388,3 @@ class TraceStats:
                 "inferred (a task seen on another CPU, or another task or idle on its CPU)")
         return said
 
-
-_HANDLERS = {
-    ev.SWITCH: TraceStats._switch,
-    ev.WAKEUP: TraceStats._wakeup,
-    ev.WAKEUP_NEW: TraceStats._wakeup,
-    ev.WAKING: TraceStats._wakeup,
-    ev.FORK: TraceStats._fork,
-    ev.EXIT: TraceStats._exit,
-    ev.MIGRATE: TraceStats._migrate,
-}

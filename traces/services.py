@@ -42,31 +42,10 @@ def _run_for(run_id, owner):
 
 # Timestamps are kept as signed 64-bit nanoseconds (timeline files, database columns): a trace
 # whose clock reads later than that (about 292 years of uptime: a raw counter clock printed as
-# seconds) is refused with its line.
+# seconds) is refused with its line, as is a NUL byte in a task name (a comm is a C string). The
+# parser checks both as it reads (open_events' max_ts and refuse_nul), so they cost nothing
+# per event here.
 MAX_TIMESTAMP_NS = 2**63 - 1
-# The task-name fields of each event kind besides the line's own `comm`.
-_COMM_FIELDS = {
-    schedtrace.event.SWITCH: ("prev_comm", "next_comm"),
-    schedtrace.event.FORK: ("parent_comm", "child_comm"),
-}
-
-
-def _checked(events):
-    """The events, refusing what the kernel never writes and storage cannot hold: a NUL byte in
-    a task name (a comm is a C string) and a timestamp beyond signed 64-bit nanoseconds.
-    Task names are only looked at once the reader has met a NUL byte (`nul_seen`): before
-    that no name can hold one, and most traces never have any."""
-    for event in events:
-        if not 0 <= event.ts <= MAX_TIMESTAMP_NS:
-            raise InputError(f"line {event.line}: the timestamp is out of range (0 to "
-                             f"{MAX_TIMESTAMP_NS // 10**9} s)", field="file", line=event.line)
-        if events.nul_seen:
-            names = [getattr(event, name) for name in
-                     _COMM_FIELDS.get(event.kind, ("target_comm",))] + [event.comm]
-            if any(name and "\x00" in name for name in names):
-                raise InputError(f"line {event.line}: a task name contains a NUL byte",
-                                 field="file", line=event.line)
-        yield event
 
 
 def _analyse(stream, format, directory):
@@ -74,10 +53,14 @@ def _analyse(stream, format, directory):
     holds more than the reorder window and the per-task figures."""
     writer = TimelineWriter(directory)
     try:
-        events = schedtrace.open_events(stream, format=format)
+        events = schedtrace.open_events(stream, format=format, max_ts=MAX_TIMESTAMP_NS,
+                                        refuse_nul=True)
         stats = schedtrace.TraceStats(on_segment=writer.segment, on_wakeup=writer.wakeup)
-        stats.consume(_checked(events))
+        stats.consume(events)
         stats.finish()
+    except schedtrace.RefusedValue as exc:  # its message names the line, as it always has
+        raise InputError(f"line {exc.line}: {exc.message}", field="file",
+                         line=exc.line) from None
     except schedtrace.TraceError as exc:
         raise InputError(exc.message, field="file", line=exc.line) from None
     if stats.events == 0:

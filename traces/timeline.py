@@ -18,10 +18,11 @@ import json
 import os
 import shutil
 import tempfile
-from array import array
 from pathlib import Path
 
 import numpy as np
+
+from schedtrace.runs import RunRecorder
 
 WIDTHS_NS = [0] + [1000 * 4**i for i in range(13)]   # raw, 1 us, 4 us, ..., ~16.8 s
 MAX_SEGMENTS = 4000
@@ -39,35 +40,20 @@ def state_code(prev_state: str) -> int:
 
 
 class TimelineWriter:
-    """Collects segments and wakeups while a trace streams past, spilling them to files in
-    `directory`, then `finish()` builds the levels. Memory: a few buffers, not the trace."""
+    """Collects segments and wakeups while a trace streams past (`segment` and `wakeup`, the
+    TraceStats hooks: schedtrace.runs.RunRecorder's, compiled with schedtrace where it can be),
+    spilling them to files in `directory`, then `finish()` builds the levels. Memory: a few
+    buffers, not the trace."""
 
     def __init__(self, directory: Path):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._cpu = {}      # cpu -> (start, end, task, state) arrays not yet written
-        self._wake = (array("q"), array("i"), array("i"), array("i"))
+        self._recorder = RunRecorder(_STATE_CODE, _STATE_CODE["other"], self._spill, _SPILL)
+        self._cpu = self._recorder.cpus  # cpu -> (start, end, task, state) not yet written
+        self._wake = self._recorder.wakes
+        self.segment = self._recorder.segment
+        self.wakeup = self._recorder.wakeup
         self._files = {}
-
-    def segment(self, cpu, task, start_ns, end_ns, end_state):
-        buffers = self._cpu.get(cpu)
-        if buffers is None:
-            buffers = self._cpu[cpu] = (array("q"), array("q"), array("i"), array("b"))
-        buffers[0].append(start_ns)
-        buffers[1].append(end_ns)
-        buffers[2].append(task.index)
-        buffers[3].append(state_code(end_state))
-        if len(buffers[0]) >= _SPILL:
-            self._spill(f"cpu{cpu}", buffers)
-
-    def wakeup(self, from_cpu, to_cpu, task, at_ns):
-        at, source, target, index = self._wake
-        at.append(at_ns)
-        source.append(from_cpu)
-        target.append(to_cpu)
-        index.append(task.index)
-        if len(at) >= _SPILL:
-            self._spill("wake", self._wake)
 
     def _spill(self, name, buffers):
         for number, buffer in enumerate(buffers):
@@ -138,15 +124,18 @@ class TimelineWriter:
             offsets.append([cpu, position, position + size])
             position += size
         for field, dtype in zip(FIELDS, ("i8", "i8", "i4", "i1", "i4", "i8"), strict=True):
-            target = np.lib.format.open_memmap(self.directory / f"L{level}_{field}.npy",
-                                               mode="w+", dtype=dtype, shape=(position,))
-            for cpu, first, stop in offsets:
-                if stop > first:
-                    target[first:stop] = np.load(
-                        self.directory / f"piece-L{sources[cpu]}-cpu{cpu}-{field}.npy",
-                        mmap_mode="r")
-            target.flush()
-            del target
+            # Written in sequence, a piece at a time (no memory map to sync: that cost more
+            # than the writing on a busy disk).
+            with open(self.directory / f"L{level}_{field}.npy", "wb") as target:
+                np.lib.format.write_array_header_1_0(target, {
+                    "descr": np.dtype(dtype).str, "fortran_order": False,
+                    "shape": (position,)})
+                for cpu, first, stop in offsets:
+                    if stop > first:
+                        piece = np.load(
+                            self.directory / f"piece-L{sources[cpu]}-cpu{cpu}-{field}.npy",
+                            mmap_mode="r")
+                        np.ascontiguousarray(piece, dtype=dtype).tofile(target)
         return offsets
 
     def _level0(self, cpu):
