@@ -316,14 +316,16 @@ def search_sql(term: str) -> list:
 def regression_task(rounds: int) -> tuple[list[float], list[float]]:
     """A new run stored into one series (scale-b0, scale-m0, loops 1000), then the incremental
     detection task on it. Its reference is the work the task cannot skip: the series' samples
-    read by kernel with raw SQL, then the same change-point detection on those values (the
-    statistics are most of the task: a reference of the read alone would be 2-3% of it)."""
-    from django.db import connection
+    read by kernel with raw SQL, the same change-point detection on those values (the
+    statistics are most of the task: a reference of the read alone would be 2-3% of it), and
+    the series' findings updated in one committed transaction."""
+    from django.db import connection, transaction
 
     from benchmarks.models import Benchmark, Kernel, Machine, Run
     from benchmarks.services.runs import MetricInput, Provenance, run_create
     from benchmarks.signals import runs_stored
     from regressions import detect
+    from regressions.series import series_of_runs
     from regressions.services import detect_on_commit, regressions_detect_runs
 
     runs_stored.disconnect(detect_on_commit, dispatch_uid="regressions-detect")
@@ -332,13 +334,20 @@ def regression_task(rounds: int) -> tuple[list[float], list[float]]:
     versions = [f"6.{KERNELS + i}" for i in range(rounds + 1)]  # the first one warms up
     Run.objects.filter(benchmark=bench, kernel__version__in=versions).delete()  # earlier runs
 
+    key = series_of_runs([Run.objects.filter(benchmark=bench, machine=machine,
+                                             params={"loops": 1000}).first().pk]).pop().key
+
     def reference():
         with connection.cursor() as cursor:
             cursor.execute(SERIES_SQL, [bench.pk, machine.pk, json.dumps({"loops": 1000})])
             groups: dict[str, list[float]] = {}
             for version, value in cursor.fetchall():
                 groups.setdefault(version, []).append(value)
-        detect.detect([np.array(values) for values in groups.values()])
+        points = detect.detect([np.array(values) for values in groups.values()])
+        with transaction.atomic(), connection.cursor() as cursor:  # the findings written back
+            cursor.execute("UPDATE regressions_regression SET updated = now() "
+                           "WHERE series_key = %s AND merged_into_id IS NULL", [key])
+        return points
 
     task, raw = [], []
     for round_, version in enumerate(versions):

@@ -137,9 +137,13 @@ def _update(finding: Regression, item: _Detected, history: list) -> None:
     """The finding continues as `item` says: same id, fresh kernels and numbers."""
     before = (finding.good_id, finding.bad_id, finding.n_good, finding.n_bad,
               finding.needs_repeats, finding.seen)
-    Regression.objects.filter(pk=finding.pk).update(
-        good_id=item.good, bad_id=item.bad, updated=timezone.now(), **item.numbers)
-    finding.refresh_from_db()
+    values = {"good_id": item.good, "bad_id": item.bad, "updated": timezone.now(),
+              **item.numbers}
+    Regression.objects.filter(pk=finding.pk).update(**values)
+    # The row is locked (select_for_update): what was written is what a re-read would give.
+    # A changed good/bad/last_seen id drops its cached kernel, read again only if needed.
+    for name, value in values.items():
+        setattr(finding, name, value)
     if not before[5]:
         history.append(_entry(finding, Event.SEEN_AGAIN))
     elif before[:2] != (item.good, item.bad):

@@ -47,8 +47,21 @@ def test_a_pass_that_changes_nothing_costs_the_same_queries(django_assert_num_qu
     finding = Regression.objects.get()
     assert sum(map(len, linked(finding))) == len(runs)
     # series of the run, metric, the series' runs by kernel, their values, thresholds;
-    # savepoint, live findings locked, update, re-read, links good, links bad, release; SQLite
-    # reads the candidate runs' params first (JSON text is compared in canonical form there)
-    with django_assert_num_queries(12 + (connection.vendor != "postgresql")):
+    # savepoint, live findings locked, update (not read back), links good, links bad, release;
+    # SQLite reads the candidate runs' params first (JSON text is compared canonically there)
+    with django_assert_num_queries(11 + (connection.vendor != "postgresql")):
         regressions_detect_runs(run_ids=[runs[0].pk])
     assert sum(map(len, linked(Regression.objects.get(pk=finding.pk)))) == len(runs)
+
+
+def test_a_moved_finding_records_its_new_kernels(django_user_model):
+    """The finding is updated in memory, not read back: its history entry must name the kernels
+    it moved to, not the ones cached before."""
+    runs = step_series()
+    regressions_detect_runs(run_ids=[runs[-1].pk])
+    between = [*step_series(kernels=("2.6.23.9",), change_at="2.6.23.9", seed=21),
+               *step_series(kernels=("2.6.23.9",), change_at="2.6.23.9", seed=22)]
+    regressions_detect_runs(run_ids=[between[-1].pk])
+    entry = Regression.objects.get().history.last()
+    assert (entry.event, entry.good, entry.bad) == ("moved", "2.6.23", "2.6.23.9")
+    assert entry.note == "was 2.6.23 -> 2.6.24"
