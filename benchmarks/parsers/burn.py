@@ -4,7 +4,8 @@ Sweeps trade iterations against burn time; a heading such as `100 x 100 ms:` set
 params iterations=100, burn_us=100000 for the lines after it.
 """
 
-from .timing import TimingLinesParser, burn_setup
+from .skips import ATTRIBUTION, SETUP, SHELL, LineRules
+from .timing import TimingLinesParser, burn_like, burn_setup
 
 
 class BurnParser(TimingLinesParser):
@@ -13,6 +14,8 @@ class BurnParser(TimingLinesParser):
     description = "threadtest burn-variant lines"
     kind = "burn"
     example = "time: 10612345 (us)  work: 20000000  wait: 201234  idx: 1.88"
+    # `constant total work 10 s` describes the setup: only the burn fields are its values.
+    rules = LineRules(ATTRIBUTION, SHELL, SETUP, result_like=burn_like)
 
     def detect(self, head: str) -> float:
         # The burn line is unmistakable, so even a few of them among chatter are convincing.

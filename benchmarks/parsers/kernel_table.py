@@ -11,9 +11,10 @@ milliseconds unless the header says otherwise (`loops (s)`, `ms`, `usec`), store
 lower is better. A table of ratios against a baseline is the `normalized` format, not this one.
 
 Columns are split on runs of two or more blanks or tabs (so `2.6.24 + fix` is one kernel), or on
-single blanks when that is the only way every name is a kernel. `-`, `--`, `n/a` are holes. A row
-after a line this grammar does not know, with no new header, is an UNASSIGNED block: the columns
-above may not be its columns.
+single blanks when that is the only way every name is a kernel. `-`, `--`, `n/a` are holes.
+Any other line is skipped by a named rule (skips.py: mail attribution, shell command, setup
+description, prose) or, holding a number none explains, refuses the input. A row after a
+skipped line, with no new header, is an UNASSIGNED block: the columns above may not be its.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import re
 from collections.abc import Iterable
 
 from .base import (
+    Accounting,
     ParseError,
     Parser,
     ParseResult,
@@ -34,6 +36,7 @@ from .base import (
     slug,
 )
 from .headings import kernel_name
+from .skips import ATTRIBUTION, SETUP, SHELL, LineRules, reads_cells
 from .timing import to_ms
 
 HOLES = {"-", "--", "n/a", "N/A", "x", "?"}
@@ -41,6 +44,7 @@ RULE_RE = re.compile(r"[-=+|_ \t]+")
 COUNT_RE = re.compile(r"\d+(?:\.\d+)?\s*[kKmMgG]")
 UNIT_RE = re.compile(r"^(.*?)\s*[(\[]?\s*\b(ms|msecs?|s|secs?|us|usecs?)\b\s*[)\]]?\s*$", re.I)
 KERNEL_WORDS = {"kernel", "kernels", "version", "tree"}
+RULES = LineRules(ATTRIBUTION, SHELL, SETUP, result_like=reads_cells)
 
 
 class Table:
@@ -132,6 +136,7 @@ class KernelTableParser(Parser):
     def parse(self, lines: Iterable[str]) -> ParseResult:
         warnings = Warnings()
         groups = ResultGroups()
+        accounting = Accounting(self.description)
         table: Table | None = None
         lost_at: int | None = None  # the first row line after an unknown line, if any
         for lineno, text in numbered_lines(lines, warnings):
@@ -149,11 +154,12 @@ class KernelTableParser(Parser):
             if cells is None or table is None or not self._label_fits(table, cells[0]):
                 if table is not None and lost_at is None:
                     lost_at = -1  # the next row starts an unassigned block
-                warnings.add(lineno, "ignored unrecognised line")
+                RULES.skip(lineno, text, warnings, accounting)  # else refused at the end
                 continue
             if lost_at == -1:
                 lost_at = lineno
             self._row(table, cells, lineno, lost_at, groups, warnings)
+        accounting.check()
         return self.result(groups.results(), warnings)
 
     def _row(self, table, cells, lineno, lost_at, groups, warnings) -> None:

@@ -7,7 +7,9 @@
 
 The first column becomes a param named from the header (`runqueue_length`); the second a metric
 named from the header (`microseconds` after a runqueue length -> `schedule_us`, `time (ms)` ->
-`time_ms`). A `uname -r` line sets the kernel for the table after it.
+`time_ms`). A `uname -r` line sets the kernel for the table after it. Any other line is skipped
+by a named rule (skips.py: mail attribution, shell command, setup description, prose) or, holding
+a number none explains, refuses the input.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 from collections.abc import Iterable
 
 from .base import (
+    Accounting,
     ParseError,
     Parser,
     ParseResult,
@@ -28,6 +31,7 @@ from .base import (
     parse_number,
     slug,
 )
+from .skips import ATTRIBUTION, SETUP, SHELL, LineRules, reads_cells
 
 UNIT_WORDS = {
     "us": {"microseconds", "microsecond", "usec", "usecs", "us", "\u00b5s"},
@@ -36,6 +40,7 @@ UNIT_WORDS = {
     "s": {"seconds", "second", "sec", "secs", "s"},
 }
 UNIT_IN_PARENS_RE = re.compile(r"(.*?)\s*\(\s*([^)]*)\)\s*")
+RULES = LineRules(ATTRIBUTION, SHELL, SETUP, result_like=reads_cells)
 
 
 def split_header(text: str) -> list[str] | None:
@@ -87,6 +92,7 @@ class ParamTableParser(Parser):
     def parse(self, lines: Iterable[str]) -> ParseResult:
         warnings = Warnings()
         groups = ResultGroups()
+        accounting = Accounting(self.description)
         kernel = None
         names: tuple[str, str] | None = None
         for lineno, text in numbered_lines(lines, warnings):
@@ -104,7 +110,8 @@ class ParamTableParser(Parser):
             elif text.split() and is_number(text.split()[0]):
                 raise ParseError("expected two numbers on a table row", line=lineno)
             else:
-                warnings.add(lineno, "ignored unrecognised line")
+                RULES.skip(lineno, text, warnings, accounting)  # else refused below
+        accounting.check()
         return self.result(groups.results(), warnings)
 
     @staticmethod

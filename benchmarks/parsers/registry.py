@@ -13,6 +13,7 @@ from .base import (
     ParseError,
     Parser,
     ParseResult,
+    Unexplained,
     UnknownFormat,
     clean_line,
 )
@@ -57,6 +58,17 @@ PARSERS: dict[str, Parser] = {
         StressNgParser(), DbenchParser(), CyclictestParser(),
     )
 }
+
+
+# Formats that may take over an input the detected format could not account for: they account
+# for every line (base.Accounting, skips.py; mmtests refuses a line with numbers outside its
+# tables) and each line they read carries their own signature (a unit, a banner, a field name).
+# Grids of bare numbers (normalized, kernel-table, param-table, metric-lines) are left out: they
+# would read a refused table of times as ratios, or anything as pairs.
+TAKE_OVER = frozenset({
+    "results-file", "sweep", "time-ms", "loops-time", "kernel-time", "burn", "mmtests",
+    "perf-bench-sched", "hackbench", "schbench", "sysbench", "stress-ng", "dbench", "cyclictest",
+})
 
 
 def formats() -> list[str]:
@@ -123,13 +135,22 @@ def parse_lines(lines: Iterable, *, head: str | None = None,
     A paste that is quoted as a whole (every line starts with `>`: results forwarded in a reply)
     is read without its quote marks; quoted lines inside an unquoted paste stay someone else's.
     """
+    source = lines
     if head is None:
         head, lines = sniff(lines)
     depth = quote_depth(head) if isinstance(head, str) else 0
     if depth:
         head = "".join(unquote(line, depth) for line in head.splitlines(keepends=True))
         lines = (unquote(line, depth) for line in lines)
-    result = _run(choose(head, format), lines)
+    parser = choose(head, format)
+    try:
+        result = _run(parser, lines)
+    except Unexplained as refusal:
+        # Detected, not forced: the format that fits the input's signature best could not
+        # account for it; the next one that does reads it, else the first refusal stands.
+        result = None if format else _next_best(parser, refusal, head, source, depth)
+        if result is None:
+            raise
     if depth:
         result.warnings.insert(0, "the whole input was quoted (> ): read without the quote marks")
     return result
@@ -178,6 +199,36 @@ def sniff(lines: Iterable) -> tuple[str, Iterator]:
             break
     head = "".join(clean_line(raw, number) + "\n" for number, raw in enumerate(taken, 1))
     return head, chain(taken, iterator)
+
+
+def _next_best(refused: Parser, refusal: Unexplained, head: str, source,
+               depth: int) -> ParseResult | None:
+    """The input read by the best-scoring other format that accounts for every line of it,
+    or None. Needs the lines again: only a seekable stream or a list can be read twice."""
+    if isinstance(source, list | tuple):
+        def replay():
+            return iter(source)
+    elif callable(getattr(source, "seekable", None)) and source.seekable():
+        def replay():
+            source.seek(0)
+            return source
+    else:
+        return None
+    for name, score in detect(head):
+        if score < DETECT_THRESHOLD or name == refused.name or name not in TAKE_OVER:
+            continue
+        lines = replay()
+        if depth:
+            lines = (unquote(line, depth) for line in lines)
+        try:
+            result = _run(PARSERS[name], lines)
+        except ParseError:
+            continue
+        shown = ", ".join(map(str, refusal.lines))
+        result.warnings.insert(0, f"read as {name}: {refused.name} could not account for "
+                               f"line(s) {shown}")
+        return result
+    return None
 
 
 def _run(parser: Parser, lines: Iterable) -> ParseResult:

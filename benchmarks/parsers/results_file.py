@@ -15,8 +15,10 @@ Any line the timing grammar knows (time, loops, `Loop to 1M: N ms`, kernel: ms, 
 result line. Headings may carry a remark (`2.6.26-rc2-smp (git from this morning)`: the run's
 label) or a patch (`2.6.24-rc7 + sched-devel`: part of the kernel), see headings.py.
 
-Sure or says so: a line this grammar does not know, between a heading and the values after it,
-breaks the heading's hold. Values after such a line (until the next heading) are an UNASSIGNED
+Every line is read or skipped by a named rule (skips.py: mail attribution, damaged kernel
+heading, shell command, setup description, prose); a line holding a number none explains refuses
+the input. Sure or says so: a skipped line, between a heading and the values after it, breaks the
+heading's hold. Values after such a line (until the next heading) are an UNASSIGNED
 block (`missing` = ["kernel"]), as are values above the first heading of a file that has
 headings: the user says where they belong, the parser never guesses.
 """
@@ -28,6 +30,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .base import (
+    Accounting,
     ParseError,
     Parser,
     ParseResult,
@@ -38,6 +41,7 @@ from .base import (
     numbered_lines,
 )
 from .headings import MAX_KERNEL, parse_heading, too_long_heading
+from .skips import ATTRIBUTION, KERNEL_HEADING, SETUP, SHELL, LineRules
 from .timing import (
     HOLE_RE,
     add_samples,
@@ -54,6 +58,9 @@ BARE_PROMPT_RE = re.compile(r"[#$]\s*(?P<cmd>(?:\./|echo\s|sysctl\s|uname\b).*)"
 ECHO_TUNABLE_RE = re.compile(
     r"echo\s+['\"]?(?P<value>[^'\"\s>]+)['\"]?\s*>\s*/proc/sys/kernel/(?P<name>[\w.]+)")
 SYSCTL_TUNABLE_RE = re.compile(r"sysctl\s+(?:-w\s+)?kernel\.(?P<name>\w+)\s*=\s*(?P<value>\S+)")
+# What the pastes hold besides results, headings and commands (skips.py). A shell command this
+# grammar does not read as a command (`$ make`) is still only a command.
+RULES = LineRules(ATTRIBUTION, KERNEL_HEADING, SHELL, SETUP)
 CHRT_POLICIES = {
     "f": "SCHED_FIFO", "fifo": "SCHED_FIFO", "r": "SCHED_RR", "rr": "SCHED_RR",
     "b": "SCHED_BATCH", "batch": "SCHED_BATCH", "i": "SCHED_IDLE", "idle": "SCHED_IDLE",
@@ -153,9 +160,11 @@ class ResultsFileParser(Parser):
     def parse(self, lines: Iterable[str]) -> ParseResult:
         warnings = Warnings()
         groups = ResultGroups()
+        accounting = Accounting(self.description)
         state = _State()
         for lineno, text in numbered_lines(lines, warnings):
-            self._feed(text.strip(), lineno, state, groups, warnings)
+            self._feed(text.strip(), lineno, state, groups, warnings, accounting)
+        accounting.check()
         results = groups.results()
         if state.headings:
             # Values above the first heading: whose are they? Not ours to guess.
@@ -164,7 +173,7 @@ class ResultsFileParser(Parser):
                     result_set.missing, result_set.block = ["kernel"], str(result_set.line)
         return self.result(results, warnings)
 
-    def _feed(self, text, lineno, state, groups, warnings) -> None:
+    def _feed(self, text, lineno, state, groups, warnings, accounting) -> None:
         found = match_measurement(text, lineno)
         if found is not None:
             self._measurement(found, lineno, state, groups)
@@ -192,8 +201,10 @@ class ResultsFileParser(Parser):
         elif near_miss(text):
             raise ParseError("malformed result line", line=lineno)
         else:
+            # Skipped by a named rule or unexplained (refused at the end): either way what the
+            # headings above said no longer surely holds for the values after it.
             state.lose_context()
-            warnings.add(lineno, "ignored unrecognised line")
+            RULES.skip(lineno, text, warnings, accounting)
 
     @staticmethod
     def _measurement(found, lineno, state, groups) -> None:

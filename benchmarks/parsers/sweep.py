@@ -15,7 +15,9 @@ hole (warned about, nothing recorded). The other orientation, per-kernel sweeps,
     Loop to 1M: 5210 ms
     Loop to 10M: 24030 ms
 
-Sure or says so: a line this grammar does not know breaks the hold of the headings above it, so
+Every line is read or skipped by a named rule (skips.py: mail attribution, damaged loop or
+kernel heading, shell command, setup description, prose); a line holding a number none explains
+refuses the input. Sure or says so: a skipped line breaks the hold of the headings above it, so
 rows after it (until the next heading of the kind they need) form an UNASSIGNED block, as do rows
 before any heading; a row's kernel must look like a kernel (headings.py), else the line is unknown.
 """
@@ -28,6 +30,7 @@ from typing import Any
 
 from .base import (
     NUMBER_RE,
+    Accounting,
     ParseError,
     Parser,
     ParseResult,
@@ -39,6 +42,7 @@ from .base import (
     parse_count,
 )
 from .headings import parse_heading
+from .skips import ATTRIBUTION, KERNEL_HEADING, LOOP_HEADING, SETUP, SHELL, LineRules
 from .timing import COUNT, match_measurement, to_ms
 
 HEADING_RE = re.compile(rf"(?:loops?\s+(?:(?:to|of|=)\s*)?)?({COUNT})(?:\s*loops?)?\s*:", re.I)
@@ -48,6 +52,7 @@ LOOP_WORD_RE = re.compile(r"loops?\s+(?:to|of|=)", re.I)
 
 
 ROW_UNITS = ("ms", "us", "s")
+RULES = LineRules(ATTRIBUTION, LOOP_HEADING, KERNEL_HEADING, SHELL, SETUP)
 
 
 def split_row(text: str) -> tuple[str, str, str] | None:
@@ -94,12 +99,14 @@ class SweepParser(Parser):
     def parse(self, lines: Iterable[str]) -> ParseResult:
         warnings = Warnings()
         groups = ResultGroups()
+        accounting = Accounting(self.description)
         state = _Context()
         for lineno, text in numbered_lines(lines, warnings):
-            self._feed(text.strip(), lineno, state, groups, warnings)
+            self._feed(text.strip(), lineno, state, groups, warnings, accounting)
+        accounting.check()
         return self.result(groups.results(), warnings)
 
-    def _feed(self, text, lineno, state, groups, warnings) -> None:
+    def _feed(self, text, lineno, state, groups, warnings, accounting) -> None:
         heading = HEADING_RE.fullmatch(text)
         if heading:
             state.set("loops", parse_count(heading.group(1), line=lineno), lineno)
@@ -125,8 +132,10 @@ class SweepParser(Parser):
             raise ParseError("malformed sweep row, expected '<kernel>  time N ms'",
                              line=lineno)
         else:
+            # Skipped by a named rule or unexplained (refused at the end): the headings above
+            # no longer surely hold for the rows after it.
             state.lose()
-            warnings.add(lineno, "ignored unrecognised line")
+            RULES.skip(lineno, text, warnings, accounting)
 
 
 class _Context:

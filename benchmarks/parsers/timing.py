@@ -21,6 +21,7 @@ from typing import NamedTuple
 from .base import (
     KERNEL,
     NUMBER,
+    Accounting,
     ParseError,
     Parser,
     ParseResult,
@@ -34,6 +35,7 @@ from .base import (
     parse_number,
 )
 from .headings import MAX_KERNEL, parse_heading, too_long_heading
+from .skips import ATTRIBUTION, SETUP, SHELL, LineRules
 
 COUNT = r"\d+(?:\.\d+)?(?:\s*[kKmMgG])?"
 # "time 5", "time: 5", "time=5". Written as alternatives, never `\s*[:=]?\s*`: two optional
@@ -136,6 +138,14 @@ def to_ms(token: str, unit: str, lineno: int | None = None) -> int | float:
     return int(value) if value == value.to_integral_value() else float(value)
 
 
+BURN_FIELD_RE = re.compile(rf"\b(?:time|work|wait|idx)\s*[:=]\s*{NUMBER}", re.I)
+
+
+def burn_like(text: str) -> bool:
+    """A value the burn format would read: one of its fields, or a sweep heading's `N x D`."""
+    return BURN_FIELD_RE.search(text) is not None or BURN_SETUP_RE.search(text) is not None
+
+
 def near_miss(text: str) -> bool:
     return NEAR_MISS_RE.match(text) is not None
 
@@ -169,10 +179,12 @@ def add_samples(result_set, found: Measurement) -> None:
 
 
 class TimingLinesParser(Parser):
-    """A file of one kind of result line; other lines are warned about and skipped."""
+    """A file of one kind of result line; any other line is skipped by a rule the format names
+    (skips.py), with a warning, or refuses the input when it holds a number none explains."""
 
     kind = ""
     example = ""
+    rules = LineRules(ATTRIBUTION, SHELL, SETUP)
 
     def detect(self, head: str) -> float:
         lines = head_lines(head)
@@ -189,6 +201,7 @@ class TimingLinesParser(Parser):
     def parse(self, lines: Iterable[str]) -> ParseResult:
         warnings = Warnings()
         groups = ResultGroups()
+        accounting = Accounting(self.description)
         params: dict = {}
         # (loops, kernel) -> result set for the current params: skips building the setup dict
         # for every one of possibly millions of lines.
@@ -227,9 +240,12 @@ class TimingLinesParser(Parser):
                 raise ParseError(f"this kernel heading names a kernel of {length:,} characters; a "
                                  f"kernel name has at most {MAX_KERNEL}", line=lineno)
             else:
-                warnings.add(lineno, "ignored unrecognised line")
+                # Skipped by a named rule or unexplained (refused below): either way the
+                # heading's params no longer surely hold for the values after it.
+                self.rules.skip(lineno, text, warnings, accounting)
                 if params:
                     unsure, unsure_from = True, None
+        accounting.check()
         return self.result(groups.results(), warnings)
 
     def setup_line(self, text: str, lineno: int) -> dict | None:

@@ -20,7 +20,7 @@ def test_sweep_turns_loop_headings_into_params_and_records_holes():
         (16, "2.6.22", {"loops": 40_000_000}, {"time_ms": [94315]}),
         (18, "2.6.23", {"loops": 40_000_000}, {"time_ms": [107930]}),
     ]
-    assert result.warnings == ["line 1: ignored unrecognised line",
+    assert result.warnings == ["line 1: skipped prose (no numbers)",
                                "line 12: hole: missed 2.6.24 here",
                                "line 17: skipped quoted line"]
 

@@ -14,7 +14,11 @@ def test_time_ms_fixture_keeps_every_repeat_and_skips_quotes_and_banner():
     only = result.results[0]
     assert only.benchmark == "threadtest"
     assert only.units == {"time_ms": "ms"} and only.higher_is_better == {"time_ms": False}
-    assert result.warnings == ["line 1: ignored unrecognised line", "line 4: skipped quoted line"]
+    # "500 iterations, loops=10000" describes the setup but says not which runs: not read
+    assert result.warnings == [
+        "line 1: skipped setup description (it states iterations 500, loops 10000: not read, as "
+        "nothing says which runs it describes; give it with the upload or in the preview if it "
+        "applies)", "line 4: skipped quoted line"]
 
 
 def test_loops_time_groups_by_loop_count_with_suffixes():
@@ -72,7 +76,7 @@ def test_results_file_kernels_programs_and_tunables():
     assert third.labels == {"program": "./threadtest-yield"}
     assert third.tunables == {"sched_child_runs_first": 1, "sched_compat_yield": 0}
     assert result.warnings == ["line 11: skipped quoted line",
-                               "line 19: ignored unrecognised line"]
+                               "line 19: skipped prose (no numbers)"]
 
 
 def test_results_file_mixes_line_kinds_and_sysctl():
