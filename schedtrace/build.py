@@ -11,9 +11,12 @@ test_compiled.py compares both). The recipe is the simulator's (simulator/build.
 """
 
 import argparse
+import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 
@@ -44,11 +47,23 @@ def clean() -> int:
     return removed
 
 
+def build_problem() -> str | None:
+    """Why this machine cannot build (no mypy, no C compiler, no Python headers), or None."""
+    try:
+        import mypyc  # noqa: F401
+    except ImportError:
+        return "mypy is not installed (pip install -r requirements-compile.txt)"
+    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    if not compiler or shutil.which(compiler[0]) is None:
+        return f"no C compiler ({compiler[0] if compiler else 'CC is empty'})"
+    if not (pathlib.Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
+        return "no Python headers (Python.h)"
+    return None
+
+
 def build(verbose: bool = False) -> int:
     """Compile HOT_MODULES in place; the number of extension modules written. Exits with the
     reason when the machine cannot or the compilation fails (leaving no partial build)."""
-    from simulator.build import build_problem  # the same needs: mypy, a C compiler, Python.h
-
     problem = build_problem()
     if problem is not None:
         raise SystemExit(f"schedtrace.build: {problem}")

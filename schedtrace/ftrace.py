@@ -54,8 +54,8 @@ def looks_like(text: str) -> bool:
 # - the anchor ends at the line's first `[`, after `-<digits><whitespace>`: ANCHOR.search finds
 #   the same one (any anchor ends at a `[` with `-\d+\s+` or a tgid column before it, and only
 #   the `-` just before those digits can start one);
-# - exactly one space around the flags, which are what `[^\s:]{4,6}` takes (ANCHOR's first
-#   choice), and one after `: `; other spacing goes the general way;
+# - one space before the flags, which are what `[^\s:]{4,6}` takes (ANCHOR's first choice),
+#   spaces after them, and one after `: `; other spacing goes the general way;
 # - fields: each lazy comm ends at the first ` <key>=` after it, as the patterns' first try does;
 #   when what follows does not read, the patterns would try a later one: the general path does.
 # Numbers must be 1 to 18 ASCII digits without a sign (the general path decides the rest: signs,
@@ -118,9 +118,12 @@ def fast_line(text: str, number: int) -> ev.Event | None:
             or not 4 <= space - close - 2 <= 6 or text.find(":", close + 2, space) >= 0 \
             or _has_space(text, close + 2, space):
         return None
-    colon = text.find(": ", space + 1)
-    dot = text.find(".", space + 1, colon) if colon > 0 else -1
-    seconds = _int_at(text, space + 1, dot) if dot > 0 else -1
+    stamp = space + 1  # tracefs pads the timestamp column with spaces
+    while _at(text, " ", stamp):
+        stamp += 1
+    colon = text.find(": ", stamp)
+    dot = text.find(".", stamp, colon) if colon > 0 else -1
+    seconds = _int_at(text, stamp, dot) if dot > 0 else -1
     micros = _int_at(text, dot + 1, colon) if colon - dot == 7 else -1
     if seconds < 0 or micros < 0:
         return None

@@ -1,0 +1,175 @@
+"""The ftrace fast path (schedtrace.ftrace.fast_line) against the general path it shortcuts:
+the same events, statistics, segments and wakeups on every fixture and the bench's trace shape,
+and, line by line, never an event the general path would not give (it may only give up)."""
+
+import gzip
+import io
+import lzma
+import random
+from pathlib import Path
+
+import pytest
+
+import schedtrace
+from schedtrace.ftrace import FtraceParser, fast_line
+from schedtrace.lines import ReadState
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "traces"
+TRACES = sorted(path for path in FIXTURES.rglob("*")
+                if path.is_file() and path.suffix not in (".md", ".json", ".sh", ".awk"))
+# the half-million-event recording takes a while on the general path
+BIG = 1 << 20
+
+
+def _event_key(event):
+    return (event.ts, event.cpu, event.kind, event.pid, event.comm, event.line,
+            sorted(event.fields().items()))
+
+
+def everything(source, **options):
+    """Every event and figure a trace gives."""
+    found = []
+    stream = schedtrace.open_events(source, **options)
+    stats = schedtrace.TraceStats(
+        on_segment=lambda cpu, task, start, end, state: found.append(
+            ("segment", cpu, task.index, start, end, state)),
+        on_wakeup=lambda source, target, task, at: found.append(
+            ("wakeup", source, target, task.index, at)))
+    for event in stream:
+        found.append(_event_key(event))
+        stats.add(event)
+    stats.finish()
+    return [found, stream.format, stream.lines, stream.events, stream.skipped,
+            stream.lost_events, stream.late_events, stream.warnings, stats.summary(),
+            [task.as_dict() for task in stats.tasks],
+            [cpu.as_dict() for _, cpu in sorted(stats.cpus.items())], stats.warnings()]
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(path, id=path.name,
+                 marks=[pytest.mark.slow] if path.stat().st_size > BIG else [])
+    for path in TRACES])
+def test_both_paths_give_the_same_on_every_fixture(path):
+    fast, general = everything(path), everything(path, fast=False)
+    assert fast[8]["events"] > 0  # (the stream also counts lost-events markers)
+    assert fast == general
+
+
+def test_both_paths_give_the_same_on_the_bench_trace_shape(tmp_path):
+    from bench.trace_ingest import write_trace
+
+    path = tmp_path / "bench.trace"
+    written = write_trace(path, 20_000, seed=3)
+    fast, general = everything(path), everything(path, fast=False)
+    assert fast[3] == written
+    assert fast == general
+
+
+def _lines():
+    lines = []
+    for path in TRACES:
+        raw = path.read_bytes()
+        raw = gzip.decompress(raw) if path.suffix == ".gz" else \
+            lzma.decompress(raw) if path.suffix == ".xz" else raw
+        lines += [line for line in raw.decode(errors="replace").split("\n")
+                  if "sched_switch" in line or "sched_wak" in line]
+    return lines
+
+
+# Lines the fast path must either read exactly as the general path does or leave to it.
+ODD_LINES = [
+    "  a-12 [000] x-5 [001] d..2. 1.000001: sched_wakeup: comm=u pid=2 prio=120 target_cpu=000",
+    "  a b [c]-d-600 [001] d..2. 1.000001: sched_wakeup: comm=u pid=2 prio=120 target_cpu=001",
+    "  (sd-pam)-77 [001] d..2. 1.000001: sched_wakeup: comm=u pid=2 prio=120 target_cpu=001",
+    "  t-1 (  1) [000] d..2. 1.000001: sched_wakeup: comm=u pid=2 prio=120 target_cpu=000",
+    "  t-1 (-----) [000] d..2. 1.000001: sched_wakeup: comm=u pid=2 prio=120",
+    "  t-1 [000] 1.000001: sched_wakeup: comm=u pid=2 prio=120 target_cpu=000",
+    "  t-1 [000]  d..2.  1.000001:  sched_wakeup: comm=u pid=2 prio=120 target_cpu=000",
+    "  t-1 [000] d..2. 1.0000012: sched_wakeup: comm=u pid=2 prio=120 target_cpu=000",
+    "  t-1 [000] d..2. 1.00001: sched_wakeup: comm=u pid=2 prio=120 target_cpu=000",
+    "  t-1 [000] d..2. 1.000001: sched_wakeup: comm=u pid=-2 prio=-1 success=1 target_cpu=000",
+    "  t-1 [000] d..2. 1.000001: sched_wakeup: comm=u pid=2 x pid=3 prio=120 target_cpu=000",
+    "  t-1 [000] d..2. 1.000001: sched_wakeup: comm=a pid=1 b pid=2 prio=120",
+    "  t-1 [000] d..2. 1.000001: sched_wakeup_new: comm=u pid=2 prio=120 success=1 target_cpu=1",
+    "  t-1 [000] d..2. 1.000001: sched_waking: comm=u pid=2 prio=120 target_cpu=000  ",
+    "  t-1 [000] d..2. 1.000001: sched_wakeup: comm=u pid=2 prio=120 success= target_cpu=0",
+    "  t-1 [000] d..2. 1.000001: sched_wakeup: comm=u pid=2 prio=120 target_cpu=",
+    "  t-1 [000] d..2. 1.000001: sched_wakeup: comm=u pid=٣ prio=120 target_cpu=000",
+    "  t-1 [000] d..2. 1.000001: sched_wakeup: comm=u pid=2\u00a0prio=120 target_cpu=000",
+    "  t-1\u00a0[000] d..2. 1.000001: sched_wakeup: comm=u pid=2 prio=120 target_cpu=000",
+    "  t-1 [000] d..2. 99999999999999999999.000001: sched_wakeup: comm=u pid=2 prio=1",
+    "  t-1 [000] d..2. 1.000001: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 "
+    "prev_state=R+ ==> next_comm=b next_pid=2 next_prio=120",
+    "  t-1 [000] d..2. 1.000001: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 "
+    "prev_state=R ==> next_comm=b next_pid=2 next_prio=120 next_pid=3 next_prio=4",
+    "  t-1 [000] d..2. 1.000001: sched_switch: prev_comm=a prev_pid=1 b prev_pid=5 "
+    "prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=120",
+    "  t-1 [000] d..2. 1.000001: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 "
+    "prev_state=S S ==> next_comm=b next_pid=2 next_prio=120",
+    "  t-1 [000] d..2. 1.000001: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 "
+    "prev_state= ==> next_comm=b next_pid=2 next_prio=120",
+    "  t-1 [000] d..2. 1.000001: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 "
+    "prev_state=S ==> next_comm=b next_pid=2 next_prio=120\t",
+    "  t-1 [000] d..2. 1.000001: sched_switch: prev_comm=a==> next_comm=x prev_pid=1 "
+    "prev_prio=120 prev_state=D ==> next_comm=b next_pid=2 next_prio=-120",
+    "  t-1 [000] d..2. 1.000001: sched_switch:  prev_comm=a prev_pid=1 prev_prio=120 "
+    "prev_state=S ==> next_comm=b next_pid=2 next_prio=120",
+    "  t-1 [000] d..2. 1.000001: sched:sched_switch: prev_comm=a prev_pid=1 prev_prio=120 "
+    "prev_state=S ==> next_comm=b next_pid=2 next_prio=120",
+]
+MUTATIONS = list(" -[]():=.0123456789\tx_+٣\u00a0") + [
+    " pid=", " prio=", " next_pid=", " prev_pid=", " target_cpu=", " success=1", " ==> ",
+    "sched_", ": ", "-12 [000] "]
+
+
+def _general(text):
+    """The general path's reading of one line: an event key, None, or the error."""
+    parser = FtraceParser([], ReadState(), fast=False)
+    try:
+        event = parser._general(7, text, True, 0)
+    except schedtrace.TraceError as error:
+        return ("error", error.message)
+    return None if event is None else _event_key(event)
+
+
+def test_no_line_reads_differently_on_the_fast_path():
+    rng = random.Random(25)
+    lines = _lines()
+    checked = read_fast = 0
+    for text in ODD_LINES + [rng.choice(lines) for _ in range(2000)]:
+        variants = [text]
+        for _ in range(6):
+            spot = rng.randrange(len(text) + 1)
+            if rng.random() < 0.7:
+                variants.append(text[:spot] + rng.choice(MUTATIONS) + text[spot:])
+            else:
+                variants.append(text[:spot] + text[spot + rng.randint(1, 4):])
+        for variant in variants:
+            event = fast_line(variant, 7)
+            checked += 1
+            if event is not None:
+                read_fast += 1
+                assert _event_key(event) == _general(variant), variant
+    assert checked > 10_000
+    assert read_fast > checked // 4  # the fast path does read most common lines
+
+
+def test_the_fast_path_reads_the_common_lines():
+    """Every switch and wakeup line of the tracefs fixtures takes the fast path (their comms
+    have no brackets): what the speed depends on."""
+    text = (FIXTURES / "ftrace_burn.trace").read_text().splitlines()
+    common = [line for line in text if ": sched_switch:" in line or ": sched_wakeup" in line]
+    assert len(common) > 1000
+    assert all(fast_line(line, 1) is not None for line in common)
+
+
+def test_refusals_name_their_line_on_both_paths():
+    good = "  t-1 [000] d..2. 1.000001: sched_wakeup: comm=u pid=2 prio=120 target_cpu=000\n"
+    late = "  t-1 [000] d..2. 99999999999.000001: sched_wakeup: comm=u pid=2 prio=120\n"
+    nul = "  t-1 [000] d..2. 1.000002: sched_wakeup: comm=u\x00v pid=2 prio=120\n"
+    for fast in (True, False):
+        for bad, message in ((late, "out of range"), (nul, "NUL")):
+            with pytest.raises(schedtrace.RefusedValue) as caught:
+                list(schedtrace.open_events(io.BytesIO((good + bad + good).encode()),
+                                            max_ts=2**63 - 1, refuse_nul=True, fast=fast))
+            assert caught.value.line == 2 and message in caught.value.message
