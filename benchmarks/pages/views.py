@@ -17,6 +17,7 @@ from benchmarks.analysis.envdiff import environment_diff
 from benchmarks.analysis.exercise import CONTEXT_SWITCH_METRIC, not_exercised
 from benchmarks.hooks import machine_page_sections_of, page_sections_of
 from benchmarks.models import ApiToken, Machine, Run
+from benchmarks.pages.choices import options_html
 from benchmarks.pages.format_help import formats_html as format_help_html
 from benchmarks.pages.recipes import rerun_recipe
 from benchmarks.services.ownership import may_edit
@@ -36,6 +37,18 @@ def home(request):
     return render(request, "benchmarks/home.html", context)
 
 
+def _run_list_options(applied: dict) -> dict:
+    """The filters' <option>s. They show no counts: listing the names costs an index probe per
+    name, where counting would read every run."""
+    kernels = selectors.kernels_in_use().values_list("version", flat=True)
+    policies = selectors.policies_in_use()
+    choices = {"benchmark": selectors.benchmarks_listed().values_list("slug", "name"),
+               "kernel": ((version, version) for version in kernels),
+               "machine": selectors.machines_listed().values_list("pk", "name"),
+               "policy": ((policy, policy) for policy in policies)}
+    return {name: options_html(pairs, applied.get(name)) for name, pairs in choices.items()}
+
+
 def run_list(request):
     filtered = selectors.run_filter(request.GET)
     runs = filtered.runs.with_listing_relations().in_natural_order()
@@ -46,16 +59,8 @@ def run_list(request):
         "page": page,
         "filtered": filtered,
         "query": query.urlencode(),
-        # The choices show no counts: listing them costs an index probe per name, where
-        # counting would read every run. Plain tuples: hundreds of options render faster
-        # from them than from model instances.
-        "choices": {
-            "benchmarks": selectors.benchmarks_listed().values_list("slug", "name"),
-            "kernels": selectors.kernels_in_use().values_list("version", flat=True),
-            "machines": selectors.machines_listed().values_list("pk", "name"),
-            "policies": selectors.policies_in_use(),
-            "params": selectors.param_names_in_use(),
-        },
+        "options": _run_list_options(filtered.applied),
+        "params": selectors.param_names_in_use(),
     }
     return render(request, "benchmarks/run_list.html", context)
 

@@ -47,6 +47,14 @@ def test_choices_are_what_visible_runs_use(client, django_user_model):
     assert options(html, "machine") == ["calibrated only", CORE2["name"]]
     assert 'name="param.loops"' in html and 'name="param.threads"' in html
     assert 'name="param.typo"' not in html
+    # Names are escaped, and the filter applied is the option selected.
+    machine_get_or_create(spec={**CORE2, "name": "<b>lab</b> & co", "cpu_model": "Esc"})
+    html = client.get(reverse("run-list"), {"kernel": "2.6.22", "policy": "SCHED_BATCH"}
+                      ).content.decode()
+    assert "&lt;b&gt;lab&lt;/b&gt; &amp; co</option>" in html and "<b>lab" not in html
+    assert '<option value="2.6.22" selected>2.6.22</option>' in html
+    assert '<option value="SCHED_BATCH" selected>SCHED_BATCH</option>' in html
+    assert html.count(" selected>") == 2
 
     run_withdraw(run=make_run("2.6.24", policy="SCHED_OTHER", params={"loops": 9},
                               submitter=owner), user=owner)  # a withdrawn twin changes nothing
