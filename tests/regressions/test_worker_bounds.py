@@ -7,7 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from django.db import connection
 
+from benchmarks.models import Run
 from regressions import services, tasks
 from regressions.models import DetectionJob, JobState, Regression
 from tests.conftest import wait_until
@@ -61,21 +63,47 @@ def test_a_million_values_in_one_run_are_detected_within_the_bound(celery_worker
     assert worker.process.poll() is None
 
 
+def refuse_findings(refuse: bool) -> None:
+    """The database refuses every new finding (a trigger), as a full disk or a broken
+    constraint would: detection of a series with a change then fails on every attempt, on
+    SQLite and PostgreSQL alike."""
+    table = Regression._meta.db_table
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql" and refuse:
+            cursor.execute("CREATE FUNCTION refuse_finding() RETURNS trigger AS $$ BEGIN "
+                           "RAISE EXCEPTION 'findings refused'; END $$ LANGUAGE plpgsql")
+            cursor.execute(f"CREATE TRIGGER refuse_finding BEFORE INSERT ON {table} "
+                           "FOR EACH ROW EXECUTE FUNCTION refuse_finding()")
+        elif connection.vendor == "postgresql":
+            cursor.execute(f"DROP TRIGGER refuse_finding ON {table}")
+            cursor.execute("DROP FUNCTION refuse_finding()")
+        elif refuse:
+            cursor.execute(f"CREATE TRIGGER refuse_finding BEFORE INSERT ON {table} "
+                           "BEGIN SELECT RAISE(ABORT, 'findings refused'); END")
+        else:
+            cursor.execute("DROP TRIGGER refuse_finding")
+
+
 def test_a_poisoned_task_is_parked_and_the_worker_keeps_serving(fast_retries,
                                                                 celery_worker_factory):
     worker = celery_worker_factory()
-    # Ids no database column can hold: every attempt fails the same way in the database.
-    poisoned = DetectionJob.objects.create(run_ids=[10**20])
-    services.send_task(services.DETECT_TASK, [10**20], poisoned.pk)
+    refuse_findings(True)
+    for kernel, level in (("3.0", 1000), ("3.1", 1000), ("3.2", 1500), ("3.3", 1500)):
+        make_run(kernel, [level + i for i in (-2, -1, 0, 1, 2)], params={"loops": 1})
+    poisoned = DetectionJob.objects.create(run_ids=[Run.objects.latest("pk").pk])
+    services.send_task(services.DETECT_TASK, poisoned.run_ids, poisoned.pk)
     malformed = DetectionJob.objects.create(run_ids=["x"])
     services.send_task(services.DETECT_TASK, ["x"], malformed.pk)
     wait_until(lambda: job_state(poisoned.pk) == JobState.PARKED, timeout=90,
                what="the poisoned job to be parked")
     parked = DetectionJob.objects.get(pk=poisoned.pk)
     assert parked.attempts == 3 and "parked after 3 attempt(s)" in parked.last_error
+    assert "findings refused" in parked.last_error
     assert DetectionJob.objects.get(pk=malformed.pk).state == JobState.PARKED  # at once
     assert DetectionJob.objects.get(pk=malformed.pk).attempts == 1
+    assert not Regression.objects.exists()
 
+    refuse_findings(False)
     for kernel, level in (("4.0", 1000), ("4.1", 1000), ("4.2", 1500), ("4.3", 1500)):
         make_run(kernel, [level + i for i in (-2, -1, 0, 1, 2)])
     wait_until(lambda: Regression.objects.exists(), timeout=60,
@@ -95,5 +123,6 @@ def test_the_sweep_sends_a_lost_task_again(fast_retries, monkeypatch, celery_wor
         year=2000))
     celery_worker_factory()
     assert tasks.sweep() == len(jobs)  # what every worker's sweep thread does each minute
-    wait_until(lambda: Regression.objects.exists(), timeout=60, what="the resent detection")
-    assert all(job_state(job.pk) == JobState.DONE for job in jobs)
+    wait_until(lambda: all(job_state(job.pk) == JobState.DONE for job in jobs), timeout=60,
+               what="every resent detection job")
+    assert Regression.objects.exists()
