@@ -2,7 +2,7 @@
 // with the same esbuild settings plotly.js uses for its own dist files: `make plotly-bundle`.
 // The output is committed, so a machine without Node still serves it; collectstatic gives it a
 // hashed name and a gzip copy like every other static file.
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
 import * as esbuild from "esbuild";
@@ -30,3 +30,9 @@ await esbuild.build({
   target: "es2016",
   logLevel: "warning",
 });
+
+// The portal draws no geo charts, and it loads nothing from a CDN: plotly's default topojson URL
+// (used by geo charts only) points at the site's own folder instead of cdn.plot.ly.
+const out = "static/vendor/plotly-portal.min.js";
+writeFileSync(out, readFileSync(out, "utf8").replace('"https://cdn.plot.ly/un/"',
+                                                     '"/static/vendor/topojson/"'));
