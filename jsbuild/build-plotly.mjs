@@ -34,5 +34,7 @@ await esbuild.build({
 // The portal draws no geo charts, and it loads nothing from a CDN: plotly's default topojson URL
 // (used by geo charts only) points at the site's own folder instead of cdn.plot.ly.
 const out = "static/vendor/plotly-portal.min.js";
-writeFileSync(out, readFileSync(out, "utf8").replace('"https://cdn.plot.ly/un/"',
-                                                     '"/static/vendor/topojson/"'));
+writeFileSync(out, readFileSync(out, "utf8")
+  .replace('"https://cdn.plot.ly/un/"', '"/static/vendor/topojson/"')
+  .replace("the topojson files are fetched from cdn.plot.ly.",
+           "the topojson files are fetched from the site's own static folder."));
