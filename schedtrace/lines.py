@@ -47,38 +47,52 @@ class LineParser:
         self.skipped = 0       # well-formed lines of other events (sched_stat_runtime, ...)
         self.lost_events = 0
         self.lines = 0
+        self.last_ts = 0  # of the last event read: a lost-events marker's timestamp
         self.truncated = False
 
     def match_prefix(self, text: str) -> tuple[str, int | None, int, str, str] | None:
         raise NotImplementedError
 
     def parse(self, batches):
-        """`batches`: (lines, complete?) as schedtrace.reader._batches gives them."""
-        number = 0
-        last_ts = 0
+        """`batches`: (lines, complete?) as schedtrace.reader._batches gives them; yields the
+        events of each batch as a list, in input order (a list a batch: no generator step per
+        event)."""
+        for lines, complete in batches:
+            events = self.parse_lines(lines, complete)
+            if events:
+                yield events
+            if self.truncated:
+                return
+
+    def parse_lines(self, lines: list[str], complete: bool) -> list[ev.Event]:
+        """The events of the next lines (`complete`: False when the last has no newline)."""
+        number = self.lines
+        last_ts = self.last_ts
         fast = self.fast
         max_ts = self.max_ts
-        for lines, complete in batches:
-            for text in lines:
-                number += 1
-                self.lines = number
-                event: ev.Event | None = None
-                if fast is not None and complete:
-                    event = fast(text, number)
+        events: list[ev.Event] = []
+        for text in lines:
+            number += 1
+            self.lines = number
+            event: ev.Event | None = None
+            if fast is not None and complete:
+                event = fast(text, number)
+            if event is None:
+                event = self._general(number, text, complete, last_ts)
                 if event is None:
-                    event = self._general(number, text, complete, last_ts)
-                    if event is None:
-                        if self.truncated:
-                            return
-                        continue
-                if event.kind != ev.LOST:
-                    if max_ts is not None and event.ts > max_ts:
-                        raise RefusedValue(f"the timestamp is out of range (0 to "
-                                           f"{max_ts // 10**9} s)", number)
-                    if self.refuse_nul and self.read.nul_seen and "\x00" in text:
-                        _check_names(event)
-                    last_ts = event.ts
-                yield event
+                    if self.truncated:
+                        break
+                    continue
+            if event.kind != ev.LOST:
+                if max_ts is not None and event.ts > max_ts:
+                    raise RefusedValue(f"the timestamp is out of range (0 to "
+                                       f"{max_ts // 10**9} s)", number)
+                if self.refuse_nul and self.read.nul_seen and "\x00" in text:
+                    _check_names(event)
+                last_ts = event.ts
+            events.append(event)
+        self.last_ts = last_ts
+        return events
 
     def _general(self, number: int, text: str, complete: bool, last_ts: int) -> ev.Event | None:
         """The event of any line (None: nothing to yield; `truncated` set: stop here)."""

@@ -8,7 +8,7 @@ import io
 import lzma
 import os
 import zlib
-from collections import deque
+from collections.abc import Iterator
 
 from . import ftrace, perf
 from .errors import TraceError
@@ -155,57 +155,92 @@ class EventStream:
 
     def __iter__(self):
         try:
+            for events in self._ordered(self._parser.parse(self._batches)):
+                yield from events
+        finally:
+            self.close()
+
+    def event_chunks(self) -> Iterator[list[Event]]:
+        """The same events as iterating, a list at a time (what TraceStats.consume reads: no
+        generator step per event)."""
+        try:
             yield from self._ordered(self._parser.parse(self._batches))
         finally:
             self.close()
 
-    def _ordered(self, events):
+    def _ordered(self, chunks: Iterator[list[Event]]) -> Iterator[list[Event]]:
         """At most `reorder_window` events held back: per-CPU buffers interleave out of order
         by a bounded amount; an event later than the window is passed on late and counted.
 
         While the input comes in timestamp order (tracefs merges its per-CPU buffers) the
-        held events are a sorted FIFO; the first event out of order turns them into a heap
-        (a sorted list is one). Both emit the smallest (ts, input order) first."""
+        held events are a sorted FIFO, `held[first:]`, emitted a chunk at a time; the first
+        event out of order turns them into a heap (a sorted list is one). Both emit the
+        smallest (ts, input order) first, the same events as one at a time would."""
         window = self.reorder_window
-        held: deque[Event] = deque()
-        newest: int = -1
-        emitted: int = -1
-        events = iter(events)
-        for event in events:
-            ts: int = event.ts
-            if ts < newest:
-                break
-            newest = ts
-            held.append(event)
-            if len(held) > window:
-                out = held.popleft()
-                emitted = out.ts or 0  # (an Event's ts is never None once parsed)
-                self.events += 1
+        held: list[Event] = []
+        first = 0
+        newest = -1
+        emitted = -1
+        for chunk in chunks:
+            for index in range(len(chunk)):
+                event = chunk[index]
+                ts = event.ts
+                if ts < newest:
+                    out = self._release(held, first, len(held) - first - window)
+                    if out:
+                        emitted = out[-1].ts
+                        yield out
+                        first += len(out)
+                    heap = [(e.ts, sequence, e) for sequence, e in enumerate(held[first:])]
+                    rest = _chain([chunk[index:]], chunks)
+                    yield from self._heap_ordered(heap, rest, emitted)
+                    return
+                newest = ts
+                held.append(event)
+            out = self._release(held, first, len(held) - first - window)
+            if out:
+                emitted = out[-1].ts
                 yield out
-        else:
-            self.events += len(held)
-            yield from held
-            self._order_warnings()
-            return
-        heap = [(e.ts, sequence, e) for sequence, e in enumerate(held)]
-        yield from self._heap_ordered(heap, _chain([event], events), emitted)
+                first += len(out)
+                if first > 1 << 16:  # drop what was handed out, now and then
+                    del held[:first]
+                    first = 0
+        out = self._release(held, first, len(held) - first)
+        if out:
+            yield out
+        self._order_warnings()
 
-    def _heap_ordered(self, heap, events, emitted):
+    def _release(self, held: list[Event], first: int, count: int) -> list[Event]:
+        if count <= 0:
+            return []
+        self.events += count
+        return held[first:first + count]
+
+    def _heap_ordered(self, heap, chunks, emitted):
         window = self.reorder_window
         pushpop, push = heapq.heappushpop, heapq.heappush
-        for sequence, event in enumerate(events, len(heap)):
-            ts = event.ts
-            if ts < emitted:
-                self.late_events += 1
-            if len(heap) < window:
-                push(heap, (ts, sequence, event))
-                continue
-            emitted, _, out = pushpop(heap, (ts, sequence, event))
-            self.events += 1
-            yield out
+        sequence = len(heap)
+        for chunk in chunks:
+            out = []
+            for event in chunk:
+                ts = event.ts
+                if ts < emitted:
+                    self.late_events += 1
+                if len(heap) < window:
+                    push(heap, (ts, sequence, event))
+                else:
+                    emitted, _, smallest = pushpop(heap, (ts, sequence, event))
+                    out.append(smallest)
+                sequence += 1
+            if out:
+                self.events += len(out)
+                yield out
+        out = []
         while heap:
-            emitted, _, out = heapq.heappop(heap)
-            self.events += 1
+            emitted, _, smallest = heapq.heappop(heap)
+            out.append(smallest)
+        self.events += len(out)
+        if out:
             yield out
         self._order_warnings()
 

@@ -50,7 +50,6 @@ class TimelineWriter:
         self.directory.mkdir(parents=True, exist_ok=True)
         self._recorder = RunRecorder(_STATE_CODE, _STATE_CODE["other"], self._spill, _SPILL)
         self._cpu = self._recorder.cpus  # cpu -> (start, end, task, state) not yet written
-        self._wake = self._recorder.wakes
         self.segment = self._recorder.segment
         self.wakeup = self._recorder.wakeup
         self._files = {}
@@ -65,9 +64,9 @@ class TimelineWriter:
             buffer.tofile(handle)
             del buffer[:]
 
-    def _load(self, name, buffers, dtypes):
+    def _load(self, name, dtypes):
         """The spilled file plus what is still buffered, as numpy arrays."""
-        self._spill(name, buffers)
+        self._recorder.flush(name)
         out = []
         for number, dtype in enumerate(dtypes):
             self._files.pop((name, number)).close()
@@ -101,7 +100,7 @@ class TimelineWriter:
                    for level in range(levels)}
         for path in self.directory.glob("piece-*.npy"):
             path.unlink()
-        wake = self._load("wake", self._wake, ("i8", "i4", "i4", "i4"))
+        wake = self._load("wake", ("i8", "i4", "i4", "i4"))
         order = np.argsort(wake[0], kind="stable")
         for name, values in zip(("at", "from", "to", "task"), wake, strict=True):
             np.save(self.directory / f"wake_{name}.npy", values[order])
@@ -144,7 +143,7 @@ class TimelineWriter:
         if buffers is None:
             return {field: np.zeros(0, dtype) for field, dtype in
                     zip(FIELDS, ("i8", "i8", "i4", "i1", "i4", "i8"), strict=True)}
-        start, end, task, state = self._load(name, buffers, ("i8", "i8", "i4", "i1"))
+        start, end, task, state = self._load(name, ("i8", "i8", "i4", "i1"))
         order = np.argsort(start, kind="stable")  # already sorted unless events were late
         start, end, task, state = start[order], end[order], task[order], state[order]
         end = np.maximum(end, start)

@@ -173,3 +173,40 @@ def test_refusals_name_their_line_on_both_paths():
                 list(schedtrace.open_events(io.BytesIO((good + bad + good).encode()),
                                             max_ts=2**63 - 1, refuse_nul=True, fast=fast))
             assert caught.value.line == 2 and message in caught.value.message
+
+
+@pytest.mark.parametrize("window", [1, 3, 50, 20_000])
+def test_chunked_reading_orders_as_event_by_event_does(tmp_path, window):
+    """TraceStats.consume reads an EventStream a list at a time (event_chunks): the same
+    events in the same order, late counts and figures as one at a time, on input whose lines
+    are locally shuffled (the heap takes over) and on ordered input (the FIFO)."""
+    from bench.trace_ingest import write_trace
+
+    path = tmp_path / "ordered.trace"
+    write_trace(path, 5_000, seed=4)
+    lines = path.read_text().splitlines(keepends=True)
+    rng = random.Random(window)
+    for spot in range(2, len(lines) - 8, 97):
+        piece = lines[spot:spot + 8]
+        rng.shuffle(piece)
+        lines[spot:spot + 8] = piece
+    shuffled = tmp_path / "shuffled.trace"
+    shuffled.write_text("".join(lines))
+    for source in (path, shuffled):
+        one = schedtrace.open_events(source, reorder_window=window)
+        by_one = [_event_key(event) for event in one]
+        chunked = schedtrace.open_events(source, reorder_window=window)
+        by_chunk = [_event_key(event) for chunk in chunked.event_chunks() for event in chunk]
+        assert by_one == by_chunk and len(by_one) > 4_000
+        assert (one.events, one.late_events, one.warnings) == \
+            (chunked.events, chunked.late_events, chunked.warnings)
+        if source == shuffled and window == 1:
+            assert one.late_events > 0  # the heap's late path was taken
+        stats = schedtrace.TraceStats().consume(schedtrace.open_events(
+            source, reorder_window=window)).finish()
+        alone = schedtrace.TraceStats()
+        for event in schedtrace.open_events(source, reorder_window=window):
+            alone.add(event)
+        alone.finish()
+        assert stats.summary() == alone.summary()
+        assert [t.as_dict() for t in stats.tasks] == [t.as_dict() for t in alone.tasks]
