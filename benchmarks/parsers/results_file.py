@@ -41,9 +41,8 @@ from .base import (
     numbered_lines,
 )
 from .headings import MAX_KERNEL, parse_heading, too_long_heading
-from .skips import ATTRIBUTION, KERNEL_HEADING, SETUP, SHELL, LineRules
+from .skips import ATTRIBUTION, KERNEL_HEADING, SETUP, SHELL, LineRules, hole
 from .timing import (
-    HOLE_RE,
     add_samples,
     burn_setup,
     match_measurement,
@@ -186,9 +185,9 @@ class ResultsFileParser(Parser):
         if length:
             raise ParseError(f"this kernel heading names a kernel of {length:,} characters; "
                              f"a kernel name has at most {MAX_KERNEL}", line=lineno)
-        hole = HOLE_RE.search(text)
-        if hole:
-            warnings.add(lineno, f"hole: {hole.group(1).strip()}")
+        missed = hole(text)
+        if missed is not None:
+            warnings.add(lineno, f"hole: {missed}")
             return
         command = command_of(text)
         if command is not None:

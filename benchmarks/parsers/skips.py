@@ -61,9 +61,28 @@ PROMPT_RE = re.compile(r"(?:[\w.-]+@)?[\w.-]+:[^\s#$]*\s*[#$]\s*\S|\$\s+\S"
                        r"|#\s+(?:\./|for\s|echo\s|sysctl\s|chrt\s|taskset\s|uname\b)")
 
 
+# "<missed 2.6.24 here>", "Loop to 10M: <box crashed>", "2.6.24 <rebooted>": nothing measured.
+HOLE_LINE_RE = re.compile(r"([^<>]*)<([^<>]*)>[.,;]?")
+LOOP_LABEL_RE = re.compile(
+    r"(?:loops?\s+(?:(?:to|of|=)\s*)?)?\d+(?:\.\d+)?\s*[kKmMgG]?(?:\s*loops?)?(?:\s+time)?", re.I)
+
+
 class Skip(NamedTuple):
     rule: str
     note: str = ""
+
+
+def hole(text: str) -> str | None:
+    """What a hole line says (`missed 2.6.24 here`), or None when the line is not one: a
+    `<...>` alone, or after the kernel or loop size it stands for. Anything else beside it (a
+    number) makes it no hole, so a value is never dropped as part of one."""
+    match = HOLE_LINE_RE.fullmatch(text)
+    if match is None:
+        return None
+    before = match.group(1).strip().rstrip(":").strip()
+    if before and parse_heading(before) is None and LOOP_LABEL_RE.fullmatch(before) is None:
+        return None
+    return match.group(2).strip()
 
 
 def reads_times(text: str) -> bool:
@@ -134,7 +153,7 @@ def setup_description(text: str, result_like: Callable[[str], bool]) -> Skip | N
     tokens = text.split()
     numbers = sum(1 for token in tokens if HAS_DIGIT_RE.search(token))
     words = sum(1 for token in tokens if WORD_RE.fullmatch(token))
-    if words < 3 or words <= numbers or result_like(text):
+    if words < 2 or words <= numbers or result_like(text):
         return None
     states = stated(text)
     if not states:

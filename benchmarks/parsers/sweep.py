@@ -42,7 +42,7 @@ from .base import (
     parse_count,
 )
 from .headings import parse_heading
-from .skips import ATTRIBUTION, KERNEL_HEADING, LOOP_HEADING, SETUP, SHELL, LineRules
+from .skips import ATTRIBUTION, KERNEL_HEADING, LOOP_HEADING, SETUP, SHELL, LineRules, hole
 from .timing import COUNT, match_measurement, to_ms
 
 HEADING_RE = re.compile(rf"(?:loops?\s+(?:(?:to|of|=)\s*)?)?({COUNT})(?:\s*loops?)?\s*:", re.I)
@@ -111,9 +111,9 @@ class SweepParser(Parser):
         if heading:
             state.set("loops", parse_count(heading.group(1), line=lineno), lineno)
             return
-        hole = HOLE_RE.search(text)  # "<missed 2.6.24 here>", alone or after a kernel
-        if hole:
-            warnings.add(lineno, f"hole: {hole.group(1).strip()}")
+        missed = hole(text)  # "<missed 2.6.24 here>", alone or after a kernel
+        if missed is not None:
+            warnings.add(lineno, f"hole: {missed}")
             return
         found = match_measurement(text, lineno)
         if found is not None and found.kind == "loops":  # "Loop to 1M: 5210 ms" under a kernel

@@ -16,7 +16,7 @@ from tests.harness.conftest import FIXTURES, load_harness
 
 pytestmark = pytest.mark.django_db
 
-RAW = b"2.6.24: 5210 ms\r\n2.6.24: 5230 ms\r\n<script>alert(1)</script>\r\n"
+RAW = b"2.6.24: 5210 ms\r\n2.6.24: 5230 ms\r\n<script>alert(document.domain)</script>\r\n"
 
 
 def uploaded(user):
