@@ -23,7 +23,13 @@ from .mail import MailMessage, parse_message
 from .mbox import GZIP_MAGIC, chunk_problem, gunzip, split_mbox
 from .models import Attachment, Post, PostRun, PostSource, Thread
 from .render import attachment_kind, rendered_fields
-from .services import REPLY_PREFIXES, thread_relayout, thread_subject
+from .services import (
+    REPLY_PREFIXES,
+    posts_parents_write,
+    thread_places_before_insert,
+    thread_relayout,
+    thread_subject,
+)
 from .targets import Target
 
 logger = logging.getLogger(__name__)
@@ -158,29 +164,54 @@ def _group(messages: list[MailMessage]) -> dict[str, list[MailMessage]]:
     return grouped
 
 
-def _stored_thread_id(group: list[MailMessage]) -> int | None:
-    """A stored thread this conversation belongs to: one of its posts is a parent, a child or
-    shares a root reference with a message of the group."""
+def _related_ids(group: list[MailMessage]) -> tuple[list[str], list[str]]:
     own = [m.message_id for m in group]
     related = list({mid for m in group for mid in [m.in_reply_to, *m.references] if mid})
+    return own, related
+
+
+def _stored_thread_ids(groups: list[list[MailMessage]]) -> list[int | None]:
+    """For each conversation, a stored thread it belongs to: one of its posts is a parent, a
+    child or shares a root reference with a message of the group (the smallest such thread's
+    id, looking at the group's ids BATCH at a time as the rule has always read them).
+
+    The stored posts that touch any id of any group are read in a few queries for the whole
+    import; each group's answer is then found in memory (a query per group was most of the
+    time of a large import). Groups of one file never touch each other's posts (they would be
+    one group), so reading before storing any of them answers as storing one by one did."""
+    by_column: dict[str, dict[str, set[int]]] = {"message_id": {}, "root_id": {},
+                                                 "in_reply_to": {}}
+    every = sorted({mid for group in groups for part in _related_ids(group) for mid in part})
+    for start in range(0, len(every), BATCH):
+        part = every[start:start + BATCH]
+        rows = Post.objects.filter(Q(message_id__in=part) | Q(root_id__in=part)
+                                   | Q(in_reply_to__in=part)).values_list(
+            "thread_id", "message_id", "root_id", "in_reply_to")
+        for thread_id, *values in rows:
+            for column, value in zip(("message_id", "root_id", "in_reply_to"), values,
+                                     strict=True):
+                by_column[column].setdefault(value, set()).add(thread_id)
+    return [_stored_thread_id(group, by_column) for group in groups]
+
+
+def _stored_thread_id(group: list[MailMessage], by_column) -> int | None:
+    own, related = _related_ids(group)
     for start in range(0, max(len(own), len(related)), BATCH):
-        own_part, related_part = own[start:start + BATCH], related[start:start + BATCH]
-        match = (Post.objects.filter(
-            Q(message_id__in=related_part) | Q(root_id__in=related_part)
-            | Q(in_reply_to__in=own_part) | Q(root_id__in=own_part))
-            .order_by("thread_id").values_list("thread_id", flat=True).first())
-        if match:
-            return match
+        matches: set[int] = set()
+        for column, ids in (("message_id", related[start:start + BATCH]),
+                            ("root_id", related[start:start + BATCH]),
+                            ("in_reply_to", own[start:start + BATCH]),
+                            ("root_id", own[start:start + BATCH])):
+            for mid in ids:
+                matches.update(by_column[column].get(mid, ()))
+        if matches:
+            return min(matches)
     return None
 
 
-def _thread_for(group: list[MailMessage], user, target: Target | None) -> Thread:
-    """The stored thread this conversation already belongs to, or a new one."""
-    existing = _stored_thread_id(group)
-    if existing:
-        return Thread.objects.select_for_update().get(pk=existing)
+def _new_thread(group: list[MailMessage], user, target: Target | None) -> Thread:
     first = min(group, key=lambda m: (m.date or timezone.now(), m.position))
-    return Thread.objects.create(
+    return Thread(
         subject=thread_subject(first.subject), started_by=user,
         target_type=target.type if target else "", target_id=target.id if target else "",
         created=first.date or timezone.now(),
@@ -199,13 +230,57 @@ def _post_row(message: MailMessage, thread: Thread) -> Post:
     )
 
 
+def _store_new_threads(groups, user, target) -> tuple[list[Thread], list[list[Post]]]:
+    """Conversations that start new threads: each thread's layout is worked out before its
+    posts are written (services.thread_places_before_insert), so the threads and their posts
+    go in with one insert per batch, and only the parents need a second statement."""
+    threads, rows, places = [], [], []
+    for group in groups:
+        thread = _new_thread(group, user, target)
+        posts = [_post_row(m, thread) for m in group]
+        places.append(thread_places_before_insert(posts=posts))
+        thread.post_count = len(posts)
+        thread.last_activity = max(post.date for post in posts)
+        threads.append(thread)
+        rows.append(posts)
+    Thread.objects.bulk_create(threads, batch_size=BATCH)
+    for thread, posts in zip(threads, rows, strict=True):
+        for post in posts:
+            post.thread = thread
+    Post.objects.bulk_create([post for posts in rows for post in posts], batch_size=BATCH)
+    parents = []
+    for thread, posts, parent_of in zip(threads, rows, places, strict=True):
+        if any(a.pk >= b.pk for a, b in zip(posts, posts[1:], strict=False)):
+            # The layout broke ties between posts of one date by insertion order, which the
+            # keys follow everywhere we know of; were they ever not to, lay it out from them.
+            thread_relayout(thread=thread)
+            continue
+        parents += [(post.pk, posts[parent].pk) for post, parent in zip(posts, parent_of,
+                                                                        strict=True)
+                    if parent is not None]
+    posts_parents_write(pairs=parents)
+    return threads, rows
+
+
 def _store(messages: list[MailMessage], user, target, report) -> list[tuple[Post, MailMessage]]:
+    groups = list(_group(messages).values())
+    found = _stored_thread_ids(groups)
+    fresh = [group for group, thread_id in zip(groups, found, strict=True) if thread_id is None]
+    new_threads, new_rows = _store_new_threads(fresh, user, target)
+    rows_of = {id(group): rows for group, rows in zip(fresh, new_rows, strict=True)}
+    threads: dict[int, Thread] = {thread.pk: thread for thread in new_threads}
+    joined: dict[int, Thread] = {}
     stored = []
-    threads: dict[int, Thread] = {}
-    for group in _group(messages).values():
-        thread = _thread_for(group, user, target)
-        threads[thread.pk] = thread
-        rows = Post.objects.bulk_create([_post_row(m, thread) for m in group], batch_size=BATCH)
+    for group, thread_id in zip(groups, found, strict=True):
+        if thread_id is None:
+            rows = rows_of[id(group)]
+            thread = rows[0].thread
+        else:  # posts joining a stored thread: the whole thread is laid out again below
+            thread = joined.get(thread_id) or Thread.objects.select_for_update().get(
+                pk=thread_id)
+            joined[thread_id] = threads[thread_id] = thread
+            rows = Post.objects.bulk_create([_post_row(m, thread) for m in group],
+                                            batch_size=BATCH)
         stored.extend(zip(rows, group, strict=True))
         report.posts_by_thread[thread.pk] = report.posts_by_thread.get(thread.pk, 0) + len(rows)
     Attachment.objects.bulk_create(
@@ -215,7 +290,7 @@ def _store(messages: list[MailMessage], user, target, report) -> list[tuple[Post
          for post, message in stored for number, a in enumerate(message.attachments, 1)),
         batch_size=BATCH,
     )
-    for thread in threads.values():
+    for thread in joined.values():
         thread_relayout(thread=thread)
     report.threads = sorted(threads.values(), key=lambda t: t.pk)
     return stored

@@ -1,0 +1,101 @@
+"""mbox import lays new threads out before storing them (one insert per batch): the stored
+parents, orders, depths and thread figures must be what laying each stored thread out from its
+rows gives (services.thread_relayout, the way every thread was laid out before)."""
+
+import random
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+
+import pytest
+
+from discussions.importer import mbox_import
+from discussions.models import Post, Thread
+from discussions.services import thread_relayout
+
+pytestmark = pytest.mark.django_db
+
+
+def _message(*, mid, when, subject, in_reply_to="", references=(), body="text"):
+    headers = [f"From dev@example.org {when:%a %b %d %H:%M:%S %Y}",
+               "From: Dev <dev@example.org>", f"Subject: {subject}",
+               f"Date: {format_datetime(when)}", f"Message-ID: <{mid}>"]
+    if in_reply_to:
+        headers.append(f"In-Reply-To: <{in_reply_to}>")
+    if references:
+        headers.append("References: " + " ".join(f"<{r}>" for r in references))
+    return "\n".join(headers) + "\n\n" + body + "\n\n"
+
+
+def messy_archive(seed: int, threads: int, prefix: str = "") -> str:
+    """Threads as lists really look: replies with the same Date (ties), out of file order,
+    parents that never arrived, replies with only a subject, reference loops, deep chains."""
+    rng = random.Random(seed)
+    out = []
+    for thread in range(threads):
+        start = datetime(2009, 1, 1, tzinfo=UTC) + timedelta(hours=thread)
+        ids = []
+        for number in range(rng.randint(1, 30)):
+            mid = f"{prefix}t{thread}.m{number}@lists.example.org"
+            when = start + timedelta(minutes=rng.choice([0, 0, 1, 2, number, -number]))
+            parent = rng.choice(ids) if ids and rng.random() < 0.85 else ""
+            kind = rng.random()
+            if kind < 0.1 and parent:  # a parent that never arrived
+                missing = f"{prefix}lost{thread}.{number}@lists.example.org"
+                out.append(_message(mid=mid, when=when, subject=f"Re: topic {thread}",
+                                    in_reply_to=missing, references=[parent, missing]))
+            elif kind < 0.15 and number:  # an old mailer: subject only
+                out.append(_message(mid=mid, when=when, subject=f"Re: topic {thread}"))
+            elif kind < 0.18 and parent:  # a loop: the parent names this one as its own
+                out.append(_message(mid=mid, when=when, subject=f"Re: topic {thread}",
+                                    in_reply_to=parent, references=[mid, parent]))
+            else:
+                out.append(_message(mid=mid, when=when,
+                                    subject=f"{'Re: ' if parent else ''}topic {thread}",
+                                    in_reply_to=parent, references=[parent] if parent else []))
+            ids.append(mid)
+    rng.shuffle(out)
+    return "".join(out)
+
+
+def _places():
+    return sorted(Post.objects.values_list("id", "thread_id", "parent_id", "thread_order",
+                                           "depth"))
+
+
+def _figures():
+    return sorted(Thread.objects.values_list("id", "post_count", "last_activity"))
+
+
+def _as_laid_out_from_rows():
+    """Every thread laid out again from its stored rows: what must not change anything."""
+    for thread in Thread.objects.all():
+        thread_relayout(thread=thread)
+    return _places(), _figures()
+
+
+def test_new_threads_are_laid_out_as_from_their_stored_rows(poster, mbox_bytes):
+    data = messy_archive(1, 60).encode() + mbox_bytes("threadtest.mbox")
+    report = mbox_import(data=data, user=poster)
+    assert report.imported > 300 and len(report.threads) > 40
+    stored, figures = _places(), _figures()
+    assert any(depth >= 3 for *_, depth in stored)  # deep enough to mean something
+    assert sum(parent is not None for _, _, parent, _, _ in stored) > 200
+    assert (stored, figures) == _as_laid_out_from_rows()
+
+
+def test_posts_joining_stored_threads_are_laid_out_with_them(poster):
+    first = messy_archive(2, 30)
+    mbox_import(data=first.encode(), user=poster)
+    threads = Thread.objects.count()
+    # the same conversations continued: replies to stored messages, plus new threads
+    more = "".join(_message(mid=f"late{n}@lists.example.org",
+                            when=datetime(2009, 1, 1, tzinfo=UTC) + timedelta(minutes=n),
+                            subject="Re: topic", in_reply_to=f"t{n % 30}.m0@lists.example.org")
+                   for n in range(40)) + messy_archive(3, 10, prefix="new")
+    report = mbox_import(data=more.encode(), user=poster)
+    assert report.imported > 40
+    assert Thread.objects.count() > threads
+    stored, figures = _places(), _figures()
+    assert Post.objects.filter(message_id__startswith="late", parent__isnull=False).count() \
+        == Post.objects.filter(message_id__startswith="late").count() > 0
+    assert (stored, figures) == _as_laid_out_from_rows()
