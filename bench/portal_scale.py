@@ -19,6 +19,7 @@ raw SQL aggregate.
 """
 
 import argparse
+import datetime
 import io
 import json
 import os
@@ -44,6 +45,9 @@ RUNS = BENCHMARKS * MACHINES * LOOPS * KERNELS + CMP_SERIES * CMP_LOOPS
 TOTAL_SAMPLES = BENCHMARKS * MACHINES * LOOPS * KERNELS * SAMPLES + \
     CMP_SERIES * CMP_LOOPS * CMP_SAMPLES
 CHUNK = 1000  # runs per COPY
+# Runs come in over time: one a minute from here (a group's runs never share one timestamp, and
+# "the newest runs" can be read through the creation-time index).
+CREATED_FROM = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
 
 
 def loadavg() -> str:
@@ -122,8 +126,9 @@ def _copy_runs(cursor, first_id: int, plan: list) -> None:
     text = io.StringIO()
     for offset, (metric, machine, kernel, loops, _, _) in enumerate(plan):
         params = json.dumps({"loops": loops})
+        created = CREATED_FROM + datetime.timedelta(minutes=first_id + offset)
         text.write(f"{first_id + offset}\t\t\t{{}}\t{params}\t{{}}\tapi\t\t\\N\t\\N\t"
-                   f"2026-01-01 00:00:00+00\t\\N\t{metric.benchmark_id}\t{kernel.pk}\t"
+                   f"{created.isoformat()}\t\\N\t{metric.benchmark_id}\t{kernel.pk}\t"
                    f"{machine.pk}\t\\N\t\t[]\t\\N\t\\N\t\\N\n")
     text.seek(0)
     cursor.copy_expert(
@@ -158,6 +163,21 @@ def _copy_samples(cursor, first_id: int, plan: list, rng) -> None:
                   "maximum": [p.max() for p in parts]})
 
 
+def spread_created() -> None:
+    """A database filled before the runs had distinct creation times gets them (once)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(DISTINCT created) FROM benchmarks_run WHERE id <= %s",
+                       [RUNS])
+        if cursor.fetchone()[0] >= RUNS:
+            return
+        cursor.execute("UPDATE benchmarks_run SET created = %s + id * interval '1 minute' "
+                       "WHERE id <= %s", [CREATED_FROM, RUNS])
+        cursor.execute("VACUUM ANALYZE benchmarks_run")
+    print(f"gave the {RUNS:,} runs of {DATABASE} distinct creation times")
+
+
 def fill() -> None:
     from django.db import connection, transaction
 
@@ -165,6 +185,7 @@ def fill() -> None:
 
     if Run.objects.count() >= RUNS and Sample.objects.count() >= TOTAL_SAMPLES:
         print(f"reusing {DATABASE}: {RUNS:,} runs, {TOTAL_SAMPLES:,} samples")
+        spread_created()
         return
     if Run.objects.exists():
         raise SystemExit(f"{DATABASE} holds a partial fill: run again with --recreate")
@@ -265,11 +286,24 @@ def run_list_sql():
 
 def run_page_sql(pk: int) -> list:
     """The run page's rows: the run with its names, samples, summaries, monitor series, the
-    machine's newest calibration, traces and threads about it, and the run's series by kernel
-    (the regression section's verdict reads it)."""
+    machine's newest calibration, traces and threads about it, and what its verdicts are
+    computed from: the series' runs by kernel with their sizes, and the values of the series'
+    oldest and previous kernels before the run's (the ids a hand-written page would take from
+    that read)."""
+    from django.db import connection
+
     from benchmarks.models import Run
 
-    run = Run.objects.get(pk=pk)
+    run = Run.objects.select_related("kernel").get(pk=pk)
+    series = [run.summaries.get().metric_id, run.benchmark_id, run.machine_id,
+              json.dumps(run.params), pk]
+    with connection.cursor() as cursor:
+        cursor.execute(SERIES_KERNELS_SQL, series)
+        kernels: dict[str, list[int]] = {}
+        for run_id, _, version, sort_key in cursor.fetchall():
+            if (sort_key, version) < (run.kernel.sort_key, run.kernel.version):
+                kernels.setdefault(version, []).append(run_id)
+    against = [*next(iter(kernels.values())), *list(kernels.values())[-1]]
     return [
         ("SELECT * FROM benchmarks_run r JOIN benchmarks_benchmark b ON b.id = r.benchmark_id "
          "JOIN benchmarks_kernel k ON k.id = r.kernel_id JOIN benchmarks_machine m "
@@ -284,8 +318,74 @@ def run_page_sql(pk: int) -> list:
         ("SELECT * FROM traces_trace WHERE run_id = %s", [pk]),
         ("SELECT * FROM discussions_thread WHERE target_type = 'run' AND target_id = %s",
          [str(pk)]),
-        (SERIES_SQL, [run.benchmark_id, run.machine_id, json.dumps(run.params)]),
+        (SERIES_KERNELS_SQL, series),
+        ("SELECT run_id, value FROM benchmarks_sample WHERE metric_id = %s AND run_id = ANY(%s) "
+         "ORDER BY run_id, index", [series[0], against]),
     ]
+
+
+# The runs of a run's series (but the run) with their sizes, in release order.
+SERIES_KERNELS_SQL = ("SELECT s.run_id, s.n, k.version, k.sort_key FROM benchmarks_metricsummary s "
+                      "JOIN benchmarks_run r ON r.id = s.run_id JOIN benchmarks_kernel k "
+                      "ON k.id = r.kernel_id WHERE s.metric_id = %s AND r.benchmark_id = %s "
+                      "AND r.machine_id = %s AND r.params = %s::jsonb AND r.withdrawn IS NULL "
+                      "AND r.id <> %s ORDER BY k.sort_key, k.version, s.run_id")
+
+
+# The live run count of every benchmark or machine, exact, by the fastest shape a hand-written
+# query has: every run counted per name through the name's index (an index-only scan) less the
+# withdrawn ones (found through the withdrawn index), names only withdrawn runs use left out.
+COUNTS_SQL = ("SELECT n.*, COALESCE(t.n, 0) - COALESCE(w.n, 0) AS run_count FROM {table} n "
+              "LEFT JOIN (SELECT {column}, count(*) AS n FROM benchmarks_run GROUP BY {column}) t "
+              "ON t.{column} = n.id LEFT JOIN (SELECT {column}, count(*) AS n FROM benchmarks_run "
+              "WHERE withdrawn IS NOT NULL GROUP BY {column}) w ON w.{column} = n.id "
+              "WHERE COALESCE(t.n, 0) = 0 OR t.n > COALESCE(w.n, 0) ORDER BY {order}")
+BENCHMARK_COUNTS_SQL = (COUNTS_SQL.format(table="benchmarks_benchmark", column="benchmark_id",
+                                          order="n.slug"), [])
+MACHINE_COUNTS_SQL = (COUNTS_SQL.format(table="benchmarks_machine", column="machine_id",
+                                        order="n.name, n.id"), [])
+RECENT_SQL = ("SELECT r.*, b.*, k.*, m.* FROM benchmarks_run r JOIN benchmarks_benchmark b "
+              "ON b.id = r.benchmark_id JOIN benchmarks_kernel k ON k.id = r.kernel_id "
+              "JOIN benchmarks_machine m ON m.id = r.machine_id WHERE r.withdrawn IS NULL "
+              "ORDER BY r.created DESC, r.id DESC LIMIT 10")
+
+
+def home_sql():
+    """The home page's rows: the ten newest runs with their names and summaries, every
+    benchmark and machine with its live run count, the newest comparisons."""
+    from django.db import connection
+
+    rest = sql(BENCHMARK_COUNTS_SQL, MACHINE_COUNTS_SQL,
+               ("SELECT id, slug, title, created, run_ids FROM benchmarks_comparison "
+                "ORDER BY created DESC, id DESC LIMIT 8", []))
+
+    def run():
+        with connection.cursor() as cursor:
+            cursor.execute(RECENT_SQL)
+            ids = [row[0] for row in cursor.fetchall()]
+            cursor.execute("SELECT * FROM benchmarks_metricsummary s JOIN benchmarks_metric t "
+                           "ON t.id = s.metric_id WHERE s.run_id = ANY(%s)", [ids])
+            cursor.fetchall()
+        rest()
+    return run
+
+
+BUILDER_SQL = [BENCHMARK_COUNTS_SQL, MACHINE_COUNTS_SQL,
+               (SKIP_SQL.format(c="policy", low="''"), [])]
+
+
+def session_cookie(username: str = "bench") -> dict:
+    """A logged-in session of `username` (made here, as a login would), for the pages that ask."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.auth.models import User
+    from django.contrib.sessions.backends.db import SessionStore
+
+    user = User.objects.get(username=username)
+    session = SessionStore()
+    session.update({SESSION_KEY: str(user.pk), HASH_SESSION_KEY: user.get_session_auth_hash(),
+                    BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend"})
+    session.save()
+    return {"Cookie": f"sessionid={session.session_key}"}
 
 
 # One series' values in release order, as the regression detector reads them.
@@ -381,6 +481,7 @@ def measure(env: dict, requests: int) -> None:
     auth = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
     run = Run.objects.filter(benchmark__slug="scale-b4").order_by("id")[500]
     term = "6.13"
+    session = session_cookie()
     server = Gunicorn(env, workers=2)
     try:
         print(f"{RUNS:,} runs, {TOTAL_SAMPLES:,} samples; {requests} requests each after one "
@@ -398,6 +499,17 @@ def measure(env: dict, requests: int) -> None:
             ("200-series comparison (preview)",
              *paired(lambda: request(server.url, "POST", "/api/v1/comparisons/preview/", spec,
                                      auth), sql((COMPARISON_SQL, [])), requests)),
+            ("home page (GET /)",
+             *paired(lambda: request(server.url, path="/"), home_sql(), requests)),
+            ("machine list (GET /machines/)",
+             *paired(lambda: request(server.url, path="/machines/"), sql(MACHINE_COUNTS_SQL),
+                     requests)),
+            ("upload page (GET /upload/, logged in)",
+             *paired(lambda: request(server.url, path="/upload/", headers=session),
+                     sql(MACHINE_COUNTS_SQL), requests)),
+            ("comparison builder (GET /compare/)",
+             *paired(lambda: request(server.url, path="/compare/"), sql(*BUILDER_SQL),
+                     requests)),
             (f"search runs (GET /search/?q={term})",
              *paired(lambda: request(server.url, path=f"/search/?q={term}&type=runs"),
                      sql(*search_sql(term)), requests)),
@@ -407,7 +519,7 @@ def measure(env: dict, requests: int) -> None:
     results.append(("incremental regression task (+detect)",
                     *regression_task(max(5, requests // 4))))
     for name, times, raw in results:
-        target = "(target <= 1.2x)" if "comparison" in name else ""
+        target = "(target <= 1.2x)" if "200-series" in name else ""
         print(line(name, times, raw, target))
     print(f"load average afterwards {loadavg()}")
 

@@ -3,7 +3,7 @@ run's verdicts with their inputs, each with the comparison that reproduces it.""
 
 from benchmarks.hooks import PageSection
 
-from .verdicts import runs_verdicts
+from .verdicts import run_page_verdicts
 
 
 def _row(entry: dict) -> dict:
@@ -24,7 +24,7 @@ def run_verdicts_section(run) -> PageSection | None:
     """The verdicts a submission of this run would get now (against the series' oldest and
     previous kernels, or a published table's baseline), or None when there is nothing to
     compare it with."""
-    entries = runs_verdicts([run])
+    entries = run_page_verdicts(run)
     if not entries:
         return None
     return PageSection("regressions/_run_verdicts.html",

@@ -4,6 +4,7 @@ are read, each side within detection's per-kernel bound (an evenly spaced subsam
 or kernel with more values), and every verdict says which thresholds applied."""
 
 import math
+from array import array
 from collections import defaultdict
 
 import numpy as np
@@ -12,7 +13,7 @@ from django.db.models.functions import Mod
 from benchmarks.models import Metric, MetricSummary, Run, Sample
 
 from . import detect
-from .series import SeriesId, series_groups, series_runs
+from .series import RUN_BLOCK, KernelGroup, SeriesId, is_between_releases, series_runs
 from .summaries import summary_verdicts
 
 MAX_RUNS = 100  # a bulk submission of more gets no verdicts (detection still runs in a worker)
@@ -21,18 +22,22 @@ MAX_RUNS = 100  # a bulk submission of more gets no verdicts (detection still ru
 AGAINST_RUNS_LISTED = 20
 
 
-def _entries(run: Run, metric, values, size, groups, limits) -> list[dict]:
+def _targets(run: Run, groups: list[KernelGroup]) -> list[tuple[str, KernelGroup, bool]]:
+    """(role, group, both) for the series' oldest and previous kernels before the run's."""
     older = [g for g in groups if (g.sort_key, g.version) < (run.kernel.sort_key,
                                                                run.kernel.version)]
-    targets = []
+    targets: list[tuple[str, KernelGroup, bool]] = []
     for role, group in (("baseline", older[0] if older else None),
                         ("previous", older[-1] if older else None)):
-        if group is not None and all(group is not seen for _, seen in targets):
-            targets.append((role, group))
-    # One older kernel is both: "roles" says so (a CI gate asks about the previous kernel).
-    both = len(older) == 1
+        if group is not None and all(group is not seen for _, seen, _ in targets):
+            # One older kernel is both: "roles" says so (a CI gate asks about the previous).
+            targets.append((role, group, len(older) == 1))
+    return targets
+
+
+def _entries(run: Run, metric, values, size, targets, limits) -> list[dict]:
     out = []
-    for role, group in targets:
+    for role, group, both in targets:
         result = detect.verdict(values, group.array(), higher_is_better=metric.higher_is_better,
                                 thresholds=limits, sizes=(size, group.size))
         if result is None:
@@ -48,48 +53,101 @@ def _entries(run: Run, metric, values, size, groups, limits) -> list[dict]:
     return out
 
 
-def _run_values(run_ids: list[int]) -> dict:
-    """{run: {metric: (values, true count)}}, at most about PER_KERNEL_MAX values each."""
-    sizes = {(run, metric): n for run, metric, n in MetricSummary.objects.filter(
-        run_id__in=run_ids).values_list("run_id", "metric_id", "n")}
-    out = defaultdict(dict)
-    for (run_id, metric_id), n in sizes.items():
-        stride = max(1, math.ceil(n / detect.PER_KERNEL_MAX))
-        samples = Sample.objects.filter(run_id=run_id, metric_id=metric_id)
-        if stride > 1:
-            samples = samples.annotate(_pick=Mod("index", stride)).filter(_pick=0)
-        values = np.fromiter(samples.order_by("index").values_list("value", flat=True)
-                             .iterator(chunk_size=10_000), dtype=np.float64)
-        out[run_id][metric_id] = (values, n)
-    return out
+def _series_kernels(series: SeriesId, *, exclude_run: int) -> list[KernelGroup]:
+    """The series' release kernels in natural order with their runs and true sizes, without
+    values: series_groups reads every recent kernel's values, a verdict tests two of them."""
+    runs = series_runs(series).exclude(pk=exclude_run)
+    rows = (MetricSummary.objects.filter(metric_id=series.metric_id, run__in=runs)
+            .order_by("run__kernel__sort_key", "run__kernel__version", "run_id")
+            .values_list("run_id", "n", "run__kernel_id", "run__kernel__version",
+                         "run__kernel__sort_key"))
+    groups: dict[int, KernelGroup] = {}
+    for run_id, n, kernel_id, version, sort_key in rows:
+        if is_between_releases(version):
+            continue
+        group = groups.get(kernel_id)
+        if group is None:
+            group = groups[kernel_id] = KernelGroup(kernel_id, version, sort_key)
+        group.run_ids.append(run_id)
+        group.size += n
+    return list(groups.values())
+
+
+def _read_values(metric_id: int, strides: dict[int, int]) -> dict[int, array]:
+    """{run: every stride-th value of the metric, by sample index}: one query per stride."""
+    by_stride: dict[int, list[int]] = defaultdict(list)
+    for run_id, stride in strides.items():
+        by_stride[stride].append(run_id)
+    values: dict[int, array] = defaultdict(lambda: array("d"))
+    for stride, run_ids in by_stride.items():
+        for start in range(0, len(run_ids), RUN_BLOCK):
+            samples = Sample.objects.filter(metric_id=metric_id,
+                                            run_id__in=run_ids[start:start + RUN_BLOCK])
+            if stride > 1:
+                samples = samples.annotate(_pick=Mod("index", stride)).filter(_pick=0)
+            for run_id, value in samples.order_by("run_id", "index").values_list("run_id",
+                                                                                 "value"):
+                values[run_id].append(value)
+    return values
+
+
+def _metric_entries(run: Run, metric: Metric, size: int, limits) -> list[dict]:
+    """One metric of a run against its series. The values read and their subsampling are
+    what series_groups gives: only the newest detect.MAX_KERNELS kernels have values, each
+    about detect.per_kernel_limit() of them, the run itself at most PER_KERNEL_MAX."""
+    series = SeriesId.of(benchmark_id=run.benchmark_id, machine_id=run.machine_id,
+                         metric_id=metric.pk, policy=run.policy, params=run.params,
+                         tunables=run.tunables)
+    groups = _series_kernels(series, exclude_run=run.pk)
+    recent = groups[-detect.MAX_KERNELS:]
+    limit = detect.per_kernel_limit(len(recent))
+    targets = _targets(run, groups)
+    strides = {run.pk: max(1, math.ceil(size / detect.PER_KERNEL_MAX))}
+    for _, group, _ in targets:
+        if any(group is kept for kept in recent):
+            stride = max(1, math.ceil(group.size / limit))
+            strides.update((run_id, stride) for run_id in group.run_ids)
+    values = _read_values(metric.pk, strides)
+    for _, group, _ in targets:
+        for run_id in group.run_ids:
+            group.values.extend(values.get(run_id, ()))
+    own = np.array(values[run.pk], dtype=np.float64)
+    return _entries(run, metric, own, size, targets, limits)
+
+
+def _verdicts(runs: list[Run]) -> list[dict]:
+    """Verdict entries for stored runs read with their kernels, in run then metric order."""
+    from .services import thresholds_for
+
+    sizes: dict[int, list[tuple[Metric, int]]] = defaultdict(list)
+    for row in (MetricSummary.objects.filter(run_id__in=[run.pk for run in runs])
+                .select_related("metric").order_by("metric__name", "metric_id")):
+        sizes[row.run_id].append((row.metric, row.n))
+    limits: dict[int, detect.Thresholds] = {}
+    entries = []
+    for run in runs:
+        if sizes[run.pk] and run.benchmark_id not in limits:
+            limits[run.benchmark_id] = thresholds_for(run.benchmark_id)
+        for metric, size in sizes[run.pk]:
+            entries += _metric_entries(run, metric, size, limits[run.benchmark_id])
+    # published summaries have no samples: against their table's baseline, or "summary only"
+    return entries + summary_verdicts(runs)
 
 
 def runs_verdicts(runs) -> list[dict]:
     """Verdict entries for these runs (at most MAX_RUNS), in run then metric order."""
-    from .services import thresholds_for
-
     runs = [run for run in runs if run is not None and run.pk is not None]
     if not runs or len(runs) > MAX_RUNS:
         return []
     stored = Run.objects.select_related("kernel").in_bulk([r.pk for r in runs])
-    by_run = _run_values(list(stored))
-    metrics = Metric.objects.in_bulk({metric for row in by_run.values() for metric in row})
-    entries, seen = [], set()
-    for run in (stored[r.pk] for r in runs if r.pk in stored):
-        if run.pk in seen:  # an upload may link the same stored run twice
-            continue
-        seen.add(run.pk)
-        limits = thresholds_for(run.benchmark_id)
-        for metric_id, (values, size) in sorted(by_run[run.pk].items(),
-                                                key=lambda item: metrics[item[0]].name):
-            series = SeriesId.of(benchmark_id=run.benchmark_id, machine_id=run.machine_id,
-                                 metric_id=metric_id, policy=run.policy, params=run.params,
-                                 tunables=run.tunables)
-            groups = series_groups(series, exclude_run=run.pk)
-            entries += _entries(run, metrics[metric_id], values, size, groups, limits)
-    # published summaries have no samples: against their table's baseline, or "summary only"
-    return entries + summary_verdicts(list(dict.fromkeys(stored[r.pk] for r in runs
-                                                        if r.pk in stored)))
+    # an upload may link the same stored run twice
+    return _verdicts(list(dict.fromkeys(stored[r.pk] for r in runs if r.pk in stored)))
+
+
+def run_page_verdicts(run: Run) -> list[dict]:
+    """The verdicts of one run as its page has just read it (with its kernel): not read
+    again."""
+    return _verdicts([run])
 
 
 def verdict_comparison_runs(run: Run, *, metric: Metric, against: str,

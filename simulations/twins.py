@@ -32,7 +32,7 @@ PREDICT_REPEAT = 3
 def workload_for(benchmark_slug: str) -> str | None:
     """The simulator workload a benchmark is: its slug, or the slug with `_` as `-` (the
     harness's `threadtest_burn` is the simulator's `threadtest-burn`)."""
-    workloads = simulator.catalog()["workloads"]
+    workloads = simulator.catalog_view()["workloads"]
     for name in (benchmark_slug, benchmark_slug.replace("_", "-")):
         if name in workloads:
             return name
@@ -66,7 +66,7 @@ def twin_spec(run: Run, kernel: str | None = None) -> dict:
         raise JobSpecError("run", f"the simulator has no workload {run.benchmark.slug!r}")
     if run.source == RunSource.SIMULATOR:
         raise JobSpecError("run", "this run is simulated; predict a measured one")
-    known = simulator.catalog()["workloads"][workload]["params"]
+    known = simulator.catalog_view()["workloads"][workload]["params"]
     params = dict(run.params or {})
     if not params:
         raise JobSpecError("params", "this run records no params (loops, iterations, ...): a "
@@ -145,7 +145,7 @@ def machine_twins(machine: Machine) -> list[Twin]:
     twins = []
     for run, twin in pairs:
         workload = workload_for(run.benchmark.slug) or slugify(run.benchmark.slug)
-        metrics = simulator.catalog()["workloads"].get(workload, {}).get("metrics", {})
+        metrics = simulator.catalog_view()["workloads"].get(workload, {}).get("metrics", {})
         rows = []
         for name in metrics:
             real, predicted = medians.get((run.pk, name)), medians.get((twin.pk, name))
@@ -172,7 +172,7 @@ def run_predict_section(run: Run):
     return PageSection("simulations/_predict_run.html", {
         "run": run, "workload": workload, "calibration": calibration,
         "noisy": bool(calibration and calibration.values.get("noisy")),
-        "kernels": list(simulator.catalog()["kernels"]),
+        "kernels": list(simulator.catalog_view()["kernels"]),
         "nearest": nearest_profile(run.kernel.version)})
 
 

@@ -4,11 +4,14 @@ section regressions registers (the core's page imports no feature)."""
 
 import re
 
+import numpy as np
 import pytest
 from django.test import Client
 
-from benchmarks.models import Comparison, Run
-from regressions.verdicts import runs_verdicts
+from benchmarks.models import Comparison, Run, Sample
+from regressions import detect
+from regressions.series import SeriesId, series_groups
+from regressions.verdicts import run_page_verdicts, runs_verdicts
 from tests.benchmarks.test_published_summaries import upload
 from tests.regressions.conftest import step_series
 
@@ -78,3 +81,34 @@ def test_an_unknown_metric_is_a_404(client):
     reply = client.post(f"/regressions/runs/{run.pk}/compare/",
                         {"metric": "nosuch", "against": "2.6.20"})
     assert reply.status_code == 404
+
+
+def test_a_verdict_tests_the_values_the_series_read_gives(django_assert_num_queries):
+    """The run page reads only the two kernels it tests against, subsampled as series_groups
+    subsamples them (here 1,000 values a kernel, every second one kept): the same inputs, so
+    the same verdicts as detection's own read of the whole series."""
+    runs = step_series(repeats=1000, cv=0.05, factor=1.03)
+    run = next(r for r in runs if r.kernel.version == "2.6.24")
+    page_run = Run.objects.with_detail_relations().get(pk=run.pk)
+    # its metrics with sizes, the thresholds, the series' runs (SQLite compares params here),
+    # the series' kernels and sizes, the run's values (all) and both kernels' (every second:
+    # one query per stride)
+    with django_assert_num_queries(6):
+        entries = run_page_verdicts(page_run)
+    assert entries == runs_verdicts([run])
+    metric = run.summaries.get().metric
+    series = SeriesId.of(benchmark_id=run.benchmark_id, machine_id=run.machine_id,
+                         metric_id=metric.pk, policy=run.policy, params=run.params,
+                         tunables=run.tunables)
+    groups = {g.version: g for g in series_groups(series, exclude_run=run.pk)}
+    own = np.array(sorted(Sample.objects.filter(run=run).values_list("index", "value")))[:, 1]
+    assert {e["against"]: e["role"] for e in entries} == {"2.6.20": "baseline",
+                                                         "2.6.23": "previous"}
+    for entry in entries:
+        group = groups[entry["against"]]
+        assert group.array().size == 500  # stride 2: the kernel's values are subsampled
+        expected = detect.verdict(own, group.array(), higher_is_better=False,
+                                  sizes=(1000, group.size))
+        assert (entry["change"], entry["p_value"], entry["regression"], entry["n_tested"]) == (
+            expected.change, expected.p_value, expected.worse, list(expected.n_tested))
+        assert entry["against_runs"] == group.run_ids
