@@ -28,6 +28,7 @@ from benchmarks.services.catalog import (
     benchmark_get_or_create,
     kernel_get_or_create,
     machine_get_or_create,
+    metric_get_or_create,
 )
 from benchmarks.services.measured import measured_at_parse
 from benchmarks.services.runs import (
@@ -527,10 +528,18 @@ def _prepare_cached(preview: dict, provenance: Provenance, cache: _CatalogCache)
         "machine": lambda: cache.get(("machine", machine_key, provenance.submitter), lambda: (
             machine_get_or_create(spec=machine, owner=provenance.submitter))),
     }
+
+    def metric(*, benchmark, name, unit, higher_is_better):
+        # The same arguments give the same row (get_or_create by benchmark and name); a name
+        # the catalog refuses raises before anything is kept, every time.
+        return cache.get(("metric", benchmark.pk, name, unit, higher_is_better), lambda: (
+            metric_get_or_create(benchmark=benchmark, name=name, unit=unit,
+                                 higher_is_better=higher_is_better)))
+
     try:
         return run_prepare(
             benchmark=catalog["benchmark"](), kernel=catalog["kernel"](),
-            machine=catalog["machine"](),
+            machine=catalog["machine"](), metric_resolver=metric,
             metrics={name: MetricInput(m["values"], m["unit"], m["higher_is_better"],
                                        m.get("summary"))
                      for name, m in preview["metrics"].items()},
