@@ -24,7 +24,7 @@ from .api import make_policy, validate
 from .engine import Engine
 from .errors import InvalidValueError
 from .ftrace import FtraceWriter
-from .program import EXIT, FORK, POST, RUN, SLEEP, WAIT, Semaphore, Task
+from .program import ADD, EXIT, FORK, POST, RUN, SLEEP, SPIN, WAIT, Counter, Semaphore, Task
 from .results import VMSTAT_COLUMNS, vmstat_rows
 from .topology import parse_topology
 
@@ -32,9 +32,18 @@ from .topology import parse_topology
 OTHER_PID_BASE = 4194304
 OTHER_TID_BASE = 2 * OTHER_PID_BASE  # the replay's stand-ins for them: never a recorded pid
 REUSED_TID_BASE = 3 * OTHER_PID_BASE  # a second task with a pid seen before
+# A spin-wait (docs/simulator.md, "Spins that wait for another task"): the spinner's next
+# recorded action comes at most this much of its own CPU time after the other task's event.
+# A spin loop that sees its flag change and goes on (pthread_join, the next pthread_create, a
+# futex wait) takes a few to a few tens of microseconds; real work ending just there is rare.
+SPIN_TAIL_NS = 50_000
+# ... and before the event it ran at least this long since its previous action: programs that
+# pass messages (hackbench) act every few microseconds, so one of their actions follows any
+# event closely without having waited for it.
+SPIN_MIN_NS = 2 * SPIN_TAIL_NS
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)  # compared and hashed by identity
 class TaskTrace:
     pid: int
     comm: str
@@ -47,12 +56,17 @@ class TaskTrace:
     blocked_since: int | None = None
     ops: list = dataclasses.field(default_factory=list)  # (position, seq, op)
     exited: bool = False
+    forked_by: "TaskTrace | None" = None  # its recorded parent
+    kin: set = dataclasses.field(default_factory=set)       # its parent and children, alive
+    ran_with: set = dataclasses.field(default_factory=set)  # kin it ran beside this stretch
+    pending: tuple | None = None  # (own position, other task, its position): a possible spin
+    acted_at: int = 0        # the position of its last action: where its current stretch began
 
 
 class Rebuild:
     """One pass over the events: CPU time per task, and the ops placed at their positions."""
 
-    def __init__(self):
+    def __init__(self, spin_waits=True):
         self.tasks = {}     # pid -> its current task
         self.all = []       # every task, pid reuse included
         self.running = {}   # cpu -> pid on it (None idle)
@@ -62,6 +76,9 @@ class Rebuild:
         self.events = 0
         self.others = []
         self.bench_wait_ns = 0  # the recorded tasks' waits, runnable but not running
+        self.spin_waits_on = spin_waits
+        self.spin_waits = 0     # spins turned into waits on another task's event
+        self.stand_ins = {}     # replay tid -> recorded pid, for a reused pid's second task
 
     def recorded(self, pid):
         return pid is not None and 0 < pid < OTHER_PID_BASE
@@ -74,9 +91,13 @@ class Rebuild:
             found.comm = comm  # exec renamed it (the harness's child becomes the benchmark)
         return found
 
-    def new_task(self, pid, comm, ts):
-        task = self.tasks[pid] = TaskTrace(pid, comm or "task", start_ns=ts, end_ns=ts)
+    def new_task(self, pid, comm, ts, parent=None):
+        task = self.tasks[pid] = TaskTrace(pid, comm or "task", start_ns=ts, end_ns=ts,
+                                           forked_by=parent)
         self.all.append(task)
+        if parent is not None:
+            parent.kin.add(task)
+            task.kin.add(parent)
         return task
 
     def position(self, task, ts):
@@ -116,6 +137,8 @@ class Rebuild:
         task.end_ns = ts
         if state[:1] in ("S", "D", "I") and not task.exited:
             task.blocked_at, task.blocked_since = task.ran_ns, ts
+            if self.spin_waits_on:
+                self.mark(task, task.ran_ns)
         return task
 
     def switch_in(self, cpu, task, ts):
@@ -123,6 +146,11 @@ class Rebuild:
         task.on_cpu_since = ts
         if task.blocked_at is not None:  # woken by nobody we saw: it slept that long
             self.resolve(task, None, ts)
+        for other_cpu, pid in self.running.items() if self.spin_waits_on else ():
+            other = self.tasks.get(pid) if other_cpu != cpu else None  # beside it: spin-waits
+            if other is not None and other in task.kin:
+                other.ran_with.add(task)
+                task.ran_with.add(other)
 
     def on_sched_switch(self, e):
         if self.running.get(e.cpu) is None or self.running.get(e.cpu) == e.prev_pid:
@@ -131,6 +159,37 @@ class Rebuild:
             self.switch_out(e.cpu, e.ts)
         if self.recorded(e.next_pid):
             self.switch_in(e.cpu, self.task(e.next_pid, e.next_comm, e.ts), e.ts)
+
+    # -- spins that wait for another task (docs/simulator.md) ----------------------------------
+    def beside(self, task):
+        """The task's kin running on other CPUs now."""
+        return {other for other in task.kin if other.on_cpu_since is not None}
+
+    def signal(self, task, ts):
+        """``task``, on a CPU, exited, woke or forked a task at ``ts``: a family member in the
+        middle of a stretch of CPU time that ran beside it on another CPU may be spinning
+        until this (it becomes a spin-wait if its next action follows within SPIN_TAIL_NS)."""
+        if task.on_cpu_since is None:
+            return
+        at = self.position(task, ts)
+        for other in task.kin:
+            if not other.exited and other.blocked_at is None and task in other.ran_with:
+                other.pending = (self.position(other, ts), task, at)
+
+    def mark(self, task, position):
+        """The task acted at ``position`` of its CPU time (forked, woke, slept, exited): a
+        pending spin-wait it ended close enough is made, and its next stretch starts."""
+        pending = task.pending
+        if (pending is not None and position - pending[0] <= SPIN_TAIL_NS
+                and pending[0] - task.acted_at >= SPIN_MIN_NS):
+            at, other, other_at = pending
+            counter = Counter(f"{other.pid}=>{task.pid}")
+            self.put(other, other_at, (ADD, counter, 1))
+            self.put(task, at, (SPIN, counter, 1, False))
+            self.spin_waits += 1
+        task.pending = None
+        task.acted_at = position
+        task.ran_with = self.beside(task)
 
     def resolve(self, task, waker, ts):
         """Close the task's open sleep: a WAIT on the waker's POST, or a SLEEP of that long."""
@@ -145,28 +204,42 @@ class Rebuild:
 
     def on_sched_wakeup(self, e):
         task = self.tasks.get(e.target_pid)
-        if task is None or task.blocked_at is None:
+        if task is None:
             return
         waker = self.tasks.get(e.pid) if self.recorded(e.pid) else None
         if waker is task or (waker is not None and waker.on_cpu_since is None):
             waker = None
-        self.resolve(task, waker, e.ts)
+        if waker is not None and self.spin_waits_on:
+            if task in waker.kin:  # a wakeup among kin may be what a third one spins on
+                self.signal(waker, e.ts)
+            self.mark(waker, self.position(waker, e.ts))
+        if task.blocked_at is not None:
+            self.resolve(task, waker, e.ts)
 
     on_sched_waking = on_sched_wakeup
 
     def on_sched_process_fork(self, e):
         if not self.recorded(e.child_pid):
             return
-        child = self.new_task(e.child_pid, e.child_comm, e.ts)
         parent = self.tasks.get(e.parent_pid) if self.recorded(e.parent_pid) else None
+        child = self.new_task(e.child_pid, e.child_comm, e.ts, parent)
         if parent is not None and parent.on_cpu_since is not None:
             child.parent = parent.pid
-            self.put(parent, self.position(parent, e.ts), (FORK, child))
+            position = self.position(parent, e.ts)
+            self.put(parent, position, (FORK, child))
+            if self.spin_waits_on:
+                self.signal(parent, e.ts)
+                self.mark(parent, position)
 
     def on_sched_process_exit(self, e):
         task = self.tasks.get(e.target_pid)
         if task is not None:
+            if self.spin_waits_on and task.on_cpu_since is not None:
+                self.signal(task, e.ts)
+                self.mark(task, self.position(task, e.ts))
             task.exited = True
+            for other in task.kin:
+                other.kin.discard(task)
 
     def on_sched_wakeup_new(self, e):
         if self.recorded(e.target_pid) and e.target_pid not in self.tasks:
@@ -178,26 +251,35 @@ class Rebuild:
         return self
 
 
-def program(task, make_child):
-    """The ops of one task in the order of its CPU time, RUN filling the gaps."""
+def program(task, make_child, fresh):
+    """The ops of one task in the order of its CPU time, RUN filling the gaps. ``fresh`` maps
+    each recorded semaphore and counter to this run's own (a run changes their state)."""
     prog: list[tuple[Any, ...]] = []
     done = 0
     for position, _seq, op in sorted(task.ops, key=lambda item: (item[0], item[1])):
         if position > done:
             prog.append((RUN, position - done))
             done = position
-        prog.append((FORK, make_child(op[1])) if op[0] == FORK else op)
+        if op[0] == FORK:
+            op = (FORK, make_child(op[1]))
+        elif op[0] in (WAIT, POST, SPIN, ADD):
+            obj = fresh.get(id(op[1]))
+            if obj is None:
+                obj = fresh[id(op[1])] = type(op[1])(op[1].name)
+            op = (op[0], obj, *op[2:])
+        prog.append(op)
     if task.ran_ns > done:
         prog.append((RUN, task.ran_ns - done))
     prog.append((EXIT,))
     return prog
 
 
-def read_trace(path):
+def read_trace(path, spin_waits=True):
     """(Rebuild, real stats) from a trace file; bad input is an InvalidValueError.
     ``rebuild.others`` lists (cpu, start_ns, end_ns) of the harness's "other" placeholders:
-    the time other programs held a CPU the benchmark could have used."""
-    rebuild = Rebuild()
+    the time other programs held a CPU the benchmark could have used. ``spin_waits``: turn
+    the spins the trace shows waiting for another task into waits on it (docs/simulator.md)."""
+    rebuild = Rebuild(spin_waits)
 
     def other(cpu, task, start, end, _state):
         if task.pid >= OTHER_PID_BASE and end > start:
@@ -233,8 +315,9 @@ class StatsWriter(FtraceWriter):
 
 
 def replay(path, kernel, *, cpus=None, topology=None, machine=None, tunables=None, seed=1,
-           others=True):
-    """Replay the trace at ``path`` on ``kernel``; the run-shaped result with tasks/makespan."""
+           others=True, spin_waits=True):
+    """Replay the trace at ``path`` on ``kernel``; the run-shaped result with tasks/makespan.
+    ``spin_waits=False`` replays every recorded spin as work of its recorded length."""
     tunables = dict(tunables or {})
     # The recorded bursts are CPU time measured on the busy machine: they already hold the
     # slowdown busy CPUs cause each other, so a calibration's contention would count it twice.
@@ -247,7 +330,7 @@ def replay(path, kernel, *, cpus=None, topology=None, machine=None, tunables=Non
         if value not in (None, ""):
             spec[key] = value
     norm = validate(spec)
-    rebuild, real = read_trace(path)
+    rebuild, real = read_trace(path, spin_waits)
     started = time.perf_counter()
     eng, writer = simulate(norm, rebuild, others)
     return assemble(norm, path, rebuild, real, eng, writer, time.perf_counter() - started,
@@ -260,13 +343,16 @@ def simulate(norm, rebuild, others=True):
     eng = Engine(topo, make_policy(norm, topo.ncpus), norm["tunables"], norm["seed"],
                  norm["max_events"], ftrace=writer)
     used: set[int] = set()
+    fresh: dict[int, Any] = {}
 
     def make(task_trace):
         # a reused pid gets a stand-in number: the old and the new task may overlap now
         tid = task_trace.pid if task_trace.pid not in used else REUSED_TID_BASE + len(used)
         used.add(tid)
+        if tid != task_trace.pid:
+            rebuild.stand_ins[tid] = task_trace.pid
         task = Task(tid, task_trace.comm[:15], [])  # a list: the compiled Task types its program
-        task.prog = program(task_trace, lambda child: lambda _eng, _parent: make(child))
+        task.prog = program(task_trace, lambda child: lambda _eng, _parent: make(child), fresh)
         return task
 
     roots = [t for t in rebuild.all if t.parent is None]
@@ -328,11 +414,13 @@ def _ms(ns):
     return round(ns / 1e6, 6)
 
 
-def task_rows(stats, keep):
+def task_rows(stats, keep, pids=None):
+    """One row per task ``keep`` accepts; ``pids`` maps a stand-in tid to the recorded pid."""
     rows = []
     for t in stats.tasks:
         if keep(t.pid):
             d = t.as_dict()
+            d["pid"] = (pids or {}).get(t.pid, t.pid)
             rows.append({k: (round(d[k], 6) if isinstance(d[k], float) else d[k])
                          for k in ("pid", "comm", "runtime_ms", "switches", "wakeups",
                                    "migrations", "wait_sum_ms", "wait_max_ms", "wait_avg_ms")})
@@ -359,7 +447,7 @@ def assemble(norm, path, rebuild, real, eng, writer, wall, others):
         "vmstat": {"columns": VMSTAT_COLUMNS, "rows": vmstat_rows(eng)},
         "wall_seconds": round(wall, 6),
         "makespan_ms": _ms(makespan),
-        "tasks": task_rows(writer.stats, recorded),
+        "tasks": task_rows(writer.stats, recorded, rebuild.stand_ins),
         "real": {"makespan_ms": _ms(real_makespan), "tasks": task_rows(real, recorded)},
         **({"machine": norm["machine"]} if "machine" in norm else {}),
     }
