@@ -7,7 +7,9 @@
    wakeups across CPUs, migrations) in tracefs `trace` format.
 2. In fresh subprocesses, so each has its own peak RSS: a plain line count of the file (the
    reference: the least any reader must do), and schedtrace's parse + statistics + timeline
-   files (what the portal's ingest does before its database writes). Prints events/s and peak
+   files (what the portal's ingest does before its database writes), with the build of
+   schedtrace that runs (compiled by `make compile` / `python -m schedtrace.build`, or pure
+   Python). Prints events/s and peak
    RSS of both, and the ratios.
    With --rss-events N[,N...] the same child runs on traces of those sizes too (e.g.
    1000000,10000000) and prints each one's peak RSS: what the Celery worker's ingest holds.
@@ -252,6 +254,9 @@ def main() -> None:
     size = path.stat().st_size / 2**20
     print(f"input: {lines:,} event lines, {size:.0f} MB, written in "
           f"{time.perf_counter() - started:.1f} s ({os.cpu_count()} CPUs, load {load()})")
+    import schedtrace._compiled
+
+    print(f"schedtrace: {schedtrace._compiled.STATE}", flush=True)
     count_s, count_rss, counted = child_run("count", path)
     parse_s, parse_rss, events = child_run("schedtrace", path)
     print(f"reference line count: {counted:,} lines in {count_s:.2f} s = "
