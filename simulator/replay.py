@@ -451,3 +451,26 @@ def assemble(norm, path, rebuild, real, eng, writer, wall, others):
         "real": {"makespan_ms": _ms(real_makespan), "tasks": task_rows(real, recorded)},
         **({"machine": norm["machine"]} if "machine" in norm else {}),
     }
+
+
+def wait_agreement(result, *, comms, floor_ms=1.0):
+    """Per-task wait sums of the replay against the recording, for the tasks named ``comms``
+    (a whole-system recording holds other programs too). A pid's rows are added up on each
+    side (an exec or a reused pid splits one), and a wait under ``floor_ms`` counts as
+    ``floor_ms``: sub-millisecond waits are one unlucky tick apart. Returns the rows
+    ``(pid, comm, recorded_ms, replayed_ms, ratio)``, the ratio of the floored figures."""
+    def by_pid(rows):
+        sums: dict[int, list] = {}
+        for row in rows:
+            if row["comm"] in comms:
+                entry = sums.setdefault(row["pid"], [row["comm"], 0.0])
+                entry[1] += row["wait_sum_ms"]
+        return sums
+
+    real, sim = by_pid(result["real"]["tasks"]), by_pid(result["tasks"])
+    rows = []
+    for pid, (comm, recorded) in sorted(real.items()):
+        replayed = sim.get(pid, [comm, 0.0])[1]
+        rows.append((pid, comm, recorded, replayed,
+                     max(replayed, floor_ms) / max(recorded, floor_ms)))
+    return rows
