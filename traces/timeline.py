@@ -30,6 +30,7 @@ MAX_WAKEUPS = 2000
 STATES = ["?", "R", "S", "D", "X", "Z", "I", "T", "P", "other"]
 _STATE_CODE = {name: code for code, name in enumerate(STATES)}
 FIELDS = ("start", "end", "task", "state", "count", "busy")
+DTYPES = ("i8", "i8", "i4", "i1", "i4", "i8")
 _SPILL = 1 << 16  # segments buffered per CPU before they go to disk
 
 
@@ -53,6 +54,8 @@ class TimelineWriter:
         self.segment = self._recorder.segment
         self.wakeup = self._recorder.wakeup
         self._files = {}
+        self._pieces = {}    # field -> scratch file of every CPU's levels (see _save_piece)
+        self._piece_at = {}  # (level, cpu, field) -> (byte offset, count) in it
 
     def _spill(self, name, buffers):
         for number, buffer in enumerate(buffers):
@@ -78,8 +81,8 @@ class TimelineWriter:
     def finish(self, *, cpus, task_table, start_ns, end_ns):
         """Write the levels, wakeups and index. `task_table`: [[pid, comm], ...] by index.
 
-        One CPU at a time: its levels go to piece files, then each level's pieces are copied
-        into one memory-mapped file per field. Peak memory is one CPU's segments (and the
+        One CPU at a time: its levels go to scratch files, then each level's pieces are copied
+        into one file per field. Peak memory is one CPU's segments (and the
         merge's temporaries), not the whole trace's."""
         span = max(end_ns - start_ns, 1)
         pieces = {}  # cpu -> number of levels it has
@@ -98,7 +101,9 @@ class TimelineWriter:
         levels = max(pieces.values(), default=1)
         offsets = {str(level): self._write_level(level, pieces, counts)
                    for level in range(levels)}
-        for path in self.directory.glob("piece-*.npy"):
+        for handle in self._pieces.values():
+            handle.close()
+        for path in self.directory.glob("pieces-*.bin"):
             path.unlink()
         wake = self._load("wake", ("i8", "i4", "i4", "i4"))
         order = np.argsort(wake[0], kind="stable")
@@ -110,8 +115,23 @@ class TimelineWriter:
         (self.directory / "tasks.json").write_text(json.dumps(task_table))
 
     def _save_piece(self, level, cpu, arrays):
-        for field in FIELDS:
-            np.save(self.directory / f"piece-L{level}-cpu{cpu}-{field}.npy", arrays[field])
+        """Append one CPU's level to the scratch file of each field (one file per field, not
+        one per piece: creating and deleting hundreds of files cost more than writing them)."""
+        for field, dtype in zip(FIELDS, DTYPES, strict=True):
+            handle = self._pieces.get(field)
+            if handle is None:
+                handle = self._pieces[field] = open(  # noqa: SIM115 - closed in finish()
+                    self.directory / f"pieces-{field}.bin", "w+b")
+            values = np.ascontiguousarray(arrays[field], dtype=dtype)
+            self._piece_at[level, cpu, field] = (handle.tell(), len(values))
+            values.tofile(handle)
+
+    def _piece(self, level, cpu, field, dtype):
+        handle = self._pieces[field]
+        offset, count = self._piece_at[level, cpu, field]
+        handle.flush()
+        handle.seek(offset)
+        return np.fromfile(handle, dtype=dtype, count=count)
 
     def _write_level(self, level, pieces, counts):
         """Concatenate the CPUs' pieces of `level` (a CPU with fewer levels repeats its
@@ -131,10 +151,7 @@ class TimelineWriter:
                     "shape": (position,)})
                 for cpu, first, stop in offsets:
                     if stop > first:
-                        piece = np.load(
-                            self.directory / f"piece-L{sources[cpu]}-cpu{cpu}-{field}.npy",
-                            mmap_mode="r")
-                        np.ascontiguousarray(piece, dtype=dtype).tofile(target)
+                        self._piece(sources[cpu], cpu, field, dtype).tofile(target)
         return offsets
 
     def _level0(self, cpu):
