@@ -11,6 +11,12 @@ shared machine distorts them as little as possible):
 - read: parsing the trace and rebuilding every task's program (schedtrace + replay.Rebuild);
 - simulate: running the rebuilt programs on 6.6-eevdf, with the replay's own per-task figures;
 - replay: both, what `python -m simulator replay` costs.
+
+Then, per recorded trace in tests/fixtures/traces/ (with --agreement), how the replay on
+6.6-eevdf (2 CPUs) agrees with the recording, with and without spin-waits
+(docs/simulator.md, "Spins that wait for another task"): the makespan ratio, the spin-waits
+found, and the benchmark's tasks whose wait sum is within 2x of the recorded one (waits under
+1 ms count as 1 ms), with the benchmark's total wait, replayed / recorded.
 """
 
 import argparse
@@ -25,8 +31,13 @@ sys.path.insert(0, str(ROOT))
 
 import simulator  # noqa: E402
 from bench.simulator_speed import bare_loop_rate, best_of  # noqa: E402
-from simulator.replay import read_trace, simulate, validate  # noqa: E402
+from simulator.replay import read_trace, replay, simulate, validate, wait_agreement  # noqa: E402
 
+TRACES = ROOT / "tests" / "fixtures" / "traces"
+RECORDED = [("ftrace_threadtest.trace.gz", "threadtest"), ("ftrace_burn.trace", "threadtest_burn"),
+            ("perfsched_threadtest.txt.gz", "threadtest"),
+            ("tracecmd_threadtest.txt.gz", "threadtest"), ("perf_burn_ns.txt", "threadtest_burn"),
+            ("lost_switch_ins/whole_system_threadtest_burn.trace.gz", "threadtest threadtest_burn")]
 LINES_PER_ITERATION = 10  # threadtest on 2 CPUs: fork, wakeups, switches, exit, migrations
 
 
@@ -49,6 +60,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--agreement", action="store_true",
+                        help="also the wait-sum agreement on the recorded traces")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = str(pathlib.Path(tmp) / "trace.txt")
@@ -70,6 +83,23 @@ def main():
                   f"ratio to bare heapq loop {rate / bare:.3f}\n")
     out.write(f"bare heapq loop: {bare:,.0f} events/s\n")
     sys.stdout.write(out.getvalue())
+    if args.agreement:
+        agreement()
+
+
+def agreement():
+    for name, comms in RECORDED:
+        for spin_waits in (False, True):
+            result = replay(str(TRACES / name), "6.6-eevdf", cpus=2, spin_waits=spin_waits,
+                            tunables={"noise_pct": 0})
+            rows = wait_agreement(result, comms=set(comms.split()), floor_ms=1.0)
+            within = sum(0.5 <= row[4] <= 2 for row in rows)
+            real, sim = sum(row[2] for row in rows), sum(row[3] for row in rows)
+            found = read_trace(str(TRACES / name), spin_waits)[0].spin_waits
+            print(f"{name[:28]:28} spin-waits {'on ' if spin_waits else 'off'} ({found:3}): "
+                  f"makespan {result['makespan_ms'] / result['real']['makespan_ms']:.3f}  "
+                  f"within 2x {within:3}/{len(rows):3}  total wait {sim:7.1f} / {real:7.1f} ms"
+                  f" = {sim / real:.2f}", flush=True)
 
 
 if __name__ == "__main__":
