@@ -32,6 +32,7 @@ _STATE_CODE = {name: code for code, name in enumerate(STATES)}
 FIELDS = ("start", "end", "task", "state", "count", "busy")
 DTYPES = ("i8", "i8", "i4", "i1", "i4", "i8")
 _SPILL = 1 << 16  # segments buffered per CPU before they go to disk
+CHUNK = 1 << 18  # segments read at once while the levels are built: what bounds memory
 
 
 def state_code(prev_state: str) -> int:
@@ -67,71 +68,111 @@ class TimelineWriter:
             buffer.tofile(handle)
             del buffer[:]
 
-    def _load(self, name, dtypes):
-        """The spilled file plus what is still buffered, as numpy arrays."""
+    def _spilled(self, name, dtypes):
+        """The spill files of `name`, what is still buffered written first."""
         self._recorder.flush(name)
-        out = []
-        for number, dtype in enumerate(dtypes):
+        paths = []
+        for number in range(len(dtypes)):
             self._files.pop((name, number)).close()
-            path = self.directory / f"spill-{name}-{number}.bin"
-            out.append(np.fromfile(path, dtype=dtype))
-            path.unlink()
-        return out
+            paths.append(self.directory / f"spill-{name}-{number}.bin")
+        return paths
 
     def finish(self, *, cpus, task_table, start_ns, end_ns):
         """Write the levels, wakeups and index. `task_table`: [[pid, comm], ...] by index.
 
-        One CPU at a time: its levels go to scratch files, then each level's pieces are copied
-        into one file per field. Peak memory is one CPU's segments (and the
-        merge's temporaries), not the whole trace's."""
+        One CPU at a time, CHUNK segments at a time: its levels go to scratch files (a level
+        is merged from the one below, read back in chunks; a stretch that a merge joins is
+        never split), then each level's pieces are copied into one file per field. Peak memory
+        is a chunk and its merge's temporaries, whatever the trace's length (traces with
+        events used late sort a CPU's segments in memory first)."""
         span = max(end_ns - start_ns, 1)
         pieces = {}  # cpu -> number of levels it has
         counts = {}  # (level, cpu) -> segments
         for cpu in sorted(cpus):
-            arrays, level = self._level0(cpu), 0
+            level, count = 0, self._save_level0(cpu)
             while True:
-                self._save_piece(level, cpu, arrays)
-                counts[level, cpu] = len(arrays["start"])
-                if level + 1 == len(WIDTHS_NS) or len(arrays["start"]) <= 1 \
-                        or WIDTHS_NS[level] > span:
+                counts[level, cpu] = count
+                if level + 1 == len(WIDTHS_NS) or count <= 1 or WIDTHS_NS[level] > span:
                     break
                 level += 1
-                arrays = merge_level(arrays, WIDTHS_NS[level])
+                count = self._save_merged(level, cpu, WIDTHS_NS[level])
             pieces[cpu] = level + 1
         levels = max(pieces.values(), default=1)
         offsets = {str(level): self._write_level(level, pieces, counts)
                    for level in range(levels)}
-        for handle in self._pieces.values():
-            handle.close()
+        for writer, reader in self._pieces.values():
+            writer.close()
+            reader.close()
         for path in self.directory.glob("pieces-*.bin"):
             path.unlink()
-        wake = self._load("wake", ("i8", "i4", "i4", "i4"))
-        order = np.argsort(wake[0], kind="stable")
-        for name, values in zip(("at", "from", "to", "task"), wake, strict=True):
-            np.save(self.directory / f"wake_{name}.npy", values[order])
+        self._write_wakeups()
         index = {"levels": levels, "widths_ns": WIDTHS_NS[:levels], "cpus": sorted(cpus),
                  "start_ns": start_ns, "end_ns": end_ns, "offsets": offsets}
         (self.directory / "index.json").write_text(json.dumps(index))
         (self.directory / "tasks.json").write_text(json.dumps(task_table))
 
-    def _save_piece(self, level, cpu, arrays):
-        """Append one CPU's level to the scratch file of each field (one file per field, not
-        one per piece: creating and deleting hundreds of files cost more than writing them)."""
-        for field, dtype in zip(FIELDS, DTYPES, strict=True):
-            handle = self._pieces.get(field)
-            if handle is None:
-                handle = self._pieces[field] = open(  # noqa: SIM115 - closed in finish()
-                    self.directory / f"pieces-{field}.bin", "w+b")
-            values = np.ascontiguousarray(arrays[field], dtype=dtype)
-            self._piece_at[level, cpu, field] = (handle.tell(), len(values))
-            values.tofile(handle)
+    def _save_level0(self, cpu) -> int:
+        self._begin_piece(0, cpu)
+        if cpu not in self._cpu:
+            return 0
+        dtypes = ("i8", "i8", "i4", "i1")
+        paths = self._spilled(f"cpu{cpu}", dtypes)
+        for start, end, task, state in _in_order(paths, dtypes):
+            end = np.maximum(end, start)
+            self._append_piece(0, cpu, {"start": start, "end": end, "task": task,
+                                        "state": state, "count": np.ones(len(start), "i4"),
+                                        "busy": end - start})
+        return self._piece_at[0, cpu, "start"][1]
 
-    def _piece(self, level, cpu, field, dtype):
-        handle = self._pieces[field]
-        offset, count = self._piece_at[level, cpu, field]
-        handle.flush()
-        handle.seek(offset)
-        return np.fromfile(handle, dtype=dtype, count=count)
+    def _save_merged(self, level, cpu, width) -> int:
+        """Level `level` of `cpu` from the level below, a chunk at a time: the last stretch a
+        chunk ends in waits for the next chunk, so merge_level sees every stretch whole."""
+        self._begin_piece(level, cpu)
+        carry = None
+        for chunk in self._piece_chunks(level - 1, cpu):
+            combined = chunk if carry is None else {
+                field: np.concatenate([carry[field], chunk[field]]) for field in FIELDS}
+            cut = _last_stretch_start(combined, width)
+            if cut:
+                self._append_piece(level, cpu, merge_level(
+                    {field: values[:cut] for field, values in combined.items()}, width))
+            carry = {field: values[cut:] for field, values in combined.items()}
+        if carry is not None and len(carry["start"]):
+            self._append_piece(level, cpu, merge_level(carry, width))
+        return self._piece_at[level, cpu, "start"][1]
+
+    def _begin_piece(self, level, cpu):
+        """Pieces live in one scratch file per field (creating and deleting a file per level,
+        CPU and field cost more than writing them), each piece contiguous in it."""
+        for field in FIELDS:
+            handles = self._pieces.get(field)
+            if handles is None:
+                path = self.directory / f"pieces-{field}.bin"
+                writer = open(path, "wb")  # noqa: SIM115 - closed in finish()
+                handles = self._pieces[field] = (writer, open(path, "rb"))  # noqa: SIM115
+            self._piece_at[level, cpu, field] = (handles[0].tell(), 0)
+
+    def _append_piece(self, level, cpu, arrays):
+        for field, dtype in zip(FIELDS, DTYPES, strict=True):
+            values = np.ascontiguousarray(arrays[field], dtype=dtype)
+            values.tofile(self._pieces[field][0])
+            offset, count = self._piece_at[level, cpu, field]
+            self._piece_at[level, cpu, field] = (offset, count + len(values))
+
+    def _piece_chunks(self, level, cpu, fields=FIELDS):
+        """A piece read back CHUNK segments at a time, as {field: array}."""
+        count = self._piece_at[level, cpu, "start"][1]
+        for first in range(0, count, CHUNK):
+            chunk = {}
+            for field in fields:
+                writer, reader = self._pieces[field]
+                writer.flush()
+                offset, _ = self._piece_at[level, cpu, field]
+                dtype = np.dtype(DTYPES[FIELDS.index(field)])
+                reader.seek(offset + first * dtype.itemsize)
+                chunk[field] = np.fromfile(reader, dtype=dtype,
+                                           count=min(CHUNK, count - first))
+            yield chunk
 
     def _write_level(self, level, pieces, counts):
         """Concatenate the CPUs' pieces of `level` (a CPU with fewer levels repeats its
@@ -142,30 +183,74 @@ class TimelineWriter:
             size = counts[sources[cpu], cpu]
             offsets.append([cpu, position, position + size])
             position += size
-        for field, dtype in zip(FIELDS, ("i8", "i8", "i4", "i1", "i4", "i8"), strict=True):
-            # Written in sequence, a piece at a time (no memory map to sync: that cost more
+        for field, dtype in zip(FIELDS, DTYPES, strict=True):
+            # Written in sequence, a chunk at a time (no memory map to sync: that cost more
             # than the writing on a busy disk).
             with open(self.directory / f"L{level}_{field}.npy", "wb") as target:
                 np.lib.format.write_array_header_1_0(target, {
                     "descr": np.dtype(dtype).str, "fortran_order": False,
                     "shape": (position,)})
-                for cpu, first, stop in offsets:
-                    if stop > first:
-                        self._piece(sources[cpu], cpu, field, dtype).tofile(target)
+                for cpu, _, _ in offsets:
+                    for chunk in self._piece_chunks(sources[cpu], cpu, (field,)):
+                        chunk[field].tofile(target)
         return offsets
 
-    def _level0(self, cpu):
-        name = f"cpu{cpu}"
-        buffers = self._cpu.get(cpu)
-        if buffers is None:
-            return {field: np.zeros(0, dtype) for field, dtype in
-                    zip(FIELDS, ("i8", "i8", "i4", "i1", "i4", "i8"), strict=True)}
-        start, end, task, state = self._load(name, ("i8", "i8", "i4", "i1"))
-        order = np.argsort(start, kind="stable")  # already sorted unless events were late
-        start, end, task, state = start[order], end[order], task[order], state[order]
-        end = np.maximum(end, start)
-        return {"start": start, "end": end, "task": task, "state": state,
-                "count": np.ones(len(start), "i4"), "busy": end - start}
+    def _write_wakeups(self):
+        dtypes = ("i8", "i4", "i4", "i4")
+        paths = self._spilled("wake", dtypes)
+        total = paths[0].stat().st_size // 8
+        targets = []
+        try:
+            for name, dtype in zip(("at", "from", "to", "task"), dtypes, strict=True):
+                target = open(self.directory / f"wake_{name}.npy", "wb")  # noqa: SIM115
+                targets.append(target)
+                np.lib.format.write_array_header_1_0(target, {
+                    "descr": np.dtype(dtype).str, "fortran_order": False, "shape": (total,)})
+            for parts in _in_order(paths, dtypes):
+                for values, target in zip(parts, targets, strict=True):
+                    values.tofile(target)
+        finally:
+            for target in targets:
+                target.close()
+
+
+def _in_order(paths, dtypes):
+    """Side-by-side spill files, sorted by the first (stably), CHUNK values at a time, then
+    removed. They are in order unless events were used late: then they are sorted in memory."""
+    previous, in_order = None, True
+    with open(paths[0], "rb") as handle:
+        while in_order and len(part := np.fromfile(handle, dtype=dtypes[0], count=CHUNK)):
+            in_order = (previous is None or part[0] >= previous) and \
+                not np.any(part[1:] < part[:-1])
+            previous = part[-1]
+    handles = [open(path, "rb") for path in paths]  # noqa: SIM115 - closed below
+    try:
+        if not in_order:
+            arrays = [np.fromfile(handle, dtype=dtype)
+                      for handle, dtype in zip(handles, dtypes, strict=True)]
+            order = np.argsort(arrays[0], kind="stable")
+            yield [values[order] for values in arrays]
+            return
+        while True:
+            parts = [np.fromfile(handle, dtype=dtype, count=CHUNK)
+                     for handle, dtype in zip(handles, dtypes, strict=True)]
+            if not len(parts[0]):
+                return
+            yield parts
+    finally:
+        for handle in handles:
+            handle.close()
+        for path in paths:
+            path.unlink()
+
+
+def _last_stretch_start(arrays: dict, width: int) -> int:
+    """Where the last stretch merge_level would join (or the last segment) starts."""
+    start, end = arrays["start"], arrays["end"]
+    short = (end - start) < width
+    joins = np.zeros(len(start), bool)
+    joins[1:] = short[1:] & short[:-1] & ((start[1:] - end[:-1]) < width)
+    return int(np.flatnonzero(~joins)[-1]) if len(start) else 0
 
 
 def merge_level(arrays: dict, width: int) -> dict:

@@ -114,3 +114,27 @@ def test_wakeups_window_is_thinned_to_a_bound(built):
     rows, thinned = reader.wakeups(0, end_ns)
     assert not thinned and len(rows) == 2 * len(range(0, 60_000, 997))
     assert all(a[0] <= b[0] for a, b in zip(rows, rows[1:], strict=False))
+
+
+@pytest.mark.parametrize("chunk", [1, 97, 4096])
+def test_levels_built_a_chunk_at_a_time_are_the_levels_built_whole(tmp_path, monkeypatch,
+                                                                   chunk):
+    """finish() reads a CPU's segments back a chunk at a time (its memory does not grow with
+    the trace); a stretch a merge joins may span chunks. Every file must be what building each
+    level from all of a CPU's segments at once gives (a chunk larger than the trace)."""
+    from traces import timeline
+
+    def files(directory):
+        return {path.name: (np.load(path) if path.suffix == ".npy" else path.read_bytes())
+                for path in sorted(directory.iterdir())}
+
+    monkeypatch.setattr(timeline, "CHUNK", 1 << 30)
+    synthetic(tmp_path / "whole", per_cpu=3_000, seed=11)
+    monkeypatch.setattr(timeline, "CHUNK", chunk)
+    synthetic(tmp_path / "chunked", per_cpu=3_000, seed=11)
+    whole, chunked = files(tmp_path / "whole"), files(tmp_path / "chunked")
+    assert whole.keys() == chunked.keys() and len(whole) > 20
+    assert sum(name.startswith("L") for name in whole) >= 6 * len(FIELDS)
+    for name, value in whole.items():
+        assert np.array_equal(value, chunked[name]) if name.endswith(".npy") \
+            else value == chunked[name], name
