@@ -303,7 +303,8 @@ def run_page_sql(pk: int) -> list:
         for run_id, _, version, sort_key in cursor.fetchall():
             if (sort_key, version) < (run.kernel.sort_key, run.kernel.version):
                 kernels.setdefault(version, []).append(run_id)
-    against = [*next(iter(kernels.values())), *list(kernels.values())[-1]]
+    groups = list(kernels.values())
+    against = [*groups[0], *groups[-1]] if groups else []  # none: nothing to test against
     return [
         ("SELECT * FROM benchmarks_run r JOIN benchmarks_benchmark b ON b.id = r.benchmark_id "
          "JOIN benchmarks_kernel k ON k.id = r.kernel_id JOIN benchmarks_machine m "
@@ -319,9 +320,8 @@ def run_page_sql(pk: int) -> list:
         ("SELECT * FROM discussions_thread WHERE target_type = 'run' AND target_id = %s",
          [str(pk)]),
         (SERIES_KERNELS_SQL, series),
-        ("SELECT run_id, value FROM benchmarks_sample WHERE metric_id = %s AND run_id = ANY(%s) "
-         "ORDER BY run_id, index", [series[0], against]),
-    ]
+    ] + ([("SELECT run_id, value FROM benchmarks_sample WHERE metric_id = %s "
+           "AND run_id = ANY(%s) ORDER BY run_id, index", [series[0], against])] if against else [])
 
 
 # The runs of a run's series (but the run) with their sizes, in release order.
@@ -479,7 +479,8 @@ def measure(env: dict, requests: int) -> None:
     spec = json.dumps({"filters": {"benchmark": "cmp-bench"}, "x": "param.loops",
                        "series": "kernel", "metric": "time_ms", "title": "200 series"}).encode()
     auth = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
-    run = Run.objects.filter(benchmark__slug="scale-b4").order_by("id")[500]
+    # the oldest kernel of its series (no verdicts), and one in the middle of its series
+    run, judged = Run.objects.filter(benchmark__slug="scale-b4").order_by("id")[500:511:10]
     term = "6.13"
     session = session_cookie()
     server = Gunicorn(env, workers=2)
@@ -496,6 +497,9 @@ def measure(env: dict, requests: int) -> None:
             (f"run page (GET /runs/{run.pk}/)",
              *paired(lambda: request(server.url, path=f"/runs/{run.pk}/"),
                      sql(*run_page_sql(run.pk)), requests)),
+            (f"run page with verdicts (/runs/{judged.pk}/)",
+             *paired(lambda: request(server.url, path=f"/runs/{judged.pk}/"),
+                     sql(*run_page_sql(judged.pk)), requests)),
             ("200-series comparison (preview)",
              *paired(lambda: request(server.url, "POST", "/api/v1/comparisons/preview/", spec,
                                      auth), sql((COMPARISON_SQL, [])), requests)),
