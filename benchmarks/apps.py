@@ -9,6 +9,8 @@ class BenchmarksConfig(AppConfig):
         from benchmarks import signals  # noqa: F401  (connects the receivers)
         from benchmarks.comparisons.pagecache import connect_signals
         from benchmarks.search.engine import register_core_sources
+        from benchmarks.selectors import connect_run_counts
 
         connect_signals()
+        connect_run_counts()
         register_core_sources()

@@ -240,12 +240,12 @@ def _renew_after_commit(**kwargs) -> None:
     transaction.on_commit(RunCounts.renew, robust=True)
 
 
-# Connected here, at import (this module is imported when the apps are ready, in every
-# process), for each way a count can move.
-runs_stored.connect(_renew_after_commit, dispatch_uid="run-counts-stored")
-runs_visibility_changed.connect(_renew_after_commit, dispatch_uid="run-counts-visibility")
-post_save.connect(_renew_after_commit, sender=Run, dispatch_uid="run-counts-saved")
-post_delete.connect(_renew_after_commit, sender=Run, dispatch_uid="run-counts-deleted")
+def connect_run_counts() -> None:
+    """Every way a count can move renews the counts (BenchmarksConfig.ready() calls this)."""
+    runs_stored.connect(_renew_after_commit, dispatch_uid="run-counts-stored")
+    runs_visibility_changed.connect(_renew_after_commit, dispatch_uid="run-counts-visibility")
+    post_save.connect(_renew_after_commit, sender=Run, dispatch_uid="run-counts-saved")
+    post_delete.connect(_renew_after_commit, sender=Run, dispatch_uid="run-counts-deleted")
 
 
 def _with_live_counts(names: QuerySet, column: str) -> list:
