@@ -14,6 +14,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import BinaryIO
 
+from django.core.files import File
 from django.db import IntegrityError, transaction
 
 from benchmarks import parsers, selectors
@@ -21,6 +22,9 @@ from benchmarks.errors import InputError
 from benchmarks.models import Artifact, Run
 from benchmarks.pages.format_help import layout_hint
 from benchmarks.parsers.base import HEAD_SIZE
+from benchmarks.services.artifacts import (
+    _sha256_and_size as sha256_and_size,  # what artifact_store hashes with
+)
 from benchmarks.services.artifacts import artifact_file_discard_if_orphaned, artifact_store
 from benchmarks.services.catalog import (
     UNKNOWN_MACHINE,
@@ -559,17 +563,43 @@ def _table_parsed(table: TableInput):
     return stream, parsed, previews
 
 
+def _table_artifact(table: TableInput, stream, parsed, *, source, submitter, cache):
+    """The table's artifact, kept as artifact_store keeps an upload (same bytes share the
+    stored file: the newest artifact's, which after the first table of a batch with these
+    bytes is that table's) with its provenance, in one INSERT. Which file holds a hash is
+    looked up once per batch: mail archives repeat tables, and the lookup sorts every
+    artifact with those bytes."""
+    sha256, size = sha256_and_size(stream)
+    artifact = Artifact(
+        filename=(table.filename or "pasted.txt")[:255], sha256=sha256, size=size,
+        content_type="", uploader=submitter, metadata=asdict(UploadMetadata(kernel=table.kernel)),
+        forced_format=table.format or "", source=source, parser_name=parsed.format,
+        parser_version=parsed.version)
+    key = ("artifact file", sha256)
+    name = cache.get(key, lambda: (
+        Artifact.objects.filter(sha256=sha256).exclude(file="").values_list("file", flat=True)
+        .first()))
+    if name:
+        artifact.file.name = name
+    else:
+        artifact.file.save(f"{sha256[:2]}/{sha256}", File(stream), save=False)
+        cache.pending[key] = artifact.file.name  # kept for the next tables once committed
+    artifact.save()
+    return artifact
+
+
 def _table_prepared(table: TableInput, parsed_table, *, source, submitter, cache):
     """The table's artifact and prepared runs, in a savepoint of its own."""
     stream, parsed, previews = parsed_table
     committed, stored_name = False, ""
     try:
         with transaction.atomic():
-            artifact = artifact_store(stream=stream, filename=table.filename, uploader=submitter)
+            artifact = _table_artifact(table, stream, parsed, source=source,
+                                       submitter=submitter, cache=cache)
             stored_name = artifact.file.name
-            artifact.metadata = asdict(UploadMetadata(kernel=table.kernel))
-            artifact.forced_format, artifact.source = table.format or "", source
-            provenance = _provenance(artifact, parsed)
+            provenance = Provenance(source=source, artifact=artifact,
+                                    parser_name=parsed.format, parser_version=parsed.version,
+                                    submitter=submitter)
             prepared = [_prepare_cached(preview, provenance, cache) for preview in previews]
             committed = True
     except IngestError:
