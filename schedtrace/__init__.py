@@ -4,8 +4,12 @@ Plain library (standard library + nothing else; no Django import), shared by the
 ingest and the simulator's replay.
 
 Public API:
-- ``open_events(path_or_binary_fileobj, *, format=None, reorder_window=20000) -> EventStream``:
-  iterate it for ``Event`` records in timestamp order. Input: ftrace text (tracefs ``trace`` /
+- ``open_events(path_or_binary_fileobj, *, format=None, reorder_window=20000, max_ts=None,
+  refuse_nul=False, fast=True) -> EventStream``: iterate it for ``Event`` records in timestamp
+  order (``event_chunks()`` gives them a list at a time: what ``TraceStats.consume`` reads).
+  ``max_ts`` (ns) and ``refuse_nul`` refuse a later timestamp or a NUL in a task name with
+  ``RefusedValue`` (a TraceError naming the line); ``fast=False`` reads tracefs lines without
+  the fast path (its reference in the tests). Input: ftrace text (tracefs ``trace`` /
   ``trace_pipe``), ``trace-cmd report``, ``perf script`` / ``perf sched script`` of the sched
   tracepoints; plain, gzip or xz (detected from the bytes). ``format``: one of ``FORMATS``
   ("ftrace", "trace-cmd", "perf"), detected when None. After iterating, the stream has
@@ -28,6 +32,9 @@ Public API:
 - ``analyse(path_or_fileobj, **open_kwargs) -> (EventStream, TraceStats)``: both in one call.
 - ``bucket_bounds_ns(i)``, ``HIST_BUCKETS``: the latency histogram's bucket edges.
 - ``TraceError(message, line)``: the one exception type; ``line`` is 1-based or None.
+
+The hot modules can be compiled with mypyc (``python -m schedtrace.build``, ``make compile``):
+several times faster, identical results; ``COMPILED`` says whether the compiled build runs.
 """
 
 from collections import namedtuple

@@ -32,7 +32,7 @@ _STATE_CODE = {name: code for code, name in enumerate(STATES)}
 FIELDS = ("start", "end", "task", "state", "count", "busy")
 DTYPES = ("i8", "i8", "i4", "i1", "i4", "i8")
 _SPILL = 1 << 16  # segments buffered per CPU before they go to disk
-CHUNK = 1 << 18  # segments read at once while the levels are built: what bounds memory
+CHUNK = 1 << 16  # segments read at once while the levels are built: what bounds memory
 
 
 def state_code(prev_state: str) -> int:
