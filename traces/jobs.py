@@ -26,7 +26,7 @@ from .models import TraceJobStatus as Status
 
 INGEST_TASK = "traces.ingest_trace"
 ACTIVE = (Status.QUEUED, Status.RUNNING)
-PROGRESS_EVERY_S = 0.5  # at most two progress writes a second, whatever the file's size
+PROGRESS_EVERY_S = 0.25  # at most four progress writes a second, whatever the file's size
 log = logging.getLogger(__name__)
 
 

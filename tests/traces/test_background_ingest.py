@@ -47,7 +47,7 @@ def test_a_big_trace_answers_202_and_its_job_shows_progress_then_the_201_body(
         api_client, client, api_user, settings, celery_worker_factory, tmp_path):
     settings.IMPORT_WAIT_SECONDS = 0
     path = tmp_path / "big.trace"
-    events = write_trace(path, 300_000)
+    events = write_trace(path, 600_000)  # parsing takes a few progress ticks, compiled or not
     response = post(api_client, path.read_bytes(), "big.trace")
     assert response.status_code == 202, response.content
     queued = response.json()
