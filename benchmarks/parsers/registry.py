@@ -148,9 +148,10 @@ def parse_lines(lines: Iterable, *, head: str | None = None,
     except Unexplained as refusal:
         # Detected, not forced: the format that fits the input's signature best could not
         # account for it; the next one that does reads it, else the first refusal stands.
-        result = None if format else _next_best(parser, refusal, head, source, depth)
-        if result is None:
+        fallback = None if format else _next_best(parser, refusal, head, source, depth)
+        if fallback is None:
             raise
+        result = fallback
     if depth:
         result.warnings.insert(0, "the whole input was quoted (> ): read without the quote marks")
     return result
