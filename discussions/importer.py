@@ -49,6 +49,7 @@ class ImportReport:
     repeated: list[dict] = field(default_factory=list)
     problems: list[dict] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)  # per phase, for bench scripts
+    created_thread_ids: set[int] = field(default_factory=set)  # threads this import started
 
     def problem(self, message: MailMessage | None, reason: str, position: int | None = None):
         where = None
@@ -269,6 +270,7 @@ def _store(messages: list[MailMessage], user, target, report) -> list[tuple[Post
     new_threads, new_rows = _store_new_threads(fresh, user, target)
     rows_of = {id(group): rows for group, rows in zip(fresh, new_rows, strict=True)}
     threads: dict[int, Thread] = {thread.pk: thread for thread in new_threads}
+    report.created_thread_ids = set(threads)
     joined: dict[int, Thread] = {}
     stored = []
     for group, thread_id in zip(groups, found, strict=True):
@@ -405,6 +407,8 @@ def mbox_import(*, data: bytes, user, target: Target | None = None,
     with transaction.atomic():
         stored = _store(messages, user, target, report)
         for thread in report.threads:
+            if thread.pk in report.created_thread_ids:
+                continue  # nobody can follow a thread this transaction has not committed yet
             notifications.notify_import_on_commit(
                 thread=thread, new_posts=report.posts_by_thread[thread.pk], site_url=site_url)
     report.imported = len(stored)
