@@ -12,12 +12,11 @@ worker died, so a lost task costs minutes, not a finding.
 """
 
 import logging
-import threading
 
 from celery import shared_task
-from django.db import DatabaseError, connection
 
 from benchmarks.errors import InputError
+from benchmarks.workers import run_in_every_worker
 
 from . import jobs, notifications, services
 
@@ -74,28 +73,5 @@ def sweep() -> int:
     return len(resend)
 
 
-def _sweep_forever(stop: threading.Event) -> None:
-    while not stop.wait(jobs.sweep_seconds()):
-        try:
-            sweep()
-        except DatabaseError:
-            log.exception("regression sweep failed")
-        finally:
-            connection.close()  # no connection left open across a pool fork
-
-
-_started = threading.Event()
-
-
-def _on_worker_ready(**_kwargs) -> None:
-    if _started.is_set():
-        return
-    _started.set()
-    threading.Thread(target=_sweep_forever, args=(threading.Event(),), daemon=True,
-                     name="regression-sweep").start()
-
-
 def connect_worker_signals() -> None:
-    from celery.signals import worker_ready
-
-    worker_ready.connect(_on_worker_ready, weak=False, dispatch_uid="regression-sweep")
+    run_in_every_worker(name="regression-sweep", every=jobs.sweep_seconds, duty=sweep)

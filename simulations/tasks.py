@@ -18,10 +18,11 @@ import time
 from billiard.exceptions import SoftTimeLimitExceeded
 from celery import current_app, shared_task
 from django.conf import settings
-from django.db import DatabaseError, InterfaceError, OperationalError, connection
+from django.db import InterfaceError, OperationalError, connection
 
 import simulator
 from benchmarks.services.runs import RunError, run_create
+from benchmarks.workers import run_in_every_worker
 
 from . import points, replay_points, run_traces, watchdog
 from .runs import point_run_args
@@ -199,28 +200,6 @@ def watch_throttled() -> None:
     watch()
 
 
-def _watch_forever(stop: threading.Event) -> None:
-    while not stop.wait(settings.SIMULATION_HEARTBEAT_SECONDS):
-        try:
-            watch()
-        except DatabaseError:
-            log.exception("simulation watchdog: check failed")
-        finally:
-            connection.close()  # no connection left open across a pool fork
-
-
-_started = threading.Event()
-
-
-def _on_worker_ready(**_kwargs) -> None:
-    if _started.is_set():
-        return
-    _started.set()
-    threading.Thread(target=_watch_forever, args=(threading.Event(),), daemon=True,
-                     name="simulation-watchdog").start()
-
-
 def connect_worker_signals() -> None:
-    from celery.signals import worker_ready
-
-    worker_ready.connect(_on_worker_ready, weak=False, dispatch_uid="simulation-watchdog")
+    run_in_every_worker(name="simulation-watchdog",
+                        every=lambda: settings.SIMULATION_HEARTBEAT_SECONDS, duty=watch)
