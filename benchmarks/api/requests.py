@@ -42,7 +42,18 @@ def _messages(required: bool) -> dict:
     }
 
 
-class Text(NamedErrors, serializers.CharField):
+class Strict(NamedErrors):
+    """A request field: an optional one may be null (services read null as absent), and the
+    required/null messages name the field."""
+
+    def __init__(self, *args, **kwargs):
+        required = kwargs.get("required", True)
+        kwargs.setdefault("allow_null", not required)
+        kwargs.setdefault("error_messages", _messages(required))
+        super().__init__(*args, **kwargs)
+
+
+class Text(Strict, serializers.CharField):
     """A JSON string, as given (no trimming: services strip where it matters); optional ones
     may be null, which services read as absent."""
 
@@ -54,11 +65,8 @@ class Text(NamedErrors, serializers.CharField):
     }
 
     def __init__(self, *, max_length: int | None = None, **kwargs):
-        required = kwargs.get("required", True)
-        kwargs.setdefault("allow_null", not required)
-        kwargs.setdefault("allow_blank", not required)
+        kwargs.setdefault("allow_blank", not kwargs.get("required", True))
         kwargs.setdefault("trim_whitespace", False)
-        kwargs.setdefault("error_messages", _messages(required))
         super().__init__(**kwargs)
         # Checked in to_internal_value (so the message can name the field); the schema reads it.
         self.max_length = max_length
@@ -74,7 +82,7 @@ class Text(NamedErrors, serializers.CharField):
         return super().to_internal_value(data)
 
 
-class Integer(NamedErrors, serializers.IntegerField):
+class Integer(Strict, serializers.IntegerField):
     """A JSON integer: not a string of digits, not 2.0, not true."""
 
     default_error_messages = {
@@ -84,9 +92,6 @@ class Integer(NamedErrors, serializers.IntegerField):
     }
 
     def __init__(self, **kwargs):
-        required = kwargs.get("required", True)
-        kwargs.setdefault("allow_null", not required)
-        kwargs.setdefault("error_messages", _messages(required))
         kwargs.setdefault("max_value", 2**63 - 1)  # what the database holds
         super().__init__(**kwargs)
 
@@ -99,7 +104,7 @@ class Integer(NamedErrors, serializers.IntegerField):
         return data
 
 
-class Number(NamedErrors, serializers.FloatField):
+class Number(Strict, serializers.FloatField):
     """A finite JSON number (integer or not): not a string, not a boolean."""
 
     default_error_messages = {
@@ -107,12 +112,6 @@ class Number(NamedErrors, serializers.FloatField):
         "max_value": "{name} is above the maximum {max_value}",
         "min_value": "{name} is below the minimum {min_value}",
     }
-
-    def __init__(self, **kwargs):
-        required = kwargs.get("required", True)
-        kwargs.setdefault("allow_null", not required)
-        kwargs.setdefault("error_messages", _messages(required))
-        super().__init__(**kwargs)
 
     def to_internal_value(self, data):
         if isinstance(data, bool) or not isinstance(data, (int, float)):
@@ -125,16 +124,10 @@ class Number(NamedErrors, serializers.FloatField):
         return float(data)
 
 
-class Flag(NamedErrors, serializers.BooleanField):
+class Flag(Strict, serializers.BooleanField):
     """true or false, nothing else."""
 
     default_error_messages = {"invalid": "{name} must be true or false"}
-
-    def __init__(self, **kwargs):
-        required = kwargs.get("required", True)
-        kwargs.setdefault("allow_null", not required)
-        kwargs.setdefault("error_messages", _messages(required))
-        super().__init__(**kwargs)
 
     def to_internal_value(self, data):
         if not isinstance(data, bool):
@@ -142,14 +135,8 @@ class Flag(NamedErrors, serializers.BooleanField):
         return data
 
 
-class Choice(NamedErrors, serializers.ChoiceField):
+class Choice(Strict, serializers.ChoiceField):
     default_error_messages = {"invalid_choice": "{name} must be one of {choices}, not {input!r}"}
-
-    def __init__(self, choices, **kwargs):
-        required = kwargs.get("required", True)
-        kwargs.setdefault("allow_null", not required)
-        kwargs.setdefault("error_messages", _messages(required))
-        super().__init__(choices, **kwargs)
 
     def to_internal_value(self, data):
         if not isinstance(data, str) or data not in self.choice_strings_to_values:
@@ -171,7 +158,7 @@ class RunId(Integer):
         return super().to_internal_value(data)
 
 
-class List(NamedErrors, serializers.ListField):
+class List(Strict, serializers.ListField):
     default_error_messages = {
         "not_a_list": "{name} must be a list",
         "max_length": "{name} has more than {max_length} items",
@@ -179,9 +166,6 @@ class List(NamedErrors, serializers.ListField):
     }
 
     def __init__(self, **kwargs):
-        required = kwargs.get("required", True)
-        kwargs.setdefault("allow_null", not required)
-        kwargs.setdefault("error_messages", _messages(required))
         super().__init__(**kwargs)
         self.validators = []  # DRF's length validators cannot name the field: checked below
 
@@ -201,16 +185,10 @@ class JSONObjectField(serializers.JSONField):
 
 
 @extend_schema_field({"type": "object", "additionalProperties": True})
-class Object(NamedErrors, serializers.JSONField):
+class Object(Strict, serializers.JSONField):
     """A JSON object in a request (null: absent); what is inside is the service's business."""
 
     default_error_messages = {"not_an_object": "{name} must be an object"}
-
-    def __init__(self, **kwargs):
-        required = kwargs.get("required", True)
-        kwargs.setdefault("allow_null", not required)
-        kwargs.setdefault("error_messages", _messages(required))
-        super().__init__(**kwargs)
 
     def to_internal_value(self, data):
         if not isinstance(data, Mapping):
@@ -218,16 +196,10 @@ class Object(NamedErrors, serializers.JSONField):
         return data  # what is inside (numbers, text) the service checks, naming the place
 
 
-class NameOrObject(NamedErrors, serializers.JSONField):
+class NameOrObject(Strict, serializers.JSONField):
     """A name (string) or a JSON object: `machine` of a run, `attach_to` of a thread."""
 
     default_error_messages = {"invalid_kind": "{name} must be a name or an object"}
-
-    def __init__(self, **kwargs):
-        required = kwargs.get("required", True)
-        kwargs.setdefault("allow_null", not required)
-        kwargs.setdefault("error_messages", _messages(required))
-        super().__init__(**kwargs)
 
     def to_internal_value(self, data):
         if not isinstance(data, (str, Mapping)):
