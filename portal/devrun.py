@@ -1,9 +1,10 @@
 """`make run`: the development server and one Celery worker, started quietly.
 
 One line per phase and the URL last. The site serves as soon as the database and the demo are
-ready; the simulator's compiled build (simulator/build.py, a minute or more the first time) runs
-in the background at low priority, its progress in <data dir>/simulator-build.log, and the
-worker moves to it when it is done (portal/celery.py). What the server and the worker print
+ready; the compiled builds of the trace parser and the simulator (schedtrace/build.py, seconds;
+simulator/build.py, a minute or more the first time) run in the background at low priority,
+their progress in <data dir>/simulator-build.log, and the worker moves to them when they are
+done (portal/celery.py). What the server and the worker print
 passes through, less their start-up banners and the lines every start repeats; the server's
 line per request goes to <data dir>/requests.log instead, unless the request failed (5xx).
 
@@ -143,17 +144,21 @@ def _shown(path: Path) -> Path:
     return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
+# schedtrace first (seconds): the worker restarts once, when the simulator's manifest appears, and
+# then imports both compiled builds.
+COMPILED_TARGETS = ("schedtrace/_compiled.manifest", "simulator/_compiled.manifest")
+
+
 def start_build(log: Path, url: str) -> subprocess.Popen | None:
-    """The compiled simulator, built by make (which knows when it is up to date) at low
-    priority in the background; None when it is already current."""
-    check = subprocess.run(["make", "-q", "simulator/_compiled.manifest"], cwd=ROOT,
-                           capture_output=True)
+    """The compiled trace parser and simulator, built by make (which knows when they are up to
+    date) at low priority in the background; None when both are already current."""
+    check = subprocess.run(["make", "-q", *COMPILED_TARGETS], cwd=ROOT, capture_output=True)
     if check.returncode == 0:
         say("simulator", "compiled build up to date")
         return None
     with log.open("w") as out:
         proc = spawn(["nice", "-n", "10", "make", "-s", "--no-print-directory",
-                      "simulator/_compiled.manifest"], stdout=out)
+                      *COMPILED_TARGETS], stdout=out)
     say("simulator", f"compiling in the background, pure Python until then "
                      f"(progress: tail -f {_shown(log)})")
 
