@@ -143,8 +143,31 @@ def machine_of_user(*, owner, name: str = "") -> Machine:
                           clean)
 
 
+# How many same-named machines a refusal counts before it says "more than".
+MAX_NAMESAKES = 20
+
+
 def _unnamed(name: str) -> bool:
     return name.startswith("unnamed (") and name.endswith(")")
+
+
+def _machine_named(name: str, *, owner) -> Machine | None:
+    """The machine a bare name means, or None when no machine has it. Several machines can share
+    a name (descriptions differ, so fingerprints do): then the name means the one the submitter
+    already ran on, if exactly one; otherwise it is refused rather than guessed, since a run filed
+    under another user's description of "laptop" would carry the wrong CPU."""
+    named = list(Machine.objects.filter(name=name).order_by("id")[:MAX_NAMESAKES + 1])
+    if len(named) <= 1:
+        return named[0] if named else None
+    if owner is not None:
+        mine = list(Machine.objects.filter(pk__in=[m.pk for m in named], runs__submitter=owner)
+                    .distinct()[:2])
+        if len(mine) == 1:
+            return mine[0]
+    count = f"{len(named)}" if len(named) <= MAX_NAMESAKES else f"more than {MAX_NAMESAKES}"
+    raise CatalogError(f"machine {name!r} names {count} machines with different descriptions; "
+                       "send the full machine description (an object with its name, cpu_model "
+                       "and topology) so the run is filed under the right one", field="machine")
 
 
 def machine_get_or_create(*, spec: dict | str | None, owner=None) -> Machine:
@@ -162,7 +185,7 @@ def machine_get_or_create(*, spec: dict | str | None, owner=None) -> Machine:
                 raise CatalogError(f"machine {name!r}: names 'unnamed (...)' are kept for "
                                    "each user's runs without a machine", field="machine")
             return machine_of_user(owner=owner)
-        existing = Machine.objects.filter(name=name).order_by("id").first()
+        existing = _machine_named(name, owner=owner)
         if existing:
             return existing
         spec = {"name": name}

@@ -64,3 +64,21 @@ def test_the_preview_note_says_where_runs_go_and_offers_known_machines(alice, bo
     assert [m["id"] for m in note["your_machines"]] == [new.machine_id, old.machine_id]
     named = selectors.upload_machine_note(user=alice, named="old-box")
     assert named["machine_name"] is None and named["note"] == ""
+
+
+def test_a_bare_name_shared_by_several_machines_is_refused_unless_the_user_ran_on_one(alice, bob):
+    """Two descriptions named "laptop" are two machines: a bare "laptop" means the one the
+    submitter ran on, and is refused (naming the field) when that is not exactly one."""
+    core2 = machine_get_or_create(spec={"name": "laptop", "cpu_model": "Core 2 Duo T7200"})
+    machine_get_or_create(spec={"name": "laptop", "cpu_model": "Pentium 4 HT"})
+    with pytest.raises(CatalogError, match="names 2 machines") as refused:
+        machine_get_or_create(spec="laptop", owner=bob)
+    assert refused.value.field == "machine"
+    with pytest.raises(CatalogError, match="full machine description"):
+        machine_get_or_create(spec="laptop")
+    make_run("2.6.22", [1.0], machine={"name": "laptop", "cpu_model": "Core 2 Duo T7200"},
+             submitter=alice)
+    assert machine_get_or_create(spec="laptop", owner=alice) == core2
+    # one machine of that name: the name is enough, whoever sends it
+    lab = machine_get_or_create(spec={"name": "lab box", "cpu_model": "Xeon"})
+    assert machine_get_or_create(spec="lab box", owner=bob) == lab
