@@ -157,6 +157,17 @@ class RunQuerySet(models.QuerySet):
         )
         return self.select_related("benchmark", "kernel", "machine").prefetch_related(summaries)
 
+    def listed(self):
+        """What the run list's rows show (benchmarks/pages/rows.py), and nothing else: a
+        run's environment and tunables (JSON, large for harness runs) and the summaries'
+        other statistics are neither read nor decoded."""
+        summaries = models.Prefetch("summaries", queryset=MetricSummary.objects.select_related(
+            "metric").only("run", "n", "median", "stdev", "metric__name"))
+        return (self.select_related("benchmark", "kernel", "machine")
+                .only("policy", "params", "source", "benchmark__slug", "kernel__version",
+                      "machine__name")
+                .prefetch_related(summaries))
+
     def with_detail_relations(self):
         return self.with_listing_relations().select_related("artifact", "submitter")
 

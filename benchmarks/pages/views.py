@@ -20,6 +20,7 @@ from benchmarks.models import ApiToken, Machine, Run
 from benchmarks.pages.choices import options_html
 from benchmarks.pages.format_help import formats_html as format_help_html
 from benchmarks.pages.recipes import rerun_recipe
+from benchmarks.pages.rows import run_rows_html, sample_rows_html
 from benchmarks.services.ownership import may_edit
 from benchmarks.services.tokens import token_create, token_revoke
 
@@ -51,12 +52,13 @@ def _run_list_options(applied: dict) -> dict:
 
 def run_list(request):
     filtered = selectors.run_filter(request.GET)
-    runs = filtered.runs.with_listing_relations().in_natural_order()
+    runs = filtered.runs.listed().in_natural_order()
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
         "page": page,
+        "rows": run_rows_html(page.object_list, selectable=True),
         "filtered": filtered,
         "query": query.urlencode(),
         "options": _run_list_options(filtered.applied),
@@ -84,7 +86,9 @@ def run_detail(request, pk: int):
         "not_exercised": not_exercised([run], switch_maxima=switches).get(run.pk),
         "recipe": rerun_recipe(run, max((s.n for s in summaries), default=1)),
         "summaries": summaries,
-        "sample_tables": [(name, unit, v[:SAMPLES_SHOWN], len(v)) for name, unit, v in metrics],
+        "published": list(run.published.select_related("metric")),
+        "sample_tables": [(name, unit, sample_rows_html(v[:SAMPLES_SHOWN]), len(v))
+                          for name, unit, v in metrics],
         "samples_shown": SAMPLES_SHOWN,
         "samples_figure": charts.samples_figure(f"{run.benchmark.name} on {run.kernel}", metrics),
         "series_figures": [

@@ -105,12 +105,13 @@ def test_run_detail_query_count_does_not_grow_with_samples(client, django_assert
                                                            repeats):
     run = make_run("2.6.24", [float(i) for i in range(repeats)],
                    series={"vmstat": {"columns": ["r", "cs"], "rows": [[1, 10]] * 5}})
-    # run with its relations, summaries, samples, series, the machine's newest calibration (the
-    # "predict this run" section), traces, threads about the run; the detection verdicts
-    # section (regressions): its metrics with their sizes, the benchmark's thresholds, the
-    # series' runs (on SQLite only: it compares their params here), the series' kernels and
-    # sizes, and the values of the run and of the two kernels it is tested against (one query)
-    with django_assert_num_queries(12 if connection.vendor == "sqlite" else 11):
+    # run with its relations, summaries, published summaries, samples, series, the machine's
+    # newest calibration (the "predict this run" section), traces, threads about the run; the
+    # detection verdicts section (regressions): its metrics with their sizes, the benchmark's
+    # thresholds, the series' runs (on SQLite only: it compares their params here), the
+    # series' kernels and sizes, and the values of the run and of the two kernels it is tested
+    # against (one query)
+    with django_assert_num_queries(13 if connection.vendor == "sqlite" else 12):
         assert client.get(run.get_absolute_url()).status_code == 200
 
 
