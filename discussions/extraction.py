@@ -14,9 +14,10 @@ reply (under "X wrote:") is the earlier message's and is never read again.
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from benchmarks import parsers
-from benchmarks.parsers.base import find_kernel
+from benchmarks.parsers.base import HEAD_SIZE, find_kernel
 
 from .quoting import attribution_author, is_quote, own_lines, unquote_once
 
@@ -42,9 +43,10 @@ class Paragraph:
         return "\n".join(self.lines) + "\n"
 
 
-def _paragraphs(text: str) -> list[Paragraph]:
+def _paragraphs(text: str, lines: list[tuple[int, str]] | None = None) -> list[Paragraph]:
+    """Paragraphs of the writer's own lines (`lines`: own_lines(text), when already known)."""
     paragraphs, current = [], None
-    for number, line in own_lines(text):
+    for number, line in own_lines(text) if lines is None else lines:
         if not line.strip():
             current = None
             continue
@@ -55,9 +57,25 @@ def _paragraphs(text: str) -> list[Paragraph]:
     return paragraphs
 
 
-def _detected_format(paragraph: Paragraph) -> str | None:
-    ranked = parsers.detect(paragraph.text)
+def _ranked_format(text: str) -> str | None:
+    """The registry's best format for `text`, or None below the threshold."""
+    ranked = parsers.detect(text)
     return ranked[0][0] if ranked and ranked[0][1] >= DETECT_THRESHOLD else None
+
+
+# Mail repeats paragraphs ("Thanks,", "Hi Ingo,", Signed-off-by lines, a table pasted again in
+# a thread): detection is a pure function of the text and runs every detector of the registry,
+# so an import asks once per distinct short paragraph. Bounded in count and in length (a long
+# paragraph is rarely repeated and would hold memory), so at most a few megabytes are kept.
+CACHED_PARAGRAPH_CHARS = 1000
+_cached_format = lru_cache(maxsize=4096)(_ranked_format)
+
+
+def _detected_format(paragraph: Paragraph) -> str | None:
+    text = paragraph.text
+    if len(text) > CACHED_PARAGRAPH_CHARS:
+        return _ranked_format(text)
+    return _cached_format(text)
 
 
 def _kernel_in(paragraphs: list[Paragraph]) -> str | None:
@@ -91,11 +109,31 @@ FORWARD_RE = re.compile(r"^\s*(?:-+\s*(?:Forwarded|Original) message\s*-+|Begin 
 FORWARD_SUBJECT_RE = re.compile(r"^\s*(?:\[[^]]*\]\s*)*(?:fwd?|fw)\s*:", re.I)
 
 
-def _whole_format(text: str) -> str | None:
+def _whole_format_ranked(text: str) -> str | None:
+    """A published format when it ranks first among all detectors (the plain way)."""
     ranked = parsers.detect(text)
     if ranked and ranked[0][0] in WHOLE_FORMATS and ranked[0][1] >= DETECT_THRESHOLD:
         return ranked[0][0]
     return None
+
+
+def _whole_score(name: str, head: str) -> float:
+    """One detector's score as parsers.detect computes it (errors count as 0)."""
+    try:
+        return float(parsers.PARSERS[name].detect(head))
+    except Exception:  # noqa: BLE001 - as the registry: a detector bug is no detection
+        return 0.0
+
+
+def _whole_format(text: str) -> str | None:
+    """_whole_format_ranked's answer, asking every detector only when it can be yes: the
+    winner can be a published format only if that format's own detector reaches the
+    threshold, and almost no message gets there (every message's whole text is asked)."""
+    head = text[:HEAD_SIZE]
+    if "\x00" in head or all(_whole_score(name, head) < DETECT_THRESHOLD
+                             for name in WHOLE_FORMATS):
+        return None
+    return _whole_format_ranked(text)
 
 
 def _published_table(lines: list[tuple[int, str]]) -> Table | None:
@@ -146,19 +184,20 @@ def _forwarded_blocks(text: str, subject: str) -> list[list[tuple[int, str]]]:
     return blocks
 
 
-def _published_tables(text: str, subject: str) -> list[Table]:
-    own = _published_table(own_lines(text))
-    if own is not None:
-        return [own]
+def _published_tables(text: str, subject: str, own: list[tuple[int, str]]) -> list[Table]:
+    table = _published_table(own)
+    if table is not None:
+        return [table]
     found = (_published_table(block) for block in _forwarded_blocks(text, subject))
     return [table for table in found if table is not None]
 
 
 def find_tables(text: str, subject: str = "") -> list[Table]:
-    published = _published_tables(text, subject)
+    lines = own_lines(text)
+    published = _published_tables(text, subject, lines)
     if published:
         return published
-    paragraphs = _paragraphs(text)
+    paragraphs = _paragraphs(text, lines)
     for paragraph in paragraphs:
         paragraph.format = _detected_format(paragraph)
     tables, index = [], 0

@@ -101,6 +101,13 @@ def tag(name: str, *children, **attributes) -> SafeString:
 
 def _linked(line: str) -> SafeString:
     """Escape a line, turning http(s) URLs into links whose text and href are escaped too."""
+    if "://" not in line:  # no URL can match: the line is its escaped text (most lines)
+        return plain(line)
+    return _linked_by_pattern(line)
+
+
+def _linked_by_pattern(line: str) -> SafeString:
+    """_linked without its shortcut: every line searched for URLs."""
     pieces, last = [], 0
     for match in URL_RE.finditer(line):
         url = match.group(0).rstrip(URL_TRAILING)

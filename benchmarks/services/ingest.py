@@ -501,17 +501,26 @@ class TableOutcome:
     error: IngestError | None = None
 
 
+class _CatalogMiss(Exception):
+    """A table needs a catalog row the batch's cache does not hold (see _table_prepared)."""
+
+
 class _CatalogCache:
     """Catalog rows looked up once per batch. A table's new rows join the cache only once its
-    savepoint is committed: a rolled-back table must not leave rows the next one points at."""
+    savepoint is committed: a rolled-back table must not leave rows the next one points at.
+    While `reading_only`, a row the cache lacks raises _CatalogMiss instead of being looked up
+    or created: nothing is written, so no savepoint is needed."""
 
     def __init__(self):
         self.rows: dict[tuple, object] = {}
         self.pending: dict[tuple, object] = {}
+        self.reading_only = False
 
     def get(self, key: tuple, make):
         found = self.rows.get(key) or self.pending.get(key)
         if found is None:
+            if self.reading_only:
+                raise _CatalogMiss
             found = self.pending[key] = make()
         return found
 
@@ -563,11 +572,13 @@ def _table_parsed(table: TableInput):
     return stream, parsed, previews
 
 
-def _table_artifact(table: TableInput, stream, parsed, *, source, submitter, cache):
-    """The table's artifact, kept as artifact_store keeps an upload (same bytes share the
-    stored file: the newest artifact's, which after the first table of a batch with these
-    bytes is that table's) with its provenance, in one INSERT. Which file holds a hash is
-    looked up once per batch: mail archives repeat tables, and the lookup sorts every
+def _table_artifact(table: TableInput, stream, parsed, *, source, submitter,
+                    cache) -> tuple[Artifact, bool]:
+    """The table's artifact as artifact_store keeps an upload (same bytes share the stored
+    file: the newest artifact's, which after the first table of a batch with these bytes is
+    that table's) with its provenance, not yet written (tables_ingest writes a batch's
+    artifacts with one INSERT), and whether its file was stored for it. Which file holds a
+    hash is looked up once per batch: mail archives repeat tables, and the lookup sorts every
     artifact with those bytes."""
     sha256, size = sha256_and_size(stream)
     artifact = Artifact(
@@ -581,29 +592,45 @@ def _table_artifact(table: TableInput, stream, parsed, *, source, submitter, cac
         .first()))
     if name:
         artifact.file.name = name
-    else:
-        artifact.file.save(f"{sha256[:2]}/{sha256}", File(stream), save=False)
-        cache.pending[key] = artifact.file.name  # kept for the next tables once committed
-    artifact.save()
-    return artifact
+        return artifact, False
+    artifact.file.save(f"{sha256[:2]}/{sha256}", File(stream), save=False)
+    cache.pending[key] = artifact.file.name  # kept for the next tables once committed
+    return artifact, True
+
+
+def _runs_prepared(previews: list[dict], provenance: Provenance,
+                   cache: _CatalogCache) -> list[PreparedRun]:
+    """The table's runs, reading the catalog without writing it (nothing to roll back); a
+    table needing a row the cache lacks is prepared again in a savepoint, where its catalog
+    rows may be created and its failure takes them back, as a savepoint per table did."""
+    cache.reading_only = True
+    try:
+        return [_prepare_cached(preview, provenance, cache) for preview in previews]
+    except _CatalogMiss:
+        pass
+    finally:
+        cache.reading_only = False
+    with transaction.atomic():
+        return [_prepare_cached(preview, provenance, cache) for preview in previews]
 
 
 def _table_prepared(table: TableInput, parsed_table, *, source, submitter, cache):
-    """The table's artifact and prepared runs, in a savepoint of its own."""
+    """The table's artifact (written later, with the batch's) and prepared runs. A failure
+    leaves nothing behind: its catalog rows go with _runs_prepared's savepoint, and a file
+    stored for it alone is discarded."""
     stream, parsed, previews = parsed_table
-    committed, stored_name = False, ""
+    committed, artifact, stored_file = False, None, False
     try:
-        with transaction.atomic():
-            artifact = _table_artifact(table, stream, parsed, source=source,
-                                       submitter=submitter, cache=cache)
-            stored_name = artifact.file.name
-            provenance = Provenance(source=source, artifact=artifact,
-                                    parser_name=parsed.format, parser_version=parsed.version,
-                                    submitter=submitter)
-            prepared = [_prepare_cached(preview, provenance, cache) for preview in previews]
-            committed = True
+        artifact, stored_file = _table_artifact(table, stream, parsed, source=source,
+                                                submitter=submitter, cache=cache)
+        provenance = Provenance(source=source, artifact=artifact,
+                                parser_name=parsed.format, parser_version=parsed.version,
+                                submitter=submitter)
+        prepared = _runs_prepared(previews, provenance, cache)
+        committed = True
     except IngestError:
-        artifact_file_discard_if_orphaned(stored_name)
+        if stored_file and artifact is not None:
+            artifact_file_discard_if_orphaned(artifact.file.name)
         raise
     finally:
         cache.settle(committed)
@@ -613,10 +640,11 @@ def _table_prepared(table: TableInput, parsed_table, *, source, submitter, cache
 def tables_ingest(*, tables: list[TableInput], source: str, submitter=None,
                   after_store=None) -> list[TableOutcome]:
     """Store many small texts as `upload_ingest` would store each (an artifact per text, its
-    runs, repeated result sets linked) in one transaction: a savepoint per text, catalog
-    lookups shared, all runs written by one `runs_store_once` call. A text that cannot be
-    stored gets its error in its outcome; the others are stored. `after_store(outcomes)` runs
-    in the same transaction (the mbox import links the runs to their posts there)."""
+    runs, repeated result sets linked) in one transaction: catalog lookups shared (a savepoint
+    only around a text that creates catalog rows), the artifacts written by one INSERT and all
+    runs by one `runs_store_once` call. A text that cannot be stored gets its error in its
+    outcome; the others are stored. `after_store(outcomes)` runs in the same transaction (the
+    mbox import links the runs to their posts there)."""
     outcomes = [TableOutcome() for _ in tables]
     parsed: dict[int, tuple] = {}
     for index, table in enumerate(tables):  # parsing needs no transaction
@@ -637,6 +665,7 @@ def tables_ingest(*, tables: list[TableInput], source: str, submitter=None,
                     outcomes[index].error = exc
                     continue
                 kept.append((index, artifact, prepared))
+            Artifact.objects.bulk_create([artifact for _, artifact, _ in kept], batch_size=500)
             runs = runs_store_once([item for _, _, prepared in kept for item in prepared])
             start = 0
             for index, artifact, prepared in kept:
