@@ -74,7 +74,20 @@ def select_fork_cpu(eng: "Engine", task: Task, parent_cpu):
         found = _idlest(eng, task, range(len(eng.cpus)), home)
         if found is not None:
             return found
+    elif eng.tun["balance_fork_smt"]:
+        found = _idlest(eng, task, _smt_span(eng, home), home)
+        if found is not None:
+            return found
     return home if _allowed(task, home) else _first_allowed(task)
+
+
+def _smt_span(eng: "Engine", cpu_id: int) -> tuple[int, ...]:
+    """The hardware threads of ``cpu_id``'s core (its SMT domain), or the CPU alone."""
+    level: DomainLevel
+    for level in eng.cpus[cpu_id].domains:
+        if level.name == "SMT":
+            return level.span
+    return (cpu_id,)
 
 
 def _llc_span(eng: "Engine", cpu_id: int) -> tuple[int, ...]:

@@ -69,6 +69,10 @@ COMMON_TUNABLES = {
                        "idlest CPU instead of its parent's"),
     "balance_wake": _t(False, "bool", "SD_BALANCE_WAKE: choose the idlest CPU of the domain at "
                        "every wakeup"),
+    "balance_fork_smt": _t(False, "bool", "SD_BALANCE_FORK on the SMT level only: a new task "
+                           "goes to the idlest hardware thread of its parent's core "
+                           "(sched_fork()'s sched_balance_self() climbs no higher than the SMT "
+                           "domain)"),
     "wake_affine": _t(True, "bool", "SD_WAKE_AFFINE: pull a wakee to the waker's CPU when loads "
                       "allow"),
     "newidle_balance": _t(True, "bool", "SD_BALANCE_NEWIDLE: a CPU about to go idle pulls work"),
@@ -119,6 +123,11 @@ FAMILY_TUNABLES = {
         "sched_child_runs_first": _sysctl01(True, "forked child preempts its parent"),
         "child_runs_first_threads": _t(True, "bool", "whether child_runs_first also applies to "
                                        "threads (CLONE_VM); 2.6.23 skipped threads"),
+        "thread_fork_inherits_vruntime": _t(False, "bool", "2.6.23's wake_up_new_task(): a new "
+                                            "thread (CLONE_VM) is queued by activate_task(), "
+                                            "not task_new_fair(): no START_DEBIT, no "
+                                            "child-runs-first; it starts at its parent's "
+                                            "vruntime and does not preempt it"),
         "sched_compat_yield": _sysctl01(False, "1: sched_yield() queues the task after the "
                                         "rightmost task"),
         "sched_migration_cost_ns": _t(MS // 2, "int", "cache-hot veto: a task that ran within "
@@ -167,14 +176,15 @@ PROFILES = {
                    "1 ms, child_runs_first skipped for threads, yield requeues at own key, no "
                    "cache-hot veto",
                    sched_min_granularity_ns=2 * MS, sched_wakeup_granularity_ns=MS,
-                   child_runs_first_threads=False, sched_migration_cost_ns=0, tick_skew=True),
+                   child_runs_first_threads=False, thread_fork_inherits_vruntime=True,
+                   sched_migration_cost_ns=0, tick_skew=True),
     "2.6.24": _cfs("CFS 2.6.24: latency 20 ms, granularity 4 ms, wakeup granularity 10 ms, "
                    "child runs first for threads, yield nearly a no-op, 0.5 ms cache-hot veto",
                    tick_skew=True),
     "2.6.25": _cfs("CFS 2.6.25: as 2.6.24 plus faster idle balancing (modelled: an idle CPU is "
                    "kicked as soon as another CPU has queued work and balances on instantaneous "
                    "load)",
-                   idle_balance_kick=True, idle_idx=0, tick_skew=True),
+                   idle_balance_kick=True, idle_idx=0, balance_fork_smt=True, tick_skew=True),
     "rsdl-0.31": {"family": "rsdl", "description": "RSDL 0.31: rr_interval quota per task and "
                   "per priority level, minor and major rotations; sched_yield() only requeues "
                   "the task at the tail of its level (nearly a no-op)",

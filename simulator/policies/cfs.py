@@ -36,6 +36,7 @@ class CfsPolicy(Policy):
         # compat_yield needs the rightmost task: a second heap, ordered right to left, is kept
         # only when this run can ask for it
         self.track_rightmost: bool = self.yield_mode == "compat"
+        self.inherit_thread_vruntime: bool = bool(tun.get("thread_fork_inherits_vruntime"))
 
     def new_rq(self, cpu_id):
         # The kernel's rbtree gives the leftmost task in O(1) and an insert or removal in
@@ -195,14 +196,32 @@ class CfsPolicy(Policy):
 
     def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
         self._update_min(rq)
+        if self.inherit_thread_vruntime:
+            self._activate_new_thread(rq, parent, child, now, same_cpu)
+            return
         vslice = self.ideal_slice(rq, child)
         base = parent.vruntime if same_cpu else rq.min_vruntime
         child.vruntime = max(base, rq.min_vruntime + vslice)  # START_DEBIT
         if same_cpu and self.child_runs_first(parent, child) and parent.vruntime < child.vruntime:
             parent.vruntime, child.vruntime = child.vruntime, parent.vruntime
 
+    def _activate_new_thread(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
+        """2.6.23's wake_up_new_task() queues a CLONE_VM child with activate_task(), not
+        task_new_fair(): no START_DEBIT, no key swap.  CFS v1 kept a fair_key per task;
+        __sched_fork() zeroed the child's wait_runtime, so enqueue_entity() keys it at the
+        runqueue's fair_clock, which is the parent's up-to-date vruntime here (the parent runs
+        alone in its slice).  check_preempt_curr_fair() compares that fresh key with the
+        parent's fair_key as of its last requeue, which is never larger: the new thread waits
+        (wakeup_preempts() sees a zero lead).  set_task_cpu() rebases the key when sched_fork()
+        chose another CPU."""
+        child.vruntime = parent.vruntime
+        if not same_cpu and self.eng is not None and parent.cpu is not None:
+            home = self.eng.cpus[parent.cpu].rq
+            self._update_min(home)
+            child.vruntime += rq.min_vruntime - home.min_vruntime
+
     def child_runs_first(self, parent: Task, child: Task):
-        if not self.tun["sched_child_runs_first"]:
+        if not self.tun["sched_child_runs_first"] or self.inherit_thread_vruntime:
             return False
         return self.tun["child_runs_first_threads"]
 

@@ -1,0 +1,79 @@
+"""Issue 24's "each version its own" directions, as the simulator gives them.
+
+Prints the threadtest table (2 CPUs, 50 iterations, sched_yield() in the spin from 1M loops on,
+as the thread's later variant), sched_compat_yield=1 against 0 on 2.6.24, and threadtest-burn at
+100 us bursts (2000 iterations) on 2 cores and on the burn machine's HT topology (1x1x2), each
+with whether the thread's direction holds.  Simulated times only: nothing here is timed, so the
+machine's load does not change the figures (it is printed anyway, as every bench does).
+
+    .venv/bin/python bench/simulator_versions.py [--iterations N]
+"""
+
+import argparse
+import os
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+import simulator  # noqa: E402
+
+KERNELS = ("2.6.22", "2.6.23", "2.6.24", "2.6.25")
+LOOPS = (10_000, 1_000_000, 2_000_000, 3_000_000, 4_000_000, 5_000_000, 10_000_000)
+
+
+def threadtest_ms(kernel, loops, iterations, spin_yields=None, **tunables):
+    if spin_yields is None:  # the thread's variants: busy spin at 10k, yield from 1M loops on
+        spin_yields = loops >= 1_000_000
+    params = {"iterations": iterations, "loops": loops, "yield_in_spin": spin_yields}
+    return simulator.run({"workload": "threadtest", "kernel": kernel, "cpus": 2,
+                          "params": params, "tunables": tunables})["metrics"]["time_ms"][0]
+
+
+def burn_s(kernel, topology):
+    where = {"cpus": 2} if topology is None else {"topology": topology}
+    result = simulator.run({"workload": "threadtest-burn", "kernel": kernel,
+                            "params": {"iterations": 2000, "burn_us": 100}, **where})
+    return result["metrics"]["time_us"][0] / 1e6
+
+
+def print_threadtest(iterations):
+    print(f"threadtest, 2 CPUs, {iterations} iterations (ms)")
+    print("| loops | " + " | ".join(KERNELS) + " | 2.6.22 < 2.6.23 < 2.6.24 |")
+    for loops in LOOPS:
+        times = [threadtest_ms(k, loops, iterations) for k in KERNELS]
+        holds = "holds" if times[0] < times[1] < times[2] else "no"
+        label = f"{loops // 1_000_000}M" if loops >= 1_000_000 else f"{loops // 1000}k"
+        print(f"| {label} | " + " | ".join(f"{t:.0f}" for t in times) + f" | {holds} |")
+
+
+def print_compat(iterations):
+    for loops in (10_000, 1_000_000):  # sched_yield() in the spin, or compat has no effect
+        plain = threadtest_ms("2.6.24", loops, iterations, True)
+        compat = threadtest_ms("2.6.24", loops, iterations, True, sched_compat_yield=1)
+        print(f"2.6.24 compat_yield at {loops} loops, yield in the spin: {plain:.0f} / "
+              f"{compat:.0f} ms = {plain / compat:.2f}x (direction at 1M: >= 3x)")
+
+
+def print_burn():
+    for topology in (None, "1x1x2"):
+        old, new = burn_s("2.6.24", topology), burn_s("2.6.25", topology)
+        where = "2 cores" if topology is None else f"HT {topology}"
+        verdict = "holds" if new * 2 <= old else "no"
+        print(f"burn 100 us x 2000, {where}: 2.6.24 {old:.2f} s, 2.6.25 {new:.2f} s, "
+              f"2.6.24 / 2.6.25 = {old / new:.2f}x (>= 2x: {verdict})")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=50)
+    args = parser.parse_args(argv)
+    print(f"simulator build: {'compiled' if simulator.COMPILED else 'pure Python'}; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print_threadtest(args.iterations)
+    print_compat(args.iterations)
+    print_burn()
+
+
+if __name__ == "__main__":
+    main()
