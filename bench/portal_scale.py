@@ -235,7 +235,9 @@ def sql(*statements: tuple[str, list]):
     return run
 
 
-PAGE_SQL = ("SELECT r.id, r.policy, r.label, r.created, b.slug, b.name, k.version, m.name "
+# What a row of the run list shows: the run's link, benchmark, kernel, machine, policy, params
+# and source (a reference without params and source read less than the page shows).
+PAGE_SQL = ("SELECT r.id, r.params, r.policy, r.source, b.slug, k.version, m.name "
             "FROM benchmarks_run r JOIN benchmarks_benchmark b ON b.id = r.benchmark_id "
             "JOIN benchmarks_kernel k ON k.id = r.kernel_id JOIN benchmarks_machine m "
             "ON m.id = r.machine_id WHERE r.withdrawn IS NULL "
@@ -246,11 +248,17 @@ SKIP_SQL = ("WITH RECURSIVE f(v) AS (SELECT MIN({c}) FROM benchmarks_run WHERE w
             "AND {c} > {low} UNION ALL SELECT (SELECT MIN({c}) FROM benchmarks_run WHERE "
             "withdrawn IS NULL AND {c} > f.v) FROM f WHERE f.v IS NOT NULL) "
             "SELECT v FROM f WHERE v IS NOT NULL")
+# Benchmarks and machines no run uses yet (a calibrated machine) are choices too; those only
+# withdrawn runs use are not.
+KEEP_UNUSED_SQL = ("OR NOT EXISTS (SELECT 1 FROM benchmarks_run r WHERE r.{c} = n.id "
+                   "AND r.withdrawn IS NOT NULL)")
 RUN_LIST_CHOICES_SQL = [
-    (f"SELECT id, slug, name FROM benchmarks_benchmark WHERE id IN "
-     f"({SKIP_SQL.format(c='benchmark_id', low=0)}) ORDER BY slug", []),
-    (f"SELECT id, name FROM benchmarks_machine WHERE id IN "
-     f"({SKIP_SQL.format(c='machine_id', low=0)}) ORDER BY name, id", []),
+    (f"SELECT n.slug, n.name FROM benchmarks_benchmark n WHERE n.id IN "
+     f"({SKIP_SQL.format(c='benchmark_id', low=0)}) "
+     f"{KEEP_UNUSED_SQL.format(c='benchmark_id')} ORDER BY n.slug", []),
+    (f"SELECT n.id, n.name FROM benchmarks_machine n WHERE n.id IN "
+     f"({SKIP_SQL.format(c='machine_id', low=0)}) "
+     f"{KEEP_UNUSED_SQL.format(c='machine_id')} ORDER BY n.name, n.id", []),
     (f"SELECT id, version FROM benchmarks_kernel WHERE id IN "
      f"({SKIP_SQL.format(c='kernel_id', low=0)}) ORDER BY sort_key, version", []),
     (SKIP_SQL.format(c="policy", low="''"), []),
@@ -276,25 +284,30 @@ def run_list_sql():
             cursor.fetchall()
             cursor.execute(PAGE_SQL)
             ids = [row[0] for row in cursor.fetchall()]
-            cursor.execute("SELECT s.run_id, t.name, s.median FROM benchmarks_metricsummary s "
-                           "JOIN benchmarks_metric t ON t.id = s.metric_id "
-                           "WHERE s.run_id = ANY(%s)", [ids])
+            cursor.execute("SELECT s.run_id, t.name, s.median, s.stdev, s.n "
+                           "FROM benchmarks_metricsummary s JOIN benchmarks_metric t "
+                           "ON t.id = s.metric_id WHERE s.run_id = ANY(%s) "
+                           "ORDER BY t.name, s.run_id", [ids])
             cursor.fetchall()
         choices()
     return run
 
 
-def run_page_sql(pk: int) -> list:
-    """The run page's rows: the run with its names, samples, summaries, monitor series, the
-    machine's newest calibration, traces and threads about it, and what its verdicts are
-    computed from: the series' runs by kernel with their sizes, and the values of the series'
-    oldest and previous kernels before the run's (the ids a hand-written page would take from
-    that read)."""
+def run_page_sql(pk: int):
+    """The run page's work, hand-written: the run with its names, samples, summaries,
+    published summaries, monitor series, traces and threads about it, the machine's newest
+    calibration where the page reads it (the "predict this run" section of a benchmark the
+    simulator has), and its verdicts: the benchmark's thresholds, the series' runs by kernel
+    with their sizes, the values of the series' oldest and previous kernels before the run's
+    (the ids a hand-written page would take from that read), and the same verdict tests on
+    them (as the regression task's reference runs the same detection: the page cannot show a
+    verdict without computing it)."""
     from django.db import connection
 
     from benchmarks.models import Run
+    from simulations.twins import workload_for
 
-    run = Run.objects.select_related("kernel").get(pk=pk)
+    run = Run.objects.select_related("kernel", "benchmark").get(pk=pk)
     series = [run.summaries.get().metric_id, run.benchmark_id, run.machine_id,
               json.dumps(run.params), pk]
     with connection.cursor() as cursor:
@@ -304,24 +317,48 @@ def run_page_sql(pk: int) -> list:
             if (sort_key, version) < (run.kernel.sort_key, run.kernel.version):
                 kernels.setdefault(version, []).append(run_id)
     groups = list(kernels.values())
-    against = [*groups[0], *groups[-1]] if groups else []  # none: nothing to test against
-    return [
+    targets = [groups[0], groups[-1]] if len(groups) > 1 else groups  # baseline, previous
+    statements = [
         ("SELECT * FROM benchmarks_run r JOIN benchmarks_benchmark b ON b.id = r.benchmark_id "
          "JOIN benchmarks_kernel k ON k.id = r.kernel_id JOIN benchmarks_machine m "
          "ON m.id = r.machine_id WHERE r.id = %s", [pk]),
-        ("SELECT metric_id, value FROM benchmarks_sample WHERE run_id = %s "
-         "ORDER BY metric_id, index", [pk]),
         ("SELECT * FROM benchmarks_metricsummary s JOIN benchmarks_metric t ON t.id = s.metric_id "
          "WHERE s.run_id = %s", [pk]),
+        ("SELECT * FROM benchmarks_publishedsummary s JOIN benchmarks_metric t "
+         "ON t.id = s.metric_id WHERE s.run_id = %s", [pk]),
         ("SELECT * FROM benchmarks_monitorseries WHERE run_id = %s", [pk]),
-        ("SELECT * FROM benchmarks_machinecalibration WHERE machine_id = %s "
-         "ORDER BY created DESC, id DESC LIMIT 1", [run.machine_id]),
         ("SELECT * FROM traces_trace WHERE run_id = %s", [pk]),
         ("SELECT * FROM discussions_thread WHERE target_type = 'run' AND target_id = %s",
          [str(pk)]),
+        ("SELECT * FROM regressions_benchmarkthresholds WHERE benchmark_id = %s LIMIT 1",
+         [run.benchmark_id]),
         (SERIES_KERNELS_SQL, series),
-    ] + ([("SELECT run_id, value FROM benchmarks_sample WHERE metric_id = %s "
-           "AND run_id = ANY(%s) ORDER BY run_id, index", [series[0], against])] if against else [])
+    ]
+    if workload_for(run.benchmark.slug) is not None:
+        statements.append(("SELECT * FROM benchmarks_machinecalibration WHERE machine_id = %s "
+                           "ORDER BY created DESC, id DESC LIMIT 1", [run.machine_id]))
+    rest = sql(*statements)
+
+    def reference():
+        from regressions import detect
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT metric_id, value FROM benchmarks_sample WHERE run_id = %s "
+                           "ORDER BY metric_id, index", [pk])
+            own = np.array([value for _, value in cursor.fetchall()])
+            values: dict[int, list[float]] = {}
+            if targets:
+                cursor.execute("SELECT run_id, value FROM benchmarks_sample WHERE metric_id = %s "
+                               "AND run_id = ANY(%s) ORDER BY run_id, index",
+                               [series[0], [pk for group in targets for pk in group]])
+                for run_id, value in cursor.fetchall():
+                    values.setdefault(run_id, []).append(value)
+        rest()
+        for group in targets:
+            against = np.array([value for pk in group for value in values.get(pk, [])])
+            detect.verdict(own, against, higher_is_better=False,
+                           thresholds=detect.DEFAULT_THRESHOLDS, sizes=(len(own), len(against)))
+    return reference
 
 
 # The runs of a run's series (but the run) with their sizes, in release order.
@@ -466,10 +503,15 @@ def regression_task(rounds: int) -> tuple[list[float], list[float]]:
     return task, raw
 
 
-def line(name: str, times: list[float], raw: list[float], target: str = "") -> str:
+def line(name: str, times: list[float], raw: list[float], target: str = "",
+         floor: float | None = None) -> str:
+    """One row: p50/p95 of the portal and of its reference, the p95 ratio, and with `floor`
+    (what the floor's request costs beyond its SELECT, p50) the p95 ratio less that floor."""
+    less_floor = "" if floor is None else \
+        f" | less the floor {(p95(times) - floor) / p95(raw):5.2f}x"
     return (f"{name:<34} p50 {statistics.median(times) * 1e3:7.1f} ms  p95 {p95(times) * 1e3:7.1f}"
             f" ms | raw SQL p50 {statistics.median(raw) * 1e3:7.1f} ms  p95 {p95(raw) * 1e3:7.1f}"
-            f" ms | p95 {p95(times) / p95(raw):5.2f}x {target}")
+            f" ms | p95 {p95(times) / p95(raw):5.2f}x{less_floor} {target}")
 
 
 def measure(env: dict, requests: int) -> None:
@@ -496,10 +538,10 @@ def measure(env: dict, requests: int) -> None:
              *paired(lambda: request(server.url, path="/runs/"), run_list_sql(), requests)),
             (f"run page (GET /runs/{run.pk}/)",
              *paired(lambda: request(server.url, path=f"/runs/{run.pk}/"),
-                     sql(*run_page_sql(run.pk)), requests)),
+                     run_page_sql(run.pk), requests)),
             (f"run page with verdicts (/runs/{judged.pk}/)",
              *paired(lambda: request(server.url, path=f"/runs/{judged.pk}/"),
-                     sql(*run_page_sql(judged.pk)), requests)),
+                     run_page_sql(judged.pk), requests)),
             ("200-series comparison (preview)",
              *paired(lambda: request(server.url, "POST", "/api/v1/comparisons/preview/", spec,
                                      auth), sql((COMPARISON_SQL, [])), requests)),
@@ -522,9 +564,13 @@ def measure(env: dict, requests: int) -> None:
         server.stop()
     results.append(("incremental regression task (+detect)",
                     *regression_task(max(5, requests // 4))))
+    floor = statistics.median(results[0][1]) - statistics.median(results[0][2])
     for name, times, raw in results:
         target = "(target <= 1.2x)" if "200-series" in name else ""
-        print(line(name, times, raw, target))
+        request_row = not name.startswith(("one-row", "incremental"))
+        print(line(name, times, raw, target, floor if request_row else None))
+    print(f"less the floor: p95 less {floor * 1e3:.1f} ms (the one-row API read's p50 beyond its "
+          "SELECT's: HTTP, gunicorn, Django's handler and middleware), against the raw SQL's p95")
     print(f"load average afterwards {loadavg()}")
 
 

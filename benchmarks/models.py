@@ -147,6 +147,11 @@ class RunSource(models.TextChoices):
     DEMO = "demo", "demo data"
 
 
+# A run as the run list shows it (selectors.ListedRun, benchmarks/pages/rows.py).
+LISTED_COLUMNS = ("pk", "params", "policy", "source", "benchmark__slug", "kernel__version",
+                  "machine__name")
+
+
 class RunQuerySet(models.QuerySet):
     def in_natural_order(self):
         return self.order_by("benchmark__slug", "kernel__sort_key", "kernel__version", "id")
@@ -157,16 +162,12 @@ class RunQuerySet(models.QuerySet):
         )
         return self.select_related("benchmark", "kernel", "machine").prefetch_related(summaries)
 
-    def listed(self):
-        """What the run list's rows show (benchmarks/pages/rows.py), and nothing else: a
-        run's environment and tunables (JSON, large for harness runs) and the summaries'
-        other statistics are neither read nor decoded."""
-        summaries = models.Prefetch("summaries", queryset=MetricSummary.objects.select_related(
-            "metric").only("run", "n", "median", "stdev", "metric__name"))
-        return (self.select_related("benchmark", "kernel", "machine")
-                .only("policy", "params", "source", "benchmark__slug", "kernel__version",
-                      "machine__name")
-                .prefetch_related(summaries))
+    def listing_rows(self):
+        """What the run list's rows show, as tuples of LISTED_COLUMNS (a Paginator counts and
+        slices these as it does runs): no model instance per run and per name, and a run's
+        environment and tunables (JSON, large for harness runs) neither read nor decoded.
+        selectors.runs_listed() makes them ListedRuns with their summaries."""
+        return self.values_list(*LISTED_COLUMNS)
 
     def with_detail_relations(self):
         return self.with_listing_relations().select_related("artifact", "submitter")

@@ -19,6 +19,8 @@ from benchmarks.models import (
     Kernel,
     Machine,
     MachineCalibration,
+    Metric,
+    MetricSummary,
     Run,
     RunParam,
     RunSource,
@@ -151,6 +153,44 @@ def _tunable_filter(runs: QuerySet, name: str, value: str, *, alias: str) -> Que
     for candidate in _json_candidates(value):
         matches |= Q(**{alias: candidate})
     return runs.alias(**{alias: KeyTransform(name, "tunables")}).filter(matches)
+
+
+@dataclass(slots=True)
+class ListedRun:
+    """A run as the run list shows it (models.LISTED_COLUMNS, then its summaries)."""
+
+    pk: int
+    params: object
+    policy: str
+    source: str
+    benchmark_slug: str
+    kernel_version: str
+    machine_name: str
+    # (metric name, median, stdev, n) by metric name, as MetricSummary is ordered
+    summaries: list[tuple[str, float, float | None, int]] = field(default_factory=list)
+
+
+# A page of runs' summaries by metric name (MetricSummary's order), as ListedRun holds them.
+_LISTED_SUMMARIES_SQL = """
+SELECT s.run_id, m.name, s.median, s.stdev, s.n
+FROM {summary} s JOIN {metric} m ON m.id = s.metric_id
+WHERE s.run_id IN ({ids}) ORDER BY m.name, s.run_id"""
+
+
+def runs_listed(rows) -> list[ListedRun]:
+    """Rows of RunQuerySet.listing_rows() with their summaries, read in one query."""
+    runs = [ListedRun(*row) for row in rows]
+    by_id = {run.pk: run for run in runs}
+    if not by_id:
+        return runs
+    sql = _LISTED_SUMMARIES_SQL.format(summary=MetricSummary._meta.db_table,
+                                       metric=Metric._meta.db_table,
+                                       ids=", ".join(["%s"] * len(by_id)))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, list(by_id))
+        for run_id, *summary in cursor.fetchall():
+            by_id[run_id].summaries.append(tuple(summary))
+    return runs
 
 
 def samples_by_metric(run: Run) -> dict[int, list[float]]:
@@ -312,6 +352,45 @@ def machines_listed() -> QuerySet:
 def kernels_listed() -> QuerySet:
     """The API's kernel list, in release order: every kernel but those only withdrawn runs use."""
     return _not_withdrawn_only(Kernel.objects.all(), "kernel").order_by("sort_key", "version")
+
+
+# The run list's filter choices: kernels_in_use(), benchmarks_listed() and machines_listed()
+# written as the statements they compile to, for the columns the options show. Building those
+# querysets (an Exists, a raw subquery, a union of conditions) took the ORM ~1 ms of CPU each,
+# longer than the database takes to answer them; tests/benchmarks/test_run_list_choices.py
+# compares both ways.
+_CHOICES_SQL = """
+SELECT {columns} FROM {table} n WHERE n.id IN ({visible}){unused}
+ORDER BY {order}"""
+# names no run uses are kept; those only withdrawn runs use are not (benchmarks_listed())
+_KEEP_UNUSED = """ OR NOT EXISTS (
+    SELECT 1 FROM {run} r WHERE r.{column} = n.id AND r.withdrawn IS NOT NULL)"""
+
+
+def _choices(model, columns: str, column: str, order: str, *, keep_unused: bool) -> list:
+    run = Run._meta.db_table
+    unused = _KEEP_UNUSED.format(run=run, column=column) if keep_unused else ""
+    visible = _VISIBLE_VALUES_SQL.format(column=column, run=run)
+    with connection.cursor() as cursor:
+        cursor.execute(_CHOICES_SQL.format(columns=columns, table=model._meta.db_table,
+                                           visible=visible, unused=unused, order=order), [0])
+        return cursor.fetchall()
+
+
+def kernel_choices() -> list[str]:
+    """The versions of kernels_in_use(), in release order."""
+    return [version for (version,) in _choices(Kernel, "n.version", "kernel_id",
+                                               "n.sort_key, n.version", keep_unused=False)]
+
+
+def benchmark_choices() -> list[tuple[str, str]]:
+    """(slug, name) of benchmarks_listed(), in its order."""
+    return _choices(Benchmark, "n.slug, n.name", "benchmark_id", "n.slug", keep_unused=True)
+
+
+def machine_choices() -> list[tuple[int, str]]:
+    """(id, name) of machines_listed(), in its order."""
+    return _choices(Machine, "n.id, n.name", "machine_id", "n.name, n.id", keep_unused=True)
 
 
 def recent_runs(limit: int = 10) -> QuerySet:

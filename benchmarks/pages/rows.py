@@ -2,10 +2,12 @@
 
 Fifty runs through templates/benchmarks/_run_rows.html cost more than all of the run list's SQL
 at 100,000 runs (several variable lookups, a localize and an escape per cell, a context pushed
-per row and per summary); a run's samples table likewise costs a localize per value. These give
-the same markup, escaped the way the template escapes it (every name, kernel string, policy,
-param and tag is user-supplied): tests/benchmarks/test_page_rows.py renders both ways over
-varied and hostile runs and compares the exact HTML. The home page still includes the template.
+per row and per summary: ~10 ms of CPU where this takes ~1 ms), and so did reading them as
+model instances with prefetched summaries (~8 ms; plain rows, selectors.runs_listed(): ~2 ms);
+a run's samples table likewise costs a localize per value. These give the same markup,
+escaped the way the template escapes it (every name, kernel string, policy, param and tag is
+user-supplied): tests/benchmarks/test_page_rows.py renders both ways over varied and hostile
+runs and compares the exact HTML. The home page still includes the template.
 """
 
 from html import escape
@@ -15,6 +17,7 @@ from django.utils.formats import localize
 from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 
+from benchmarks.selectors import ListedRun
 from benchmarks.templatetags.schedbench import num, pairs
 
 # A run id no page shows, to cut the run link into what comes before and after the id (the
@@ -62,16 +65,16 @@ class TemplateText:
 def _results(summaries, text: TemplateText) -> str:
     """The summaries cell: each metric's median ± stdev and n, one per line."""
     parts = []
-    for summary in summaries:
-        spread = "" if summary.stdev is None else f" ± {text(num(summary.stdev, 3))}"
-        parts.append(f"{text(summary.metric.name)} {text(num(summary.median))}{spread} "
-                     f'<span class="muted">(n={text(summary.n)})</span>')
+    for name, median, stdev, n in summaries:
+        spread = "" if stdev is None else f" ± {text(num(stdev, 3))}"
+        parts.append(f'{text(name)} {text(num(median))}{spread} <span class="muted">(n={text(n)})'
+                     "</span>")
     return "<br>".join(parts)
 
 
-def run_rows_html(runs, *, selectable: bool = False) -> SafeString:
-    """The table of templates/benchmarks/_run_rows.html for runs read with_listing_relations()
-    (or listed())."""
+def run_rows_html(runs: list[ListedRun], *, selectable: bool = False) -> SafeString:
+    """The table of templates/benchmarks/_run_rows.html for runs read by
+    selectors.runs_listed()."""
     text = TemplateText()
     link_before, link_after = (conditional_escape(part) for part in
                                reverse("run-detail", args=[_PK_MARK]).rsplit(str(_PK_MARK), 1))
@@ -82,10 +85,10 @@ def run_rows_html(runs, *, selectable: bool = False) -> SafeString:
                          for key, value in pairs(run.params))
         rows.append(_ROW.format(
             select=_SELECT_CELL.format(pk=pk) if selectable else "",
-            link=f"{link_before}{pk}{link_after}", pk=pk, benchmark=text(run.benchmark.slug),
-            kernel=text(run.kernel.version), machine=text(run.machine.name),
+            link=f"{link_before}{pk}{link_after}", pk=pk, benchmark=text(run.benchmark_slug),
+            kernel=text(run.kernel_version), machine=text(run.machine_name),
             policy=text(run.policy or "–"), params=params,
-            results=_results(run.summaries.all(), text), source=text(run.source)))
+            results=_results(run.summaries, text), source=text(run.source)))
     rows.append(_TAIL)
     return mark_safe("".join(rows))  # noqa: S308 (every value above went through text())
 

@@ -62,7 +62,9 @@ def varied_runs():
 
 
 def _both_ways(selectable: bool) -> tuple[str, str]:
-    listed = list(Run.objects.listed().in_natural_order())
+    """The rows as the run list reads and writes them, and as the template writes runs read
+    with their relations."""
+    listed = selectors.runs_listed(Run.objects.in_natural_order().listing_rows())
     template_runs = list(Run.objects.with_listing_relations().in_natural_order())
     assert [run.pk for run in listed] == [run.pk for run in template_runs]
     return (str(run_rows_html(listed, selectable=selectable)),

@@ -24,6 +24,16 @@ def options(html: str, name: str) -> list[str]:
             if label != "any"]
 
 
+def assert_choices_are_the_querysets():
+    """The run list's raw choices (selectors.*_choices) are the querysets' rows, in order."""
+    assert selectors.kernel_choices() == list(
+        selectors.kernels_in_use().values_list("version", flat=True))
+    assert selectors.benchmark_choices() == list(
+        selectors.benchmarks_listed().values_list("slug", "name"))
+    assert selectors.machine_choices() == list(
+        selectors.machines_listed().values_list("pk", "name"))
+
+
 def test_choices_are_what_visible_runs_use(client, django_user_model):
     owner = django_user_model.objects.create_user("owner")
     make_run("2.6.24", policy="SCHED_OTHER", params={"loops": 1}, submitter=owner)
@@ -37,6 +47,8 @@ def test_choices_are_what_visible_runs_use(client, django_user_model):
     machine_get_or_create(spec={**CORE2, "name": "calibrated only", "cpu_model": "Cal"})
 
     assert [k.version for k in selectors.kernels_in_use()] == ["2.6.9", "2.6.22", "2.6.24"]
+    assert_choices_are_the_querysets()
+    assert len(selectors.machine_choices()) == 2  # the withdrawn-only machine left, one kept
     assert selectors.policies_in_use() == ["SCHED_BATCH", "SCHED_OTHER"]
     assert selectors.param_names_in_use() == ["loops", "threads"]
     html = client.get(reverse("run-list")).content.decode()
@@ -66,6 +78,8 @@ def test_choices_are_what_visible_runs_use(client, django_user_model):
     assert selectors.param_names_in_use() == ["loops", "threads", "typo"]
     assert "2.6.30" in [k.version for k in selectors.kernels_in_use()]
     assert [b.slug for b in selectors.benchmarks_listed()] == ["misread", "threadtest"]
+    assert_choices_are_the_querysets()
+    assert [slug for slug, _ in selectors.benchmark_choices()] == ["misread", "threadtest"]
 
 
 @pytest.mark.parametrize("count", [1, 12])
