@@ -9,6 +9,11 @@ from .base import MS, Policy, RunQueue
 LEVELS = 40
 
 
+def _live(queue):
+    """``queue`` without its stale entries (run when they outnumber the live ones)."""
+    return deque([e for e in queue if e[0].key is e])
+
+
 class RsdlPolicy(Policy):
     """RSDL: a staircase of priority levels, each with a quota, rotated as quotas run out.
 
@@ -38,9 +43,14 @@ class RsdlPolicy(Policy):
 
     def new_rq(self, cpu_id):
         rq = RunQueue(cpu_id)
+        # Queues hold entries, one-element lists [task]: an entry is live while its task's
+        # ``key`` is that very list, so a migrating task leaves in O(1) (its entry goes stale and
+        # is dropped when a pick, a rotation or the balancer reaches it) instead of
+        # deque.remove()'s O(n).
         rq.active = [deque() for _ in range(LEVELS)]
         rq.expired = deque()
-        rq.seq = 0  # bitmap of the levels that hold tasks, as the kernel's prio bitmap
+        rq.data = [0] * (LEVELS + 1)  # live entries per level; [LEVELS]: the expired array's
+        rq.seq = 0  # bitmap of the levels that hold live tasks, as the kernel's prio bitmap
         # per level: quota left this epoch; rq.min_vruntime is reused as the first level not
         # yet finished this epoch (levels above it were rotated away)
         rq.extra = [self.rr] * LEVELS
@@ -59,14 +69,20 @@ class RsdlPolicy(Policy):
 
     def _queue(self, rq: RunQueue, task: Task, front=False):
         self._place(rq, task)
+        entry = [task]  # a list, not a tuple: the compiled build boxes tuples anew (identity)
+        task.key = entry
+        counts: list[int] = rq.data
         if task.expired:
-            rq.expired.append(task)
+            rq.expired.append(entry)
+            counts[LEVELS] += 1
             return
+        level = task.level
         if front:
-            rq.active[task.level].appendleft(task)
+            rq.active[level].appendleft(entry)
         else:
-            rq.active[task.level].append(task)
-        rq.seq |= 1 << task.level
+            rq.active[level].append(entry)
+        counts[level] += 1
+        rq.seq |= 1 << level
 
     def enqueue(self, rq: RunQueue, task: Task, how, now: int):
         if task.quota <= 0 and not task.expired:
@@ -78,13 +94,22 @@ class RsdlPolicy(Policy):
         self._queue(rq, task)
 
     def dequeue(self, rq: RunQueue, task: Task, now: int):
+        task.key = None  # its entry goes stale where it stands
+        counts: list[int] = rq.data
         if task.expired:
-            rq.expired.remove(task)
+            counts[LEVELS] -= 1
+            if not counts[LEVELS]:
+                rq.expired.clear()
+            elif len(rq.expired) > 2 * counts[LEVELS] + 32:
+                rq.expired = _live(rq.expired)
         else:
-            q = rq.active[task.level]
-            q.remove(task)
-            if not q:
-                rq.seq &= ~(1 << task.level)
+            level = task.level
+            counts[level] -= 1
+            if not counts[level]:
+                rq.seq &= ~(1 << level)
+                rq.active[level].clear()
+            elif len(rq.active[level]) > 2 * counts[level] + 32:
+                rq.active[level] = _live(rq.active[level])
         rq.load -= task.weight
         rq.nr_queued -= 1
 
@@ -108,14 +133,21 @@ class RsdlPolicy(Policy):
         moving = rq.active[level]
         rq.active[level] = deque()
         rq.seq &= ~(1 << level)
-        for t in reversed(moving):
+        counts: list[int] = rq.data
+        counts[level] = 0
+        for entry in reversed(moving):
+            t = entry[0]
+            if t.key is not entry:
+                continue
             t.level = level + 1
             t.quota = self.rr
             if t.level > self.last_level:
                 self._expire(t)
-                rq.expired.append(t)
+                rq.expired.append(entry)
+                counts[LEVELS] += 1
             else:
-                rq.active[t.level].appendleft(t)
+                rq.active[t.level].appendleft(entry)
+                counts[t.level] += 1
                 rq.seq |= 1 << t.level
 
     def put_prev(self, rq: RunQueue, task: Task, now: int):
@@ -140,24 +172,38 @@ class RsdlPolicy(Policy):
     def _major_rotation(self, rq: RunQueue):
         rq.min_vruntime = 0
         rq.extra = [self.rr] * LEVELS
-        while rq.expired:
-            t = rq.expired.popleft()
+        expired = rq.expired
+        rq.expired = deque()
+        counts: list[int] = rq.data
+        counts[LEVELS] = 0
+        for entry in expired:
+            t = entry[0]
+            if t.key is not entry:
+                continue
             t.expired = False
-            rq.active[t.level].append(t)
+            rq.active[t.level].append(entry)
+            counts[t.level] += 1
             rq.seq |= 1 << t.level
 
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
+        counts: list[int] = rq.data
         for _ in range(2):
             bitmap = rq.seq
             if bitmap:
                 level = (bitmap & -bitmap).bit_length() - 1  # the best level with tasks
                 q = rq.active[level]
-                task = q.popleft()
-                if not q:
+                entry = q.popleft()
+                while entry[0].key is not entry:  # skip the entries of tasks that left
+                    entry = q.popleft()
+                task: Task = entry[0]
+                task.key = None
+                counts[level] -= 1
+                if not counts[level]:
                     rq.seq = bitmap & ~(1 << level)
+                    q.clear()
                 rq.nr_queued -= 1
                 return task
-            if not rq.expired:
+            if not counts[LEVELS]:
                 return None
             self._major_rotation(rq)
         return None
@@ -206,13 +252,13 @@ class RsdlPolicy(Policy):
         return bool(rq.seq & ((1 << task.level) - 1))
 
     def queued_tasks(self, rq: RunQueue):
-        tasks = list(reversed(rq.expired))
+        tasks = [e[0] for e in reversed(rq.expired) if e[0].key is e]
         active = rq.active
         bitmap: int = rq.seq  # the levels holding tasks, visited worst first
         while bitmap:
             level = bitmap.bit_length() - 1
             bitmap ^= 1 << level
-            tasks.extend(reversed(active[level]))
+            tasks.extend([e[0] for e in reversed(active[level]) if e[0].key is e])
         return tasks
 
     def hot(self, task: Task, now: int, level):

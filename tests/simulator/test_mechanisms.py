@@ -4,6 +4,7 @@ Trend tests, not exact values (the golden outputs pin exact values)."""
 
 import io
 import random
+from collections import deque
 
 import pytest
 
@@ -12,6 +13,7 @@ from simulator.cli import main as cli_main
 from simulator.policies.base import RunQueue
 from simulator.policies.cfs import CfsPolicy
 from simulator.policies.eevdf import EevdfPolicy
+from simulator.policies.rsdl import LEVELS, RsdlPolicy
 from simulator.program import Task
 
 
@@ -81,6 +83,190 @@ def test_eevdf_heap_pick_is_the_full_scan_pick():
                 queued.append(got)
         assert rq.nr_queued == len(queued)
         assert sorted(map(id, policy.queued_tasks(rq))) == sorted(map(id, queued))
+
+
+class PlainRsdl:
+    """RSDL by its plain definition (the model before the lazy queues): a deque of tasks per
+    level and the expired array, a leaving task removed where it stands (deque.remove, O(n)),
+    the best level found by a scan.  Standalone: compiled classes cannot be subclassed."""
+
+    def __init__(self, tun):
+        self.rr = tun["rr_interval"] * 1_000_000
+        self.last_level = min(LEVELS - 1, 20 + tun["priority_levels"] - 1)
+        self.yield_expire = tun["yield_expire"]
+
+    def new_rq(self, cpu_id):
+        rq = RunQueue(cpu_id)
+        rq.active = [deque() for _ in range(LEVELS)]
+        rq.expired = deque()
+        rq.extra = [self.rr] * LEVELS
+        return rq
+
+    def _start_level(self, task):
+        return min(self.last_level, 20 + task.nice)
+
+    def _expire(self, task):
+        task.expired, task.level, task.quota = True, self._start_level(task), self.rr
+
+    def _queue(self, rq, task, front=False):
+        if not task.expired and task.level < rq.min_vruntime:  # its level finished this epoch
+            task.level, task.quota = rq.min_vruntime, self.rr
+            if task.level > self.last_level:
+                self._expire(task)
+        if task.expired:
+            rq.expired.append(task)
+        elif front:
+            rq.active[task.level].appendleft(task)
+        else:
+            rq.active[task.level].append(task)
+
+    def enqueue(self, rq, task, how, now):
+        if task.quota <= 0 and not task.expired:
+            if task.never_ran and task.level == 0:
+                task.level = self._start_level(task)
+            task.quota = self.rr
+        rq.nr_queued += 1
+        self._queue(rq, task)
+
+    def dequeue(self, rq, task, now):
+        (rq.expired if task.expired else rq.active[task.level]).remove(task)
+        rq.nr_queued -= 1
+
+    def _descend(self, task):
+        if task.level >= self.last_level:
+            self._expire(task)
+        else:
+            task.level, task.quota = task.level + 1, self.rr
+
+    def _minor_rotation(self, rq, level):
+        rq.min_vruntime = max(rq.min_vruntime, level + 1)
+        moving, rq.active[level] = rq.active[level], deque()
+        for t in reversed(moving):
+            t.level, t.quota = level + 1, self.rr
+            if t.level > self.last_level:
+                self._expire(t)
+                rq.expired.append(t)
+            else:
+                rq.active[t.level].appendleft(t)
+
+    def put_prev(self, rq, task, now):
+        rq.curr = None
+        rq.nr_queued += 1
+        if not task.expired and rq.extra[task.level] <= 0 and task.level >= rq.min_vruntime:
+            self._minor_rotation(rq, task.level)
+        if task.yield_pending:
+            task.yield_pending = False
+            if self.yield_expire:
+                self._expire(task)
+            self._queue(rq, task, front=not self.yield_expire)
+        elif task.quota <= 0:
+            self._descend(task)
+            self._queue(rq, task)
+        else:
+            self._queue(rq, task, front=True)
+
+    def _major_rotation(self, rq):
+        rq.min_vruntime = 0
+        rq.extra = [self.rr] * LEVELS
+        while rq.expired:
+            t = rq.expired.popleft()
+            t.expired = False
+            rq.active[t.level].append(t)
+
+    def pick_next(self, rq, cpu, now):
+        for _ in range(2):
+            for q in rq.active:
+                if q:
+                    rq.nr_queued -= 1
+                    return q.popleft()
+            if not rq.expired:
+                return None
+            self._major_rotation(rq)
+        return None
+
+    def on_pick(self, rq, task, now):
+        rq.curr = task
+
+    def curr_leaves(self, rq, task, now):
+        rq.curr = None
+
+    def account(self, rq, task, elapsed, now):
+        task.quota -= elapsed
+        rq.extra[task.level] -= elapsed
+        if rq.nr_queued == 0:  # alone: rotations applied lazily
+            while task.quota <= 0:
+                self._descend(task)
+                task.expired = False
+            if rq.extra[task.level] <= 0:
+                self._major_rotation(rq)
+
+    def queued_tasks(self, rq):
+        tasks = list(reversed(rq.expired))
+        for q in reversed(rq.active):
+            tasks.extend(reversed(q))
+        return tasks
+
+    def yield_hands_over(self, rq, task, now):
+        if rq.nr_queued == 0:
+            return False
+        return self.yield_expire or any(rq.active[:task.level])
+
+
+@pytest.mark.parametrize("yield_expire", [False, True])
+def test_rsdl_lazy_queues_pick_as_the_plain_deques(yield_expire):
+    """RSDL's queues drop a migrating task's entry lazily (O(1)); against the plain deques,
+    over random histories of wakeups, migrations, runs (quota spent, minor and major
+    rotations), yields and blocks: the same picks, the same yield answers, the balancer's same
+    order, at every step."""
+    rng = random.Random(5 + yield_expire)
+    tun = {"sched_cost_ns": 0, "rr_interval": 1, "priority_levels": 3,
+           "yield_expire": yield_expire, "cache_hot_time_ns": 0}
+    sides = []
+    for policy in (RsdlPolicy("rsdl", tun, 1), PlainRsdl(tun)):
+        sides.append((policy, policy.new_rq(0), {tid: _task(tid) for tid in range(60)}))
+    off = set(range(60))  # tids on neither queue nor CPU (blocked, or migrated away)
+    curr = None
+    for _ in range(4000):
+        op = rng.random()
+        if op < 0.3 and off:
+            tid = rng.choice(sorted(off))
+            off.discard(tid)
+            for policy, rq, tasks in sides:
+                policy.enqueue(rq, tasks[tid], "wakeup", 0)
+        elif op < 0.45:
+            queued = [t.tid for t in sides[1][0].queued_tasks(sides[1][1])]
+            if queued:
+                tid = rng.choice(queued)
+                off.add(tid)
+                for policy, rq, tasks in sides:
+                    policy.dequeue(rq, tasks[tid], 0)
+        else:
+            elapsed = rng.randrange(0, 1_500_000)
+            how = rng.random()
+            for policy, rq, tasks in sides:
+                if curr is not None:
+                    task = tasks[curr]
+                    policy.account(rq, task, elapsed, 0)
+                    if how < 0.2:
+                        policy.curr_leaves(rq, task, 0)
+                    else:
+                        task.yield_pending = how < 0.5
+                        policy.put_prev(rq, task, 0)
+            if curr is not None and how < 0.2:
+                off.add(curr)
+            picks = [policy.pick_next(rq, None, 0) for policy, rq, _ in sides]
+            assert [None if t is None else t.tid for t in picks] == [
+                None if picks[1] is None else picks[1].tid] * 2
+            curr = None if picks[0] is None else picks[0].tid
+            for (policy, rq, _), task in zip(sides, picks, strict=True):
+                if task is not None:
+                    policy.on_pick(rq, task, 0)
+        orders = [[t.tid for t in policy.queued_tasks(rq)] for policy, rq, _ in sides]
+        assert orders[0] == orders[1]
+        assert sides[0][1].nr_queued == sides[1][1].nr_queued == len(orders[0])
+        if curr is not None:
+            answers = {policy.yield_hands_over(rq, tasks[curr], 0) for policy, rq, tasks in sides}
+            assert len(answers) == 1
 
 
 @pytest.mark.parametrize("compat", [0, 1])
