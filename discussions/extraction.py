@@ -107,6 +107,8 @@ WHOLE_FORMATS = ("robot", "mmtests")
 FORWARD_RE = re.compile(r"^\s*(?:-+\s*(?:Forwarded|Original) message\s*-+|Begin forwarded "
                         r"message:)\s*$", re.I)
 FORWARD_SUBJECT_RE = re.compile(r"^\s*(?:\[[^]]*\]\s*)*(?:fwd?|fw)\s*:", re.I)
+# The words every FORWARD_RE line holds, with its flags: a text without them has no marker.
+FORWARD_WORDS_RE = re.compile(r"(?:Forwarded|Original) message|Begin forwarded message:", re.I)
 
 
 def _whole_format_ranked(text: str) -> str | None:
@@ -163,6 +165,14 @@ def _mmtests_text(paragraphs: list[Paragraph]) -> str:
 
 
 def _forwarded_blocks(text: str, subject: str) -> list[list[tuple[int, str]]]:
+    """_forwarded_blocks_read, skipping the reading where nothing can be forwarded (a block is
+    kept only under a Fwd: subject or a marker line): most mail is neither."""
+    if not FORWARD_SUBJECT_RE.match(subject or "") and not FORWARD_WORDS_RE.search(text):
+        return []
+    return _forwarded_blocks_read(text, subject)
+
+
+def _forwarded_blocks_read(text: str, subject: str) -> list[list[tuple[int, str]]]:
     """Quoted blocks of a forward (subject Fwd:, or a forward marker above the block), without
     their quote marks. A block under an attribution line ("X wrote:") is a reply's quote."""
     blocks, current, forwarded = [], None, bool(FORWARD_SUBJECT_RE.match(subject or ""))

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -231,10 +231,49 @@ def _post_row(message: MailMessage, thread: Thread) -> Post:
     )
 
 
+def _reserved_post_ids(count: int) -> list[int] | None:
+    """Ids for `count` new posts, increasing, drawn from the table's own sequence (PostgreSQL),
+    so their parents go in with them; None where ids are only known after the insert (SQLite).
+    Setting parents afterwards rewrote every row, and with it every index entry of the post."""
+    if connection.vendor != "postgresql" or not count:
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) "
+                       "FROM generate_series(1, %s)", [Post._meta.db_table, count])
+        return sorted(row[0] for row in cursor.fetchall())
+
+
+def _parents_with_ids(rows, places, ids: list[int]) -> None:
+    """Give the posts (in `rows` order) the reserved ids, and each its parent's."""
+    posts = [post for thread_posts in rows for post in thread_posts]
+    for post, pk in zip(posts, ids, strict=True):
+        post.pk = pk
+    for thread_posts, parent_of in zip(rows, places, strict=True):
+        for post, parent in zip(thread_posts, parent_of, strict=True):
+            if parent is not None:
+                post.parent_id = thread_posts[parent].pk
+
+
+def _parents_after_insert(threads, rows, places) -> None:
+    """Parents set by one UPDATE per batch once the inserted posts have their ids."""
+    parents = []
+    for thread, posts, parent_of in zip(threads, rows, places, strict=True):
+        if any(a.pk >= b.pk for a, b in zip(posts, posts[1:], strict=False)):
+            # The layout broke ties between posts of one date by insertion order, which the
+            # keys follow everywhere we know of; were they ever not to, lay it out from them.
+            thread_relayout(thread=thread)
+            continue
+        parents += [(post.pk, posts[parent].pk) for post, parent in zip(posts, parent_of,
+                                                                        strict=True)
+                    if parent is not None]
+    posts_parents_write(pairs=parents)
+
+
 def _store_new_threads(groups, user, target) -> tuple[list[Thread], list[list[Post]]]:
     """Conversations that start new threads: each thread's layout is worked out before its
     posts are written (services.thread_places_before_insert), so the threads and their posts
-    go in with one insert per batch, and only the parents need a second statement."""
+    go in with one insert per batch; parents too where ids can be reserved first, else one
+    more statement per batch sets them."""
     threads, rows, places = [], [], []
     for group in groups:
         thread = _new_thread(group, user, target)
@@ -248,18 +287,12 @@ def _store_new_threads(groups, user, target) -> tuple[list[Thread], list[list[Po
     for thread, posts in zip(threads, rows, strict=True):
         for post in posts:
             post.thread = thread
+    ids = _reserved_post_ids(sum(len(posts) for posts in rows))
+    if ids is not None:
+        _parents_with_ids(rows, places, ids)
     Post.objects.bulk_create([post for posts in rows for post in posts], batch_size=BATCH)
-    parents = []
-    for thread, posts, parent_of in zip(threads, rows, places, strict=True):
-        if any(a.pk >= b.pk for a, b in zip(posts, posts[1:], strict=False)):
-            # The layout broke ties between posts of one date by insertion order, which the
-            # keys follow everywhere we know of; were they ever not to, lay it out from them.
-            thread_relayout(thread=thread)
-            continue
-        parents += [(post.pk, posts[parent].pk) for post, parent in zip(posts, parent_of,
-                                                                        strict=True)
-                    if parent is not None]
-    posts_parents_write(pairs=parents)
+    if ids is None:
+        _parents_after_insert(threads, rows, places)
     return threads, rows
 
 

@@ -120,6 +120,7 @@ def test_extraction_shortcuts_find_exactly_the_plain_tables(cases, monkeypatch):
     extraction._cached_format.cache_clear()
     fast = [extraction.find_tables(text, subject) for subject, text in cases]
     monkeypatch.setattr(extraction, "_whole_format", extraction._whole_format_ranked)
+    monkeypatch.setattr(extraction, "_forwarded_blocks", extraction._forwarded_blocks_read)
     monkeypatch.setattr(extraction, "_detected_format",
                         lambda paragraph: extraction._ranked_format(paragraph.text))
     plain = [extraction.find_tables(text, subject) for subject, text in cases]
@@ -136,6 +137,17 @@ def test_whole_message_check_matches_the_full_ranking(cases):
                for text in texts]
     assert all(fast == plain for fast, plain in answers)
     assert {plain for _, plain in answers} == {None, "robot", "mmtests"}
+
+
+def test_forward_check_keeps_every_forwarded_block(cases):
+    texts = [(subject, text) for subject, text in cases]
+    texts += [("", f"{marker}\n> time 5 ms\n") for marker in (
+        "-- Forwarded message --", "---- ORIGINAL MESSAGE ----", "begin forwarded message:",
+        "  -----Original  message-----", "-- Forwarded meſſage --", "Begin Forwarded Message: ")]
+    answers = [(extraction._forwarded_blocks(text, subject),
+                extraction._forwarded_blocks_read(text, subject)) for subject, text in texts]
+    assert all(fast == plain for fast, plain in answers)
+    assert sum(1 for _, plain in answers if plain) > 100
 
 
 def test_cached_detection_answers_as_detection_for_long_and_short_paragraphs():

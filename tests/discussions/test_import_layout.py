@@ -7,7 +7,9 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
+from django.db import connection
 
+from discussions import importer
 from discussions.importer import mbox_import
 from discussions.models import Post, Thread
 from discussions.services import thread_relayout
@@ -98,4 +100,37 @@ def test_posts_joining_stored_threads_are_laid_out_with_them(poster):
     stored, figures = _places(), _figures()
     assert Post.objects.filter(message_id__startswith="late", parent__isnull=False).count() \
         == Post.objects.filter(message_id__startswith="late").count() > 0
+    assert (stored, figures) == _as_laid_out_from_rows()
+
+
+def _layout_by_message():
+    return sorted(Post.objects.values_list("message_id", "parent__message_id", "thread_order",
+                                           "depth", "thread__subject", "thread__post_count"))
+
+
+def test_parents_written_with_reserved_ids_are_the_parents_set_after_the_insert(
+        poster, mbox_bytes, monkeypatch):
+    """PostgreSQL reserves the new posts' ids and writes parents with them; elsewhere parents
+    are set after the insert. Both give the same threads (SQLite reserves ids here the way
+    the sequence would, from above every id used)."""
+    data = messy_archive(4, 60).encode() + mbox_bytes("threadtest.mbox")
+    reserve = importer._reserved_post_ids
+    monkeypatch.setattr(importer, "_reserved_post_ids", lambda count: None)
+    mbox_import(data=data, user=poster)
+    after_insert = _layout_by_message()
+    Thread.objects.all().delete()
+    reserved = []
+
+    def reserving(count):
+        ids = reserve(count) if connection.vendor == "postgresql" else list(
+            range(10**6, 10**6 + count))
+        reserved.extend(ids)
+        return ids
+
+    monkeypatch.setattr(importer, "_reserved_post_ids", reserving)
+    mbox_import(data=data, user=poster)
+    assert sorted(Post.objects.values_list("id", flat=True)) == sorted(reserved)
+    assert _layout_by_message() == after_insert
+    assert sum(parent is not None for _, parent, *_ in after_insert) > 200
+    stored, figures = _places(), _figures()
     assert (stored, figures) == _as_laid_out_from_rows()
