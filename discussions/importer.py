@@ -84,19 +84,28 @@ def _read_messages(data: bytes, report: ImportReport) -> list[MailMessage]:
     report.problems.extend(contents.problems)
     messages = []
     for chunk in contents.chunks:
-        reason = chunk_problem(chunk)
-        if reason:
-            report.problem(None, reason, chunk.position)
-            continue
-        try:
-            messages.append(parse_message(chunk.raw, envelope=chunk.envelope,
-                                          position=chunk.position))
-        except Exception as exc:  # noqa: BLE001 - one unreadable message must not stop the rest
-            logger.warning("mbox message %s unreadable", chunk.position, exc_info=True)
-            report.problem(None, f"could not be read ({type(exc).__name__})", chunk.position)
+        message = _chunk_message(chunk, report)
+        for warning in chunk.warnings:  # reported, not kept with the post
+            report.problem(message, warning, chunk.position)
+        if message is not None:
+            messages.append(message)
     if messages and not data.endswith(b"\n"):
         messages[-1].notes.append("the file ends in the middle of this message (truncated?)")
     return messages
+
+
+def _chunk_message(chunk, report: ImportReport) -> MailMessage | None:
+    """The chunk as a message, or None with the reason in the report."""
+    reason = chunk_problem(chunk)
+    if reason:
+        report.problem(None, reason, chunk.position)
+        return None
+    try:
+        return parse_message(chunk.raw, envelope=chunk.envelope, position=chunk.position)
+    except Exception as exc:  # noqa: BLE001 - one unreadable message must not stop the rest
+        logger.warning("mbox message %s unreadable", chunk.position, exc_info=True)
+        report.problem(None, f"could not be read ({type(exc).__name__})", chunk.position)
+        return None
 
 
 def _new_messages(messages: list[MailMessage], report: ImportReport) -> list[MailMessage]:

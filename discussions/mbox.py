@@ -6,6 +6,7 @@ problems (what could not be read and why), which the import report passes on.
 
 import re
 import zlib
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from email.utils import format_datetime, formataddr
@@ -22,6 +23,7 @@ class MboxChunk:
     envelope: str
     raw: bytes
     position: int  # 1-based number of the message in the file
+    warnings: list[str] = field(default_factory=list)  # for the import report, not stored
 
 
 @dataclass
@@ -48,10 +50,28 @@ def gunzip(data: bytes, limit: int) -> tuple[bytes, str | None]:
     return bytes(out), problem
 
 
-def _is_envelope(lines: list[bytes], index: int) -> bool:
-    if not FROM_LINE_RE.match(lines[index]):
-        return False
-    return index == 0 or not lines[index - 1].strip()
+def _envelope_lines(lines: list[bytes], first: int) -> tuple[list[int], list[int]]:
+    """Indexes of the From_ lines that start messages (at the start or after a blank line,
+    as mboxo and mboxrd write them), and of those that look like a message's start without
+    the blank line before them: an envelope followed by a header line. Both formats escape a
+    body line starting "From " (">From "), so such a line is a missing separator or a writer
+    that did not escape; which one cannot be told, so it stays in the message and is reported.
+    """
+    starts, unseparated = [], []
+    for index in range(first, len(lines)):
+        if not FROM_LINE_RE.match(lines[index]):
+            continue
+        if index == first or not lines[index - 1].strip():
+            starts.append(index)
+        elif index + 1 < len(lines) and HEADER_LINE_RE.match(lines[index + 1]):
+            unseparated.append(index)
+    return starts, unseparated
+
+
+def _unseparated_warning(index: int) -> str:
+    return (f"line {index + 1}: a 'From ' envelope line followed by headers, without the blank "
+            "line that starts a new message: kept as part of this message (a missing blank "
+            "line between two messages, or a writer that did not escape 'From ')")
 
 
 def split_mbox(data: bytes) -> MboxContents:
@@ -64,7 +84,7 @@ def split_mbox(data: bytes) -> MboxContents:
     if first is None:
         contents.problems.append({"message": None, "reason": "the file is empty"})
         return contents
-    starts = [i for i in range(first, len(lines)) if _is_envelope(lines, i)]
+    starts, unseparated = _envelope_lines(lines, first)
     if not starts or starts[0] != first:
         if starts or not HEADER_LINE_RE.match(lines[first]):
             contents.problems.append({
@@ -84,6 +104,9 @@ def split_mbox(data: bytes) -> MboxContents:
         elif raw.endswith(b"\r\n\r\n"):
             raw = raw[:-2]
         contents.chunks.append(MboxChunk(envelope, raw, number))
+    for index in unseparated:
+        contents.chunks[bisect_right(starts, index) - 1].warnings.append(
+            _unseparated_warning(index))
     return contents
 
 

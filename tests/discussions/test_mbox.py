@@ -95,3 +95,33 @@ def test_random_and_mangled_input_never_raises(poster, mbox_bytes):
             assert report.imported >= 0 and isinstance(report.as_dict()["problems"], list)
 
     check()
+
+
+def _mail(mid: str, body: str) -> str:
+    return (f"From x@example.org Mon Feb 11 10:00:00 2008\nFrom: X <x@example.org>\n"
+            f"Subject: s\nDate: Mon, 11 Feb 2008 10:00:00 +0000\nMessage-ID: <{mid}>\n\n{body}")
+
+
+def test_a_message_without_the_blank_line_before_the_next_is_reported_by_line(poster):
+    # The second message follows the first's last line directly: mboxo/mboxrd start a
+    # message only after a blank line, so it stays in the first one, and the report says so.
+    data = (_mail("a@x", "first body\n") + _mail("b@x", "second body\n\n")
+            + _mail("c@x", "third body\n\n")).encode()
+    report = mbox_import(data=data, user=poster)
+    assert report.imported == 2
+    [warning] = [p for p in report.problems if "envelope line" in p["reason"]]
+    assert warning["message"] == "#1 <a@x>"
+    assert warning["reason"].startswith("line 8: a 'From ' envelope line followed by headers")
+    first = Post.objects.get(message_id="a@x")
+    assert "second body" in first.body and first.notes == []  # merged as before, not noted
+    assert Post.objects.get(message_id="c@x").body == "third body\n"
+
+
+def test_from_lines_that_are_text_are_not_reported(poster):
+    body = ("From the top:\nFrom me Mon Feb 11 10:00:00 2008 was the date\nnot a header\n"
+            ">From x@example.org Mon Feb 11 10:00:00 2008\nSubject: escaped\n\n")
+    report = mbox_import(data=(_mail("a@x", body) + _mail("b@x", "b\n\n")).encode(),
+                         user=poster)
+    assert report.imported == 2 and report.problems == []
+    chunks = split_mbox((_mail("a@x", body) + _mail("b@x", "b\n")).encode()).chunks
+    assert [chunk.warnings for chunk in chunks] == [[], []]
