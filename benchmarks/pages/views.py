@@ -88,7 +88,7 @@ def run_detail(request, pk: int):
         "not_exercised": not_exercised([run], switch_maxima=switches).get(run.pk),
         "recipe": rerun_recipe(run, max((s.n for s in summaries), default=1)),
         "summaries": summaries,
-        "published": list(run.published.select_related("metric")),
+        "published": selectors.published_rows(run),
         "sample_tables": [(name, unit, sample_rows_html(v[:SAMPLES_SHOWN]), len(v))
                           for name, unit, v in metrics],
         "samples_shown": SAMPLES_SHOWN,

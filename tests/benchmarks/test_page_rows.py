@@ -56,7 +56,7 @@ def varied_runs():
     # What the services refuse may still be in an older database: write it directly.
     Benchmark.objects.filter(pk=hostile.benchmark_id).update(slug=HOSTILE)
     Metric.objects.filter(pk=wide.summaries.first().metric_id).update(name=HOSTILE)
-    Run.objects.filter(pk=plain.pk).update(params="not a mapping", source=HOSTILE)
+    Run.objects.filter(pk=plain.pk).update(params="not a mapping", source="<i>\"&'</i>")
     Kernel.objects.filter(pk=single.kernel_id).update(version="")
     return [plain, single, wide, hostile]
 
