@@ -294,14 +294,14 @@ def run_list_sql():
 
 
 def run_page_sql(pk: int):
-    """The run page's work, hand-written: the run with its names, samples, summaries,
-    published summaries, monitor series, traces and threads about it, the machine's newest
-    calibration where the page reads it (the "predict this run" section of a benchmark the
-    simulator has), and its verdicts: the benchmark's thresholds, the series' runs by kernel
-    with their sizes, the values of the series' oldest and previous kernels before the run's
-    (the ids a hand-written page would take from that read), and the same verdict tests on
-    them (as the regression task's reference runs the same detection: the page cannot show a
-    verdict without computing it)."""
+    """The run page's work, hand-written: the run with its names, raw input and submitter,
+    samples, summaries, published summaries, monitor series, traces and threads about it, the
+    machine's newest calibration where the page reads it (the "predict this run" section of a
+    benchmark the simulator has), and its verdicts: the benchmark's thresholds, the series'
+    runs by kernel with their sizes, the values of the series' oldest and previous kernels
+    before the run's (the ids a hand-written page would take from that read), and the same
+    verdict tests on them (as the regression task's reference runs the same detection: the
+    page cannot show a verdict without computing it)."""
     from django.db import connection
 
     from benchmarks.models import Run
@@ -321,7 +321,8 @@ def run_page_sql(pk: int):
     statements = [
         ("SELECT * FROM benchmarks_run r JOIN benchmarks_benchmark b ON b.id = r.benchmark_id "
          "JOIN benchmarks_kernel k ON k.id = r.kernel_id JOIN benchmarks_machine m "
-         "ON m.id = r.machine_id WHERE r.id = %s", [pk]),
+         "ON m.id = r.machine_id LEFT JOIN benchmarks_artifact a ON a.id = r.artifact_id "
+         "LEFT JOIN auth_user u ON u.id = r.submitter_id WHERE r.id = %s", [pk]),
         ("SELECT * FROM benchmarks_metricsummary s JOIN benchmarks_metric t ON t.id = s.metric_id "
          "WHERE s.run_id = %s", [pk]),
         ("SELECT * FROM benchmarks_publishedsummary s JOIN benchmarks_metric t "
