@@ -80,7 +80,7 @@ class Event:
     def make(cls, ts: int, cpu: int, kind: str, pid: int | None, comm: str | None, line: int,
              fields: dict) -> "Event":
         """Parsers' constructor: `fields` are known to be valid names (no checks)."""
-        event = Event(ts, cpu, kind, pid, comm, line)
+        event = ParsedEvent(ts, cpu, kind, pid, comm, line)
         for name, value in fields.items():
             setattr(event, name, value)
         return event
@@ -94,11 +94,26 @@ class Event:
         return f"<Event {self.kind} ts={self.ts} cpu={self.cpu} {self.comm}-{self.pid} {extra}>"
 
 
+class ParsedEvent(Event):
+    """An Event as the parsers' fast path builds it: a constructor without Event's `**fields`
+    (compiled, that is a dict made and dropped per event); the same attributes and type
+    checks (an Event in every way but this constructor)."""
+
+    def __init__(self, ts: int, cpu: int, kind: str, pid: int | None, comm: str | None,
+                 line: int) -> None:
+        self.ts = ts
+        self.cpu = cpu
+        self.kind = kind
+        self.pid = pid
+        self.comm = comm
+        self.line = line
+
+
 def switch_event(ts: int, cpu: int, pid: int, comm: str, line: int, prev_comm: str,
                  prev_pid: int, prev_prio: int, prev_state: str, next_comm: str, next_pid: int,
                  next_prio: int) -> Event:
     """A sched_switch, built without a fields dict (the parsers' fast path)."""
-    event = Event(ts, cpu, SWITCH, pid, comm, line)
+    event = ParsedEvent(ts, cpu, SWITCH, pid, comm, line)
     event.prev_comm, event.prev_pid, event.prev_prio = prev_comm, prev_pid, prev_prio
     event.prev_state = prev_state
     event.next_comm, event.next_pid, event.next_prio = next_comm, next_pid, next_prio
@@ -108,7 +123,7 @@ def switch_event(ts: int, cpu: int, pid: int, comm: str, line: int, prev_comm: s
 def wake_event(ts: int, cpu: int, kind: str, pid: int, comm: str, line: int, target_comm: str,
                target_pid: int, target_prio: int, target_cpu: int | None) -> Event:
     """A sched_wakeup / _new / sched_waking, built without a fields dict."""
-    event = Event(ts, cpu, kind, pid, comm, line)
+    event = ParsedEvent(ts, cpu, kind, pid, comm, line)
     event.target_comm, event.target_pid = target_comm, target_pid
     event.target_prio, event.target_cpu = target_prio, target_cpu
     return event

@@ -1,13 +1,13 @@
 """Shared line loop: comments, lost-events markers, truncated last line, unknown events.
 
-A parser may give `fast(text, line_number) -> Event | None`, which reads its most common
-lines (prefix and fields at once) without the general path's steps. It must read exactly what
+A parser may override `fast_event(text, line_number) -> Event | None` (and set `use_fast`),
+which reads its most common lines (prefix and fields at once) without the general path's
+steps: a method, so compiled it is a direct call with unboxed arguments. It must read exactly what
 the general path reads from such a line, and give None for any line it cannot read that way
 (which then takes the general path): tests/schedtrace/test_fast_path.py runs both over every
 fixture and compares every event and figure."""
 
 import re
-from collections.abc import Callable
 
 from . import event as ev
 from .errors import RefusedValue, TraceError
@@ -31,7 +31,7 @@ class ReadState:
 
 class LineParser:
     """Subclasses give `name` and `match_prefix(text) -> (comm, pid, cpu, ts_text, rest)|None`,
-    and may give `fast` (see the module text).
+    and may give `fast_event` (see the module text).
 
     `parse(batches)` yields Events in input order; `stats` counts what was skipped."""
 
@@ -43,7 +43,7 @@ class LineParser:
         self.read = read
         self.max_ts = max_ts
         self.refuse_nul = refuse_nul
-        self.fast: Callable[[str, int], ev.Event | None] | None = None
+        self.use_fast = False  # whether fast_event reads lines (see the module text)
         self.skipped = 0       # well-formed lines of other events (sched_stat_runtime, ...)
         self.lost_events = 0
         self.lines = 0
@@ -52,6 +52,10 @@ class LineParser:
 
     def match_prefix(self, text: str) -> tuple[str, int | None, int, str, str] | None:
         raise NotImplementedError
+
+    def fast_event(self, text: str, number: int) -> ev.Event | None:
+        """The event of a common line read the fast way, or None for the general path."""
+        return None
 
     def parse(self, batches):
         """`batches`: (lines, complete?) as schedtrace.reader._batches gives them; yields the
@@ -68,15 +72,15 @@ class LineParser:
         """The events of the next lines (`complete`: False when the last has no newline)."""
         number = self.lines
         last_ts = self.last_ts
-        fast = self.fast
+        fast = self.use_fast
         max_ts = self.max_ts
         events: list[ev.Event] = []
         for text in lines:
             number += 1
             self.lines = number
             event: ev.Event | None = None
-            if fast is not None and complete:
-                event = fast(text, number)
+            if fast and complete:
+                event = self.fast_event(text, number)
             if event is None:
                 event = self._general(number, text, complete, last_ts)
                 if event is None:

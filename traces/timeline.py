@@ -255,38 +255,55 @@ def _last_stretch_start(arrays: dict, width: int) -> int:
 
 def merge_level(arrays: dict, width: int) -> dict:
     """One CPU's segments with stretches of short segments merged (see the module text)."""
-    start, end, task = arrays["start"], arrays["end"], arrays["task"]
+    start, end = arrays["start"], arrays["end"]
     count = len(start)
     if count == 0:
         return arrays
     short = (end - start) < width
-    gap_small = np.zeros(count, bool)
-    gap_small[1:] = (start[1:] - end[:-1]) < width
     joins = np.zeros(count, bool)
-    joins[1:] = short[1:] & short[:-1] & gap_small[1:]
+    joins[1:] = short[1:] & short[:-1] & ((start[1:] - end[:-1]) < width)
     group = np.cumsum(~joins) - 1
-    groups = int(group[-1]) + 1
-    if groups == count:
-        return arrays
     first = np.flatnonzero(~joins)
+    if len(first) == count:
+        return arrays
     last = np.append(first[1:] - 1, count - 1)
     busy = np.add.reduceat(arrays["busy"], first)
     merged_count = np.add.reduceat(arrays["count"], first)
-    # Dominant task per group: busy time per (group, task), the largest per group.
+    state = np.where(merged_count == 1, arrays["state"][last], 0).astype("i1")
+    return {"start": start[first], "end": end[last],
+            "task": _merged_tasks(group, arrays["task"], arrays["busy"], first, busy),
+            "state": state, "count": merged_count.astype("i4"), "busy": busy.astype("i8")}
+
+
+def _merged_tasks(group, task, busy, first, group_busy):
+    """Per group (`group`: each segment's, `first`: each group's first segment): the task that
+    ran at least half of its busy time, else -1. A group of one segment keeps its task (when it
+    ran at all); the busy time per task is summed over the groups of several only: most groups
+    at the fine levels are one segment, and the sums sort."""
+    merged = np.where(group_busy > 0, task[first], -1).astype("i4")
+    several = np.diff(np.append(first, len(group))) > 1
+    if several.any():
+        members = several[group]
+        merged[several] = dominant_tasks(group[members], task[members], busy[members],
+                                         group_busy[several])
+    return merged
+
+
+def dominant_tasks(group, task, busy, group_busy):
+    """Per group (`group`: each segment's group number, non-decreasing, `group_busy` the groups'
+    busy sums): the task with the most busy time when it has at least half, else -1 (ties: the
+    highest task index, -1 last)."""
     key_task = np.where(task < 0, np.int64(2**31), task.astype(np.int64))
     keys = group.astype(np.int64) * np.int64(2**32) + key_task
     unique, inverse = np.unique(keys, return_inverse=True)
-    per_key = np.bincount(inverse, weights=arrays["busy"], minlength=len(unique))
+    per_key = np.bincount(inverse, weights=busy, minlength=len(unique))
     key_group = unique // np.int64(2**32)
     order = np.lexsort((per_key, key_group))
     best = order[np.append(np.flatnonzero(np.diff(key_group[order])), len(order) - 1)]
     best_task = (unique[best] % np.int64(2**32))
     best_task = np.where(best_task == 2**31, -1, best_task).astype("i4")
-    share = per_key[best] / np.maximum(busy, 1)
-    merged_task = np.where(share >= 0.5, best_task, -1).astype("i4")
-    state = np.where(merged_count == 1, arrays["state"][last], 0).astype("i1")
-    return {"start": start[first], "end": end[last], "task": merged_task, "state": state,
-            "count": merged_count.astype("i4"), "busy": busy.astype("i8")}
+    share = per_key[best] / np.maximum(group_busy, 1)
+    return np.where(share >= 0.5, best_task, -1).astype("i4")
 
 
 class TimelineReader:

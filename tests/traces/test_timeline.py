@@ -11,6 +11,7 @@ from traces.timeline import (
     MAX_SEGMENTS,
     TimelineReader,
     TimelineWriter,
+    dominant_tasks,
     merge_level,
 )
 
@@ -107,6 +108,32 @@ def test_merge_keeps_a_dominant_task_or_says_many():
     assert merged["state"].tolist() == [0, 3]         # merged: unknown; single: kept
     arrays["task"] = np.array([1, 2, 3, 4, 3], "i4")
     assert merge_level(arrays, 100)["task"].tolist() == [-1, 3]  # nobody had half: "(many)"
+
+
+def test_merge_sums_only_groups_of_several_as_summing_every_group_does():
+    """merge_level gives a group of one segment its task without the per-task sums: the same
+    tasks as summing every group (dominant_tasks over all of them), on random levels with
+    ties, idle-less "(many)" segments (-1), empty segments and merged ones."""
+    rng = np.random.default_rng(25)
+    for size in (1, 2, 7, 500, 5000):
+        for width in (3, 40, 1000):
+            lengths = rng.choice([0, 1, 2, 5, 30, 50, 2000], size)
+            gaps = rng.choice([0, 1, 10, 100, 5000], size)
+            start = np.cumsum(gaps + np.append(0, lengths[:-1])).astype("i8")
+            arrays = {"start": start, "end": start + lengths,
+                      "task": rng.integers(-1, 4, size).astype("i4"),
+                      "state": rng.integers(0, 5, size).astype("i1"),
+                      "count": rng.integers(1, 3, size).astype("i4"),
+                      "busy": lengths.astype("i8")}
+            merged = merge_level(arrays, width)
+            short = (arrays["end"] - start) < width
+            joins = np.zeros(size, bool)
+            joins[1:] = short[1:] & short[:-1] & ((start[1:] - arrays["end"][:-1]) < width)
+            group = np.cumsum(~joins) - 1
+            busy = np.add.reduceat(arrays["busy"], np.flatnonzero(~joins))
+            expected = dominant_tasks(group, arrays["task"], arrays["busy"], busy) \
+                if joins.any() else arrays["task"]
+            assert merged["task"].tolist() == expected.tolist()
 
 
 def test_wakeups_window_is_thinned_to_a_bound(built):
