@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # annotations only (the engine imports this module)
     from .engine import Cpu, Engine
 
 NEWIDLE, WAKE_AFFINE, BALANCE_FORK, BALANCE_WAKE = "NEWIDLE", "WAKE_AFFINE", "FORK", "WAKE"
+CACHE_LEVELS = ("SMT", "MC")  # the levels whose CPUs share a cache
 
 
 def setup(eng: "Engine"):
@@ -29,10 +30,15 @@ def setup(eng: "Engine"):
         flags.add(WAKE_AFFINE)
     if tun["balance_fork"]:
         flags.add(BALANCE_FORK)
-    if tun["balance_wake"]:
-        flags.add(BALANCE_WAKE)
+    cache_flags = set(flags)
+    if tun["balance_wake"]:  # the thread's patch sets it on the cache-sharing levels only
+        cache_flags.add(BALANCE_WAKE)
+
+    def flags_for(name: str) -> set[str]:
+        return cache_flags if name in CACHE_LEVELS else flags
+
     for cpu in eng.cpus:
-        cpu.domains = build_domains(eng.topo, cpu.id, lambda _name: flags, tun["busy_factor"])
+        cpu.domains = build_domains(eng.topo, cpu.id, flags_for, tun["busy_factor"])
         cpu.llc_span = _find_llc_span(cpu)
 
 
@@ -90,20 +96,9 @@ def _smt_span(eng: "Engine", cpu_id: int) -> tuple[int, ...]:
     return (cpu_id,)
 
 
-def _llc_span(eng: "Engine", cpu_id: int) -> tuple[int, ...]:
-    return eng.cpus[cpu_id].llc_span  # found once by setup()
-
-
-def _wake_affine(eng: "Engine", task: Task, waker: int, prev: int, sync: bool) -> bool:
+def _wake_affine(eng: "Engine", task: Task, waker: int, prev: int, sync: bool,
+                 level: DomainLevel) -> bool:
     """2.6 wake_affine(): move the wakee next to its waker when the waker's CPU is not busier."""
-    level: DomainLevel | None = None
-    d: DomainLevel
-    for d in eng.cpus[waker].domains:  # the lowest level spanning both CPUs
-        if prev in d.span:
-            level = d
-            break
-    if level is None:
-        return False
     pct = 100 + (level.imbalance_pct - 100) // 2
     this_load = eng.policy.load_of(eng.cpus[waker].rq)
     waker_curr = eng.cpus[waker].curr
@@ -113,21 +108,42 @@ def _wake_affine(eng: "Engine", task: Task, waker: int, prev: int, sync: bool) -
     return 100 * (this_load + task.weight) <= pct * prev_load
 
 
+def _wake_levels(eng: "Engine", cpu: int, prev: int, want_affine: bool):
+    """select_task_rq_fair()'s walk up the waking CPU's domains: the lowest level with
+    SD_WAKE_AFFINE that spans the previous CPU (it wins over every balance flag), else the
+    highest level with SD_BALANCE_WAKE, as (affine level, its index) or (None, balance index)."""
+    balance_at = -1
+    levels: list[DomainLevel] = eng.cpus[cpu].domains
+    for i in range(len(levels)):
+        level = levels[i]
+        if want_affine and WAKE_AFFINE in level.flags and prev in level.span:
+            return level, i
+        if BALANCE_WAKE in level.flags:
+            balance_at = i
+    return None, balance_at
+
+
 def select_wake_cpu(eng: "Engine", task: Task, waker_cpu: int | None, sync: bool = False) -> int:
+    """The CPU a waking task is queued on, following select_task_rq_fair() (3.3; 6.6 the same
+    shape): the walk starts at the waking CPU (a timer's wakeup runs on the sleeper's CPU)."""
     prev = task.cpu if task.cpu is not None else 0
     if eng.policy.global_queue:
         return prev
     if task.affinity is not None and len(task.affinity) == 1:
         return next(iter(task.affinity))
-    if eng.balance_wake:
-        found = _idlest(eng, task, _llc_span(eng, prev), prev)
-        return prev if found is None else found
-    target = prev
-    if (eng.wake_affine and waker_cpu is not None and waker_cpu != prev
-            and _allowed(task, waker_cpu) and _wake_affine(eng, task, waker_cpu, prev, sync)):
-        target = waker_cpu
-        if eng.trace_file is not None:
-            eng.trace(waker_cpu, "wake-affine", f"{task.name} pulled from cpu{prev}")
+    cpu = waker_cpu if waker_cpu is not None else prev
+    want_affine = eng.wake_affine and _allowed(task, cpu)
+    affine, index = _wake_levels(eng, cpu, prev, want_affine)
+    if affine is not None:
+        target = prev
+        if cpu != prev and _wake_affine(eng, task, cpu, prev, sync, affine):
+            target = cpu
+            if eng.trace_file is not None:
+                eng.trace(cpu, "wake-affine", f"{task.name} pulled from cpu{prev}")
+    elif index >= 0:
+        return _slow_path(eng, task, cpu, prev, index)
+    else:
+        target = prev
     if eng.idle_sibling and eng.cpus[target].curr is not None:
         target = _idle_sibling(eng, task, target, prev)
     return target if _allowed(task, target) else prev
@@ -145,6 +161,169 @@ def _idle_sibling(eng: "Engine", task: Task, target: int, prev: int) -> int:
         if cpu.curr is None and cpu.rq.nr_running == 0 and _allowed(task, cid):
             return cid
     return target
+
+
+# ------------------------------------------------------------------------- SD_BALANCE_WAKE
+# The slow path of select_task_rq_fair(), run when a level has SD_BALANCE_WAKE and no level
+# chose wake-affine: from the highest such level of the waking CPU down, find the idlest group
+# of the level, then its idlest CPU, and go on from that CPU's next lower level.  3.3 compares
+# groups by weighted load (find_idlest_group(), wake_idx 0: the instantaneous load) and keeps
+# the previous CPU when no group beats the waker's by half the imbalance margin; 6.6 (after
+# v5.5's rework of find_idlest_group()) classifies groups by spare capacity first, prefers idle
+# CPUs inside the group, and keeps the waker's CPU when its group is as good.
+def _groups(eng: "Engine", cpu: int, index: int) -> list[tuple[int, ...]]:
+    """The sched groups of ``cpu``'s level ``index``: the spans of the level below."""
+    span = eng.cpus[cpu].domains[index].span
+    if index == 0:
+        return [(c,) for c in span]
+    groups: list[tuple[int, ...]] = []
+    for c in span:
+        child = eng.cpus[c].domains[index - 1].span
+        if child not in groups:
+            groups.append(child)
+    return groups
+
+
+def _allowed_in(task: Task, group: tuple[int, ...]) -> bool:
+    return task.affinity is None or any(c in task.affinity for c in group)
+
+
+def _slow_path(eng: "Engine", task: Task, cpu: int, prev: int, index: int) -> int:
+    by_capacity = eng.policy.idlest_by_spare_capacity
+    new_cpu = cpu if by_capacity else prev
+    while index >= 0:
+        level = eng.cpus[cpu].domains[index]
+        if BALANCE_WAKE not in level.flags:
+            index -= 1
+            continue
+        if by_capacity:
+            group = _idlest_group_by_capacity(eng, task, cpu, index)
+        else:
+            group = _idlest_group_by_load(eng, task, cpu, index)
+        if group is None:
+            index -= 1
+            continue
+        found = (_idlest_cpu_by_capacity(eng, task, group) if by_capacity
+                 else _idlest_cpu_by_load(eng, task, group, cpu))
+        if found is None:
+            index -= 1
+            continue
+        new_cpu = found
+        if found == cpu:
+            index -= 1
+            continue
+        # go on at the new CPU's levels below the one just balanced
+        cpu, index = found, index - 1
+    if eng.trace_file is not None and new_cpu != prev:
+        eng.trace(new_cpu, "wake-balance", f"{task.name} from cpu{prev}")
+    return new_cpu
+
+
+def _load_by_cpu(eng: "Engine", group: tuple[int, ...]) -> list[int]:
+    load_of = eng.policy.load_of
+    return [load_of(eng.cpus[c].rq) for c in group]
+
+
+def _idlest_group_by_load(eng: "Engine", task: Task, cpu: int, index: int):
+    """3.3 find_idlest_group(): the group with the least load per CPU, if the waker's own
+    group carries more than (100 + (imbalance_pct - 100) / 2) % of it."""
+    level = eng.cpus[cpu].domains[index]
+    this_load = min_load = -1.0
+    idlest = None
+    for group in _groups(eng, cpu, index):
+        if not _allowed_in(task, group):
+            continue
+        avg = sum(_load_by_cpu(eng, group)) / len(group)
+        if cpu in group:
+            this_load = avg
+        elif idlest is None or avg < min_load:
+            idlest, min_load = group, avg
+    pct = 100 + (level.imbalance_pct - 100) // 2
+    if idlest is None or 100 * this_load < pct * min_load:
+        return None
+    return idlest
+
+
+def _idlest_cpu_by_load(eng: "Engine", task: Task, group: tuple[int, ...], cpu: int):
+    """3.3 find_idlest_cpu(): the least weighted load, the waking CPU winning ties."""
+    best: int | None = None
+    best_load = 0
+    load_of = eng.policy.load_of
+    for cid in group:
+        if not _allowed(task, cid):
+            continue
+        load = load_of(eng.cpus[cid].rq)
+        if best is None or load < best_load or (load == best_load and cid == cpu):
+            best, best_load = cid, load
+    return best
+
+
+HAS_SPARE, FULLY_BUSY, OVERLOADED = 0, 1, 2
+
+
+def _group_stats(eng: "Engine", group: tuple[int, ...]) -> tuple[int, int, float]:
+    """(group type, idle CPUs, load per CPU) as 6.6's update_sg_wakeup_stats() sees them; the
+    type from the runnable count against the CPUs (utilisation is not modelled)."""
+    cpus = eng.cpus
+    nr = idle = 0
+    for c in group:
+        nr += cpus[c].rq.nr_running
+        if cpus[c].curr is None and cpus[c].rq.nr_running == 0:
+            idle += 1
+    kind = HAS_SPARE if nr < len(group) else FULLY_BUSY if nr == len(group) else OVERLOADED
+    return kind, idle, sum(_load_by_cpu(eng, group)) / len(group)
+
+
+def _idlest_group_by_capacity(eng: "Engine", task: Task, cpu: int, index: int):
+    """6.6 find_idlest_group(): the best group by type (spare capacity first), then by idle
+    CPUs (spare) or load (busy); None when the waker's own group is as good."""
+    level = eng.cpus[cpu].domains[index]
+    local: tuple[int, int, float] | None = None
+    best: tuple[int, int, float] | None = None
+    idlest = None
+    for group in _groups(eng, cpu, index):
+        if not _allowed_in(task, group):
+            continue
+        stats = _group_stats(eng, group)
+        if cpu in group:
+            local = stats
+        elif best is None or _better_group(stats, best):
+            idlest, best = group, stats
+    if idlest is None or best is None or local is None:
+        return idlest if local is None else None
+    if local[0] != best[0]:
+        return idlest if local[0] > best[0] else None
+    if local[0] == HAS_SPARE:
+        return None if local[1] >= best[1] else idlest
+    margin = 1024 * (level.imbalance_pct - 100) / 100
+    if best[2] >= local[2] + margin or 100 * local[2] <= level.imbalance_pct * best[2]:
+        return None
+    return idlest
+
+
+def _better_group(stats: tuple[int, int, float], best: tuple[int, int, float]) -> bool:
+    """update_pick_idlest(): a lower type; then more idle CPUs (spare) or less load."""
+    if stats[0] != best[0]:
+        return stats[0] < best[0]
+    if stats[0] == HAS_SPARE:
+        return stats[1] > best[1] or (stats[1] == best[1] and stats[2] < best[2])
+    return stats[2] < best[2]
+
+
+def _idlest_cpu_by_capacity(eng: "Engine", task: Task, group: tuple[int, ...]):
+    """6.6 find_idlest_group_cpu(): an idle CPU of the group, else the least loaded one."""
+    cpus = eng.cpus
+    allowed = [c for c in group if _allowed(task, c)]
+    for c in allowed:
+        if cpus[c].curr is None and cpus[c].rq.nr_running == 0:
+            return c
+    best: int | None = None
+    best_load = 0
+    for c in allowed:
+        load = eng.policy.load_of(cpus[c].rq)
+        if best is None or load < best_load:
+            best, best_load = c, load
+    return best
 
 
 # ------------------------------------------------------------------------- periodic balancing

@@ -190,10 +190,13 @@ def _op_wait(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
 def _op_post(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     sem: Semaphore = op[1]
     posts: int = op[2]
+    # a futex/pipe post hints that the poster is about to sleep (WF_SYNC); a 4th field False
+    # posts without the hint (a kick from a task that keeps running)
+    sync: bool = len(op) < 4 or bool(op[3])
     woke = 0
     for _ in range(posts):
         if sem.waiters:
-            eng.wake(sem.waiters.pop(0), cpu.id, sync=True)
+            eng.wake(sem.waiters.pop(0), cpu.id, sync=sync)
             woke += 1
         else:
             sem.count += 1

@@ -67,8 +67,9 @@ COMMON_TUNABLES = {
     "busy_factor": _t(64, "int", "a busy CPU multiplies its balance interval by this"),
     "balance_fork": _t(False, "bool", "SD_BALANCE_FORK on every level: place a new task on the "
                        "idlest CPU instead of its parent's"),
-    "balance_wake": _t(False, "bool", "SD_BALANCE_WAKE: choose the idlest CPU of the domain at "
-                       "every wakeup"),
+    "balance_wake": _t(False, "bool", "SD_BALANCE_WAKE on the SMT and MC levels: a wakeup with "
+                       "no SD_WAKE_AFFINE level (wake_affine off) goes to the idlest group and "
+                       "CPU of the cache domain"),
     "balance_fork_smt": _t(False, "bool", "SD_BALANCE_FORK on the SMT level only: a new task "
                            "goes to the idlest hardware thread of its parent's core "
                            "(sched_fork()'s sched_balance_self() climbs no higher than the SMT "

@@ -1,5 +1,6 @@
 """Wake-heavy server-like workloads: chatroom, pipeline, wake-pingpong and overcommit."""
 
+from .errors import InvalidValueError
 from .program import EXIT, LOCK, LOOP, POST, RUN, UNLOCK, WAIT, Mutex, Semaphore
 from .wl_common import MS, US, m, mark_time, p
 
@@ -132,9 +133,17 @@ class Overcommit:
         "vcpus": p(4, "int", "guest vCPUs", 1, 4096),
         "hog_groups": p(2, "int", "cgroups of CPU hogs", 0, 1000),
         "hogs": p(3, "int", "hog tasks per hog cgroup", 1, 4096),
+        "hog_group_sizes": p("", "str", "hog tasks of each hog cgroup, comma-separated (e.g. "
+                             "`3,5`: other guests of different sizes); replaces `hog_groups` x "
+                             "`hogs` when given"),
         "vm_shares": p(1024, "int", "cpu.shares of the VM cgroup", 2, 262_144),
         "hog_shares": p(1024, "int", "cpu.shares of each hog cgroup", 2, 262_144),
         "work_us": p(50, "int", "guest CPU time per request", 1, 10**9),
+        "after_ipi_us": p(0, "int", "guest CPU time a vCPU keeps running after it kicks the next "
+                          "one (0: it halts at once)", 0, 10**9),
+        "kick": p("sync", "choice:sync,ipi", "how the host wakes the next vCPU: `sync` hints "
+                  "that the kicking vCPU is about to halt (WF_SYNC, the earlier model); `ipi` "
+                  "is a plain wake-up, as kvm_vcpu_kick() does"),
         "duration_ms": p(1000, "int", "simulated time", 1, 10**8),
     }
     metrics = {"throughput_ops_per_s": m("ops/s", True), "vm_wait_sum_ms": m("ms", False)}
@@ -149,22 +158,43 @@ class Overcommit:
             b.state["ops"] += 1
 
         from .program import MARK
+        sync = prm["kick"] == "sync"
         for i in range(n):
             prog = [(WAIT, inbox[i]), (RUN, prm["work_us"] * US), (MARK, count_op),
-                    (POST, inbox[(i + 1) % n], 1), (LOOP, FOREVER, 0)]
+                    (POST, inbox[(i + 1) % n], 1, sync)]
+            if prm["after_ipi_us"]:
+                prog.append((RUN, prm["after_ipi_us"] * US))
+            prog.append((LOOP, FOREVER, 0))
             t = b.task(f"vcpu{i}", prog, group="vm")
             t.weight = max(2, prm["vm_shares"] // n)  # a group's shares split over its tasks
             b.start(t)
-        for g in range(prm["hog_groups"]):
-            for h in range(prm["hogs"]):
+        sizes = _hog_group_sizes(prm)
+        for g, size in enumerate(sizes):
+            for h in range(size):
                 t = b.task(f"hog{g}.{h}", [(RUN, FOREVER)], group=f"hogs{g}")
-                t.weight = max(2, prm["hog_shares"] // prm["hogs"])
+                t.weight = max(2, prm["hog_shares"] // size)
                 b.start(t)
         b.eng.stop_at = prm["duration_ms"] * MS
-        b.check_budget(n + prm["hog_groups"] * prm["hogs"], b.eng.stop_at)
+        b.check_budget(n + sum(sizes), b.eng.stop_at)
 
     def collect(self, b):
         eng = b.eng
         vm_wait = eng.group_totals().get("vm", [0, 0])[0]
         return {"throughput_ops_per_s": b.state["ops"] / (b.params["duration_ms"] / 1000),
                 "vm_wait_sum_ms": vm_wait / MS}
+
+
+def _hog_group_sizes(prm) -> list[int]:
+    text = prm["hog_group_sizes"].strip()
+    if not text:
+        return [prm["hogs"]] * prm["hog_groups"]
+    sizes = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or not 1 <= int(part) <= 4096:
+            raise InvalidValueError("params.hog_group_sizes", f"hog_group_sizes {text!r}: each "
+                                    "group needs 1..4096 hogs, comma-separated")
+        sizes.append(int(part))
+    if len(sizes) > 1000:
+        raise InvalidValueError("params.hog_group_sizes", "at most 1000 hog groups")
+    return sizes

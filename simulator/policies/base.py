@@ -68,6 +68,9 @@ class Policy(ABC):
     # True when account() only charges the task's slice_left while it stays positive (O(1)):
     # the event loop then does that inline and calls account() only when the slice runs out
     account_is_slice = False
+    # SD_BALANCE_WAKE's slow path: False compares sched groups by weighted load (3.3's
+    # find_idlest_group()), True by spare capacity and idle CPUs first (6.6's, since v5.5)
+    idlest_by_spare_capacity = False
 
     def __init__(self, kernel, tun, ncpus):
         self.kernel = kernel

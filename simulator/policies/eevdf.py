@@ -23,6 +23,7 @@ class EevdfPolicy(Policy):
     virtual deadline; a task's deadline is its vruntime plus one base slice of virtual time."""
 
     family: ClassVar[str] = "eevdf"
+    idlest_by_spare_capacity = True  # find_idlest_group() as reworked in v5.5 (balance.py)
 
     def __init__(self, kernel, tun, ncpus):
         super().__init__(kernel, tun, ncpus)

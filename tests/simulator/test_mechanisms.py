@@ -9,12 +9,16 @@ from collections import deque
 import pytest
 
 import simulator
+from simulator.api import make_policy, validate
+from simulator.balance import select_wake_cpu
 from simulator.cli import main as cli_main
+from simulator.engine import Engine
 from simulator.policies.base import RunQueue
 from simulator.policies.cfs import CfsPolicy
 from simulator.policies.eevdf import EevdfPolicy
 from simulator.policies.rsdl import LEVELS, RsdlPolicy
 from simulator.program import Task
+from simulator.topology import parse_topology
 
 
 def burn(kernel, iterations, burn_us, **spec):
@@ -481,3 +485,67 @@ def test_compat_yield_makes_2624_three_times_faster_at_1m_loops():
     plain = threadtest_ms("2.6.24", 1_000_000)
     compat = threadtest_ms("2.6.24", 1_000_000, sched_compat_yield=1)
     assert plain >= 3 * compat, (plain, compat)
+
+
+# ------------------------------------------------------------------ wake placement (issue 24)
+THREAD_PATCH = {"balance_wake": True, "wake_affine": False}
+
+
+def _wake_placement(kernel, queued, prev, waker, **tunables):
+    """The CPU a nice-0 task last run on ``prev`` is woken onto by a task on ``waker``, with
+    ``queued[i]`` nice-0 tasks runnable on CPU i of a 1xNx1 machine (none of them running)."""
+    norm = validate({"workload": "wake-pingpong", "kernel": kernel, "cpus": len(queued),
+                     "tunables": tunables})
+    eng = Engine(parse_topology(norm["topology"]), make_policy(norm, norm["cpus"]),
+                 norm["tunables"], 1, 10**6)
+    tid = 0
+    for cpu, count in enumerate(queued):
+        for _ in range(count):
+            tid += 1
+            eng.spawn(_task(tid), cpu)
+    sleeper = _task(tid + 1)
+    sleeper.cpu = prev
+    return select_wake_cpu(eng, sleeper, waker)
+
+
+@pytest.mark.parametrize("kernel", ["3.3", "6.6-eevdf"])
+def test_balance_on_wake_is_consulted_only_without_an_affine_domain(kernel):
+    """select_task_rq_fair(): a level with SD_WAKE_AFFINE spanning the previous CPU wins over
+    SD_BALANCE_WAKE, so the flag alone moves nothing; with the thread's patch the wakee goes to
+    the one CPU with nothing runnable."""
+    assert _wake_placement(kernel, [1, 1, 1, 0], 1, 0, balance_wake=True) == 1
+    assert _wake_placement(kernel, [1, 1, 1, 0], 1, 0, **THREAD_PATCH) == 3
+    assert _wake_placement(kernel, [2, 2, 1, 2], 1, 0, **THREAD_PATCH) == 2
+
+
+def test_balance_on_wake_with_nothing_better_keeps_prev_on_33_and_the_waker_cpu_on_66():
+    """No group beats the waker's: 3.3 leaves new_cpu at the previous CPU; 6.6's
+    find_idlest_cpu() starts from the waking CPU and keeps it."""
+    assert _wake_placement("3.3", [1, 1, 1, 1], 1, 0, **THREAD_PATCH) == 1
+    assert _wake_placement("6.6-eevdf", [1, 1, 1, 1], 1, 0, **THREAD_PATCH) == 0
+
+
+def _overcommit(params, kernel="3.3", **tunables):
+    return simulator.run({"workload": "overcommit", "kernel": kernel, "topology": "1x4x2",
+                          "params": {"duration_ms": 60, **params}, "tunables": tunables})
+
+
+def test_overcommit_hog_group_sizes_extend_hog_groups_times_hogs():
+    """`hog_group_sizes` spelled as the old `hog_groups` x `hogs` is the same run; each group's
+    shares are split over its own hogs; a malformed list is refused with the field named."""
+    old = _overcommit({"hog_groups": 2, "hogs": 3})
+    new = _overcommit({"hog_group_sizes": "3, 3", "hog_groups": 7})
+    assert old["metrics"] == new["metrics"] and old["groups"] == new["groups"]
+    uneven = _overcommit({"hog_group_sizes": "2,6"})
+    assert {"hogs0", "hogs1"} <= set(uneven["groups"]) and "hogs2" not in uneven["groups"]
+    for bad in ("3,,5", "0", "x", "3;5"):
+        with pytest.raises(simulator.SpecError, match="hog_group_sizes"):
+            _overcommit({"hog_group_sizes": bad})
+
+
+def test_a_kick_without_the_sync_hint_keeps_the_waker_counted():
+    """With `kick=sync` wake_affine discounts the halting waker, with `kick=ipi` it does not:
+    the two place the vCPUs differently, so the runs differ."""
+    sync = _overcommit({"vcpus": 8, "hogs": 8, "hog_shares": 8192})
+    ipi = _overcommit({"vcpus": 8, "hogs": 8, "hog_shares": 8192, "kick": "ipi"})
+    assert sync["metrics"] != ipi["metrics"]
