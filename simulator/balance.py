@@ -345,6 +345,8 @@ def _schedule_balance(eng: "Engine", cpu: "Cpu", at: int | None = None, kick: bo
             if due < 0 or level_due < due:
                 due = level_due
         at = eng.cpu_tick_after(cpu, max(due, eng.now + 1))  # run from the CPU's own tick
+        if cpu.bal_hold > at:  # rq->next_balance kept from busy times (idle_keeps_busy_...)
+            at = eng.cpu_tick_after(cpu, cpu.bal_hold)
     if cpu.bal_at is not None and cpu.bal_at <= at:
         return
     cpu.bal_at = at
@@ -370,9 +372,41 @@ def became_overloaded(eng: "Engine", busy_cpu: "Cpu"):
 
 
 def went_idle(eng: "Engine", cpu: "Cpu"):
+    if eng.keep_busy_balance and cpu.domains:
+        _keep_busy_next_balance(eng, cpu)
     if eng.overloaded > 0 and cpu.domains:
         cpu.bal_at = None
         _schedule_balance(eng, cpu)
+
+
+def _keep_busy_next_balance(eng: "Engine", cpu: "Cpu"):
+    """idle_balance() that pulled nothing resets rq->next_balance only when it has passed
+    ("sched: fix next_balance logic in rebalance_domains() and idle_balance()"; 2.6.22 reset
+    it whenever it pulled nothing).  rebalance_domains() at the first tick the CPU took busy
+    set it to a level's last balance plus its busy interval (balance_interval x busy_factor),
+    and again at each tick it came due, so the CPU going idle keeps that deadline: its idle
+    balancing waits for it.  (While no runqueue has a second task this model runs no balance
+    pass, so a busy CPU's passes are counted one per busy interval.)"""
+    since = cpu.busy_since
+    cpu.busy_since = -1
+    if since < 0:  # it was idle already: the deadline it keeps is unchanged
+        return
+    tick = eng.tick_ns
+    last_tick = eng.now - 1 - (eng.now - 1 - cpu.tick_phase) % tick  # last tick before now
+    if last_tick <= since:  # no tick while busy: rq->next_balance is still the idle one
+        cpu.bal_hold = 0
+        return
+    hold = -1
+    level: DomainLevel
+    for level in cpu.domains:
+        busy_interval = max(tick, eng.tick_after(int(level.balance_interval_ms
+                                                     * level.busy_factor * 1e6)))
+        due = level.last_balance_ns + busy_interval
+        if due <= last_tick:  # came due while busy: a pass then set the next deadline
+            due += ((last_tick - due) // busy_interval + 1) * busy_interval
+        if hold < 0 or due < hold:
+            hold = due
+    cpu.bal_hold = hold if hold > eng.now else 0
 
 
 def periodic(eng: "Engine", cpu: "Cpu"):

@@ -41,7 +41,7 @@ class Cpu:
     __slots__ = ("id", "rq", "curr", "seg_start", "speed", "seg_event", "busy_ns", "sys_ns",
                  "need_resched", "domains", "bal_at", "bal_event", "siblings", "preempt_at",
                  "load_hist", "load_now", "load_tick", "kicked", "preempt_valid",
-                 "pending_at", "llc_span", "tick_phase")
+                 "pending_at", "llc_span", "tick_phase", "busy_since", "bal_hold")
 
     def __init__(self, cpu_id, rq, siblings):
         self.id: int = cpu_id
@@ -71,6 +71,10 @@ class Cpu:
         # this CPU's ticks fall at tick_phase + k x tick (0 <= tick_phase < tick): the
         # scheduler tick is a per-CPU timer, not one instant for every CPU (see tick_skew)
         self.tick_phase: int = 0
+        # when the CPU last went from idle to a task (-1 while idle), and the rq->next_balance
+        # it kept when it last went idle (idle_keeps_busy_next_balance; 0: none)
+        self.busy_since: int = -1
+        self.bal_hold: int = 0
 
 
 class Engine:
@@ -83,7 +87,8 @@ class Engine:
                  "warm_ns", "refill_by_distance", "threads", "socket_cpus", "smt_speed",
                  "n_switches", "n_migrations", "n_wakeups", "n_preemptions", "n_yields",
                  "n_decisions", "n_cost_ns", "wakeup_ns", "has_refill", "wake_affine",
-                 "balance_wake", "idle_sibling", "idle_balance_kick", "ftrace", "max_cpu_seconds",
+                 "balance_wake", "idle_sibling", "idle_balance_kick", "keep_busy_balance",
+                 "ftrace", "max_cpu_seconds",
                  "cpu_started", "cpu_exceeded")
 
     def __init__(self, topo, policy, tun, seed, max_events, trace=None, reference=False,
@@ -134,6 +139,7 @@ class Engine:
         self.balance_wake: bool = bool(tun.get("balance_wake"))
         self.idle_sibling: bool = bool(tun.get("select_idle_sibling"))
         self.idle_balance_kick: bool = bool(tun.get("idle_balance_kick"))
+        self.keep_busy_balance: bool = bool(tun.get("idle_keeps_busy_next_balance"))
         # the counters the engine bumps at nearly every event live in int fields while it runs
         # (the `counters` property folds them in); the others stay in this dict
         self.n_switches: int = 0
@@ -760,6 +766,7 @@ class Engine:
         cpu.preempt_valid = not self.tick_preempts  # no tick preempts: None is already valid
         policy.on_pick(rq, nxt, now)
         if was_idle:
+            cpu.busy_since = now
             if self.contention:
                 self.update_speeds()
             elif cpu.siblings:

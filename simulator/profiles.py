@@ -77,6 +77,13 @@ COMMON_TUNABLES = {
     "wake_affine": _t(True, "bool", "SD_WAKE_AFFINE: pull a wakee to the waker's CPU when loads "
                       "allow"),
     "newidle_balance": _t(True, "bool", "SD_BALANCE_NEWIDLE: a CPU about to go idle pulls work"),
+    "idle_keeps_busy_next_balance": _t(False, "bool", "idle_balance() that pulled nothing "
+                                       "keeps rq->next_balance unless it has passed: a CPU "
+                                       "that was busy at a tick keeps the deadline its busy "
+                                       "interval (balance_interval x busy_factor) set and "
+                                       "does not balance before it once idle (\"sched: fix "
+                                       "next_balance logic in rebalance_domains() and "
+                                       "idle_balance()\"; 2.6.22 reset it)"),
     "idle_balance_kick": _t(False, "bool", "an idle CPU is kicked to balance as soon as another "
                             "CPU of its domain gets a second runnable task (faster idle "
                             "balancing)"),
@@ -178,10 +185,12 @@ PROFILES = {
                    "cache-hot veto",
                    sched_min_granularity_ns=2 * MS, sched_wakeup_granularity_ns=MS,
                    child_runs_first_threads=False, thread_fork_inherits_vruntime=True,
-                   sched_migration_cost_ns=0, tick_skew=True),
-    "2.6.24": _cfs("CFS 2.6.24: latency 20 ms, granularity 4 ms, wakeup granularity 10 ms, "
-                   "child runs first for threads, yield nearly a no-op, 0.5 ms cache-hot veto",
+                   sched_migration_cost_ns=0, idle_keeps_busy_next_balance=True,
                    tick_skew=True),
+    "2.6.24": _cfs("CFS 2.6.24: latency 20 ms, granularity 4 ms, wakeup granularity 10 ms, "
+                   "child runs first for threads, yield nearly a no-op, 0.5 ms cache-hot veto, "
+                   "an idle CPU keeps the balance deadline it had while busy",
+                   idle_keeps_busy_next_balance=True, tick_skew=True),
     "2.6.25": _cfs("CFS 2.6.25: as 2.6.24 plus faster idle balancing (modelled: an idle CPU is "
                    "kicked as soon as another CPU has queued work and balances on instantaneous "
                    "load)",

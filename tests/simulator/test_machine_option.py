@@ -89,8 +89,10 @@ def test_missing_machine_file(tmp_path):
 
 
 def _time(calibration, counter, loops=100_000_000):
+    # pinned (parent on CPU 0, child on CPU 1): the loops' price, not 2.6.24's balancing delays
     return simulator.run({"workload": "threadtest", "kernel": "2.6.24", "cpus": 2,
-                          "params": {"iterations": 2, "loops": loops, "counter": counter},
+                          "params": {"iterations": 2, "loops": loops, "counter": counter,
+                                     "pin": True},
                           "tunables": {"noise_pct": 0}, "machine": calibration})
 
 
