@@ -6,7 +6,11 @@ as the thread's later variant), sched_compat_yield=1 against 0 on 2.6.24, and th
 with whether the thread's direction holds.  Simulated times only: nothing here is timed, so the
 machine's load does not change the figures (it is printed anyway, as every bench does).
 
-    .venv/bin/python bench/simulator_versions.py [--iterations N]
+    .venv/bin/python bench/simulator_versions.py [--iterations N] [--loop-memory-ns NS]
+
+--loop-memory-ns prices the counting loop as on another machine (the thread's laptop: 4.72 ns,
+from its own 2.6.22 row at 40M loops, 94315 ms / 500 / 40M) and prints the threadtest table per
+iteration beside the thread's figures.
 """
 
 import argparse
@@ -20,9 +24,20 @@ import simulator  # noqa: E402
 
 KERNELS = ("2.6.22", "2.6.23", "2.6.24", "2.6.25")
 LOOPS = (10_000, 1_000_000, 2_000_000, 3_000_000, 4_000_000, 5_000_000, 10_000_000)
+# the thread's figures (ms for 500 iterations; Feb 2008, 2-CPU Core 2 laptop), for comparison
+THREAD_MS = {
+    10_000: (3332, 4397, 8953), 1_000_000: (4015, 4581, 10765),
+    2_000_000: (7574, 9031, 12844), 3_000_000: (8015, 13053, 16204),
+    4_000_000: (10045, 16642, 16910), 5_000_000: (12055, 21024, None),
+    10_000_000: (24030, 33082, 34139),
+}
+
+
+TUNABLES: dict = {}  # --loop-memory-ns
 
 
 def threadtest_ms(kernel, loops, iterations, spin_yields=None, **tunables):
+    tunables = {**TUNABLES, **tunables}
     if spin_yields is None:  # the thread's variants: busy spin at 10k, yield from 1M loops on
         spin_yields = loops >= 1_000_000
     params = {"iterations": iterations, "loops": loops, "yield_in_spin": spin_yields}
@@ -47,6 +62,17 @@ def print_threadtest(iterations):
         print(f"| {label} | " + " | ".join(f"{t:.0f}" for t in times) + f" | {holds} |")
 
 
+def print_per_iteration(iterations):
+    print(f"threadtest per iteration (ms), {TUNABLES}; the thread's in brackets")
+    print("| loops | 2.6.22 | 2.6.23 | 2.6.24 | 2.6.22 < 2.6.23 < 2.6.24 |")
+    for loops in LOOPS:
+        times = [threadtest_ms(k, loops, iterations) / iterations for k in KERNELS[:3]]
+        cells = [f"{t:.2f} ({'-' if ref is None else f'{ref / 500:.2f}'})"
+                 for t, ref in zip(times, THREAD_MS[loops], strict=True)]
+        holds = "holds" if times[0] < times[1] < times[2] else "no"
+        print(f"| {loops} | " + " | ".join(cells) + f" | {holds} |")
+
+
 def print_compat(iterations):
     for loops in (10_000, 1_000_000):  # sched_yield() in the spin, or compat has no effect
         plain = threadtest_ms("2.6.24", loops, iterations, True)
@@ -67,9 +93,14 @@ def print_burn():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=50)
+    parser.add_argument("--loop-memory-ns", type=float, default=None)
     args = parser.parse_args(argv)
     print(f"simulator build: {'compiled' if simulator.COMPILED else 'pure Python'}; "
           f"load average {os.getloadavg()[0]:.2f}")
+    if args.loop_memory_ns is not None:
+        TUNABLES["loop_memory_ns"] = args.loop_memory_ns
+        print_per_iteration(args.iterations)
+        return
     print_threadtest(args.iterations)
     print_compat(args.iterations)
     print_burn()

@@ -78,10 +78,11 @@ def test_2623_slower_than_2622_at_large_loop_counts():
         assert t22 < t23 < t24, (loops, t22, t23, t24)
 
 
-@pytest.mark.xfail(strict=True, reason="2.6.23 equals 2.6.22 at 1M loops: its new thread runs "
-                   "on the parent's CPU as soon as the parent yields in its spin, and the loop "
-                   "(3 ms) is shorter than the idle CPU's tick, so both kernels end each "
-                   "iteration at the same tick (docs/simulator.md)")
+@pytest.mark.xfail(strict=True, reason="2.6.23 equals 2.6.22 at 1M loops: the loop (3 ms at "
+                   "the default 3 ns) is shorter than a tick, so the CPU running the pulled "
+                   "thread keeps no busy balance deadline, and 2.6.23's new thread runs on the "
+                   "parent's CPU when the parent yields: both kernels end each iteration at "
+                   "the same tick (at the thread's 4.72 ns it holds: docs/simulator.md)")
 def test_2623_slower_than_2622_at_1m_loops():
     t22, t23, t24 = (threadtest_ms(k, 1_000_000) for k in ("2.6.22", "2.6.23", "2.6.24"))
     assert t22 < t23 < t24, (t22, t23, t24)
