@@ -191,9 +191,11 @@ PROFILES = {
                    "child runs first for threads, yield nearly a no-op, 0.5 ms cache-hot veto, "
                    "an idle CPU keeps the balance deadline it had while busy",
                    idle_keeps_busy_next_balance=True, tick_skew=True),
-    "2.6.25": _cfs("CFS 2.6.25: as 2.6.24 plus faster idle balancing (modelled: an idle CPU is "
-                   "kicked as soon as another CPU has queued work and balances on instantaneous "
-                   "load)",
+    "2.6.25": _cfs("CFS 2.6.25: as 2.6.24 but with faster idle balancing (modelled: an idle "
+                   "CPU is kicked as soon as another CPU has queued work and balances on "
+                   "instantaneous load; the idle deadline kept from busy times is not set) and "
+                   "fork balancing on the SMT level (a new task starts on an idle hardware "
+                   "thread)",
                    idle_balance_kick=True, idle_idx=0, balance_fork_smt=True, tick_skew=True),
     "rsdl-0.31": {"family": "rsdl", "description": "RSDL 0.31: rr_interval quota per task and "
                   "per priority level, minor and major rotations; sched_yield() only requeues "
