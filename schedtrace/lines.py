@@ -48,6 +48,9 @@ class LineParser:
         self.lost_events = 0
         self.lines = 0
         self.last_ts = 0  # of the last event read: a lost-events marker's timestamp
+        # whether each event of the last batch came at or after the one before it (the
+        # previous batch's last included): the reorder window then just appends the batch
+        self.batch_in_order = True
         self.truncated = False
 
     def match_prefix(self, text: str) -> tuple[str, int | None, int, str, str] | None:
@@ -75,6 +78,7 @@ class LineParser:
         fast = self.use_fast
         max_ts = self.max_ts
         events: list[ev.Event] = []
+        in_order = True
         for text in lines:
             number += 1
             self.lines = number
@@ -93,9 +97,12 @@ class LineParser:
                                        f"{max_ts // 10**9} s)", number)
                 if self.refuse_nul and self.read.nul_seen and "\x00" in text:
                     _check_names(event)
+                if event.ts < last_ts:
+                    in_order = False
                 last_ts = event.ts
             events.append(event)
         self.last_ts = last_ts
+        self.batch_in_order = in_order
         return events
 
     def _general(self, number: int, text: str, complete: bool, last_ts: int) -> ev.Event | None:

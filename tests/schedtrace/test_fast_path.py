@@ -210,3 +210,57 @@ def test_chunked_reading_orders_as_event_by_event_does(tmp_path, window):
         alone.finish()
         assert stats.summary() == alone.summary()
         assert [t.as_dict() for t in stats.tasks] == [t.as_dict() for t in alone.tasks]
+
+
+def _window_reference(events, window):
+    """The reorder window's contract written plainly: every event pushed on a heap keyed by
+    (ts, input order), the smallest popped once more than `window` are held; an event earlier
+    than the last one popped is late."""
+    import heapq
+
+    heap, out, emitted, late = [], [], -1, 0
+    for sequence, event in enumerate(events):
+        if event.ts < emitted:
+            late += 1
+        heapq.heappush(heap, (event.ts, sequence, event))
+        if len(heap) > window:
+            emitted, _, smallest = heapq.heappop(heap)
+            out.append(smallest)
+    out += [event for _, _, event in sorted(heap)]
+    return out, late
+
+
+@pytest.mark.parametrize("window", [1, 3, 50, 20_000])
+def test_the_reorder_window_gives_what_its_contract_says(tmp_path, window):
+    """Ordered batches are appended whole (the parser says they are in order), the rest
+    event by event, then a heap: the same order and late count as the plain reference, on
+    ordered input, input shuffled locally and input with one event far out of order."""
+    from bench.trace_ingest import write_trace
+    from schedtrace.reader import _batches, _binary
+
+    path = tmp_path / "ordered.trace"
+    write_trace(path, 6_000, seed=9)
+    lines = path.read_text().splitlines(keepends=True)
+    shuffled = list(lines)
+    rng = random.Random(window)
+    for spot in range(2, len(lines) - 8, 89):
+        piece = shuffled[spot:spot + 8]
+        rng.shuffle(piece)
+        shuffled[spot:spot + 8] = piece
+    late_one = list(lines)
+    late_one.insert(5_000, late_one.pop(40))
+    for name, text in (("ordered", lines), ("shuffled", shuffled), ("late", late_one)):
+        source = tmp_path / f"{name}.trace"
+        source.write_text("".join(text))
+        stream, compressed, raw, _ = _binary(str(source))
+        parser = FtraceParser([], ReadState())
+        in_input_order = [e for chunk in parser.parse(_batches(stream, compressed, []))
+                          for e in chunk]
+        raw.close()
+        expected, late = _window_reference(in_input_order, window)
+        reordered = schedtrace.open_events(source, reorder_window=window)
+        got = [e for chunk in reordered.event_chunks() for e in chunk]
+        assert [_event_key(e) for e in got] == [_event_key(e) for e in expected], name
+        assert reordered.late_events == late
+        if name == "late":
+            assert late > 0 or window > 4_960
