@@ -94,7 +94,7 @@ def inner(args) -> None:
     store, extract = report.seconds["read_and_store"], report.seconds["extract_runs"]
     print(f"  of which: read, decode, thread and store {store:.2f} s "
           f"({report.imported / store:.0f} messages/s); table extraction through "
-          f"upload_ingest {extract:.2f} s ({report.runs_extracted / extract:.0f} runs/s)")
+          f"tables_ingest {extract:.2f} s ({report.runs_extracted / extract:.0f} runs/s)")
 
     big = mbox_import(data=thread_mbox(9999, args.thread_posts, 4).encode(), user=user)
     thread = big.threads[0]

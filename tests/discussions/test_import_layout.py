@@ -134,3 +134,30 @@ def test_parents_written_with_reserved_ids_are_the_parents_set_after_the_insert(
     assert sum(parent is not None for _, parent, *_ in after_insert) > 200
     stored, figures = _places(), _figures()
     assert (stored, figures) == _as_laid_out_from_rows()
+
+
+def _stored_posts():
+    """Every column of every post, ids and times of insertion as what they point at."""
+    skip = {"id", "created", "thread", "parent", "search_vector"}
+    names = [f.attname for f in Post._meta.concrete_fields if f.name not in skip]
+    return sorted(
+        (post.message_id, post.thread.subject, post.parent.message_id if post.parent else None,
+         *(bytes(value) if isinstance(value, memoryview) else value
+           for value in (getattr(post, name) for name in names)))
+        for post in Post.objects.select_related("thread", "parent"))
+
+
+def test_posts_inserted_by_the_import_are_the_rows_bulk_create_writes(
+        poster, mbox_bytes, monkeypatch):
+    data = messy_archive(5, 40).encode() + mbox_bytes("threadtest.mbox")
+    monkeypatch.setattr(importer, "_posts_insert",
+                        lambda posts: Post.objects.bulk_create(posts, batch_size=importer.BATCH))
+    mbox_import(data=data, user=poster)
+    plain = _stored_posts()
+    Thread.objects.all().delete()
+    monkeypatch.undo()
+    mbox_import(data=data, user=poster)
+    assert _stored_posts() == plain
+    assert len(plain) > 200 and any(row[2] for row in plain)  # parents point at posts
+    stored, figures = _places(), _figures()
+    assert (stored, figures) == _as_laid_out_from_rows()
