@@ -66,15 +66,22 @@ THROUGHPUT = {"wake-pingpong": ("throughput_ops_per_s", True),
               "chatroom": ("throughput_msgs_per_s", True), "pipeline": ("time_ms", False)}
 
 
-def run(workload, kernel, params, machine, patched):
-    spec = {"workload": workload, "kernel": kernel, "params": params, **machine,
+# the thread's description (the test's case) again at other seeds and other amounts of work
+THREAD_CASE = {"vcpus": 8, "hog_group_sizes": "6,6", "kick": "ipi", **FIXED_WORK}
+ROBUSTNESS = [("seed 2", 2, {}), ("seed 3", 3, {}), ("seed 4", 4, {}),
+              ("300 requests", 1, {"requests": 300}), ("2400 requests", 1, {"requests": 2400,
+                                                                           "duration_ms": 20000})]
+
+
+def run(workload, kernel, params, machine, patched, seed=1):
+    spec = {"workload": workload, "kernel": kernel, "params": params, **machine, "seed": seed,
             "tunables": THREAD_PATCH if patched else {}}
     return simulator.run(spec)
 
 
-def vm_row(kernel, params, duration_ms):
+def vm_row(kernel, params, duration_ms, seed=1):
     params = {"duration_ms": duration_ms, **params}  # a fixed-work case brings its own cap
-    off, on = (run("overcommit", kernel, params, {"topology": "1x4x2"}, patched)
+    off, on = (run("overcommit", kernel, params, {"topology": "1x4x2"}, patched, seed)
                for patched in (False, True))
     wait_off, wait_on = (r["metrics"]["vm_wait_sum_ms"][0] for r in (off, on))
     ops_off, ops_on = (r["metrics"]["throughput_ops_per_s"][0] for r in (off, on))
@@ -105,6 +112,10 @@ def main():
               f"(unpatched -> patched)")
         for label, params in VM_CASES.items():
             print(f"  {label:48s} {vm_row(kernel, params, duration)}", flush=True)
+        for label, seed, change in ROBUSTNESS:
+            label = f"thread's case (hogs 6+6, kick=ipi), {label}"
+            print(f"  {label:48s} {vm_row(kernel, {**THREAD_CASE, **change}, duration, seed)}",
+                  flush=True)
         print(f"{kernel}: bare metal")
         for label, (workload, params, machine) in BARE_METAL.items():
             print(f"  {label:48s} {bare_metal_row(kernel, workload, params, machine)}",
