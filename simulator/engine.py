@@ -603,12 +603,26 @@ class Engine:
             task.remaining -= (elapsed if cpu.speed == 1.0 or task.wall_until is not None
                                else int(elapsed * cpu.speed))
         elif task.spin_yield:
-            yields = elapsed // self.yield_ns
-            self.n_yields += yields
-            if task.spins_left is not None:
-                task.spins_left -= yields
+            if task.spin_busy:
+                self.spin_rounds(task, elapsed)
+            else:
+                yields = elapsed // self.yield_ns
+                self.n_yields += yields
+                if task.spins_left is not None:
+                    task.spins_left -= yields
         if self.has_account:
             self.policy.account(cpu.rq, task, elapsed, now)
+
+    def spin_rounds(self, task: Task, elapsed: int):
+        """A spinner that busy-waits ``spin_busy`` ns before each sched_yield() ran ``elapsed``
+        ns without handing the CPU over: the rounds it completed, each ending in a yield."""
+        round_ns = task.spin_busy + self.yield_ns
+        total = task.spin_phase + elapsed
+        yields = total // round_ns
+        task.spin_phase = total - yields * round_ns
+        self.n_yields += yields
+        if task.spins_left is not None:
+            task.spins_left -= yields
 
     def on_segment_end(self, cpu: Cpu):
         task = cpu.curr
@@ -666,11 +680,16 @@ class Engine:
         elif self.spin_ready(task):
             end = start  # a notify may have been superseded by this replan: re-check at once
         elif task.spin_yield:
-            delay = self.policy.yield_handover_delay(cpu.rq, task, self.now)
-            if delay is not None:
-                end = start + delay
+            busy = task.spin_busy
+            if busy and self.policy.yield_hands_over(cpu.rq, task, self.now):
+                end = start + max(0, busy - task.spin_phase)  # its busy wait, then the yield
+            else:
+                delay = self.policy.yield_handover_delay(cpu.rq, task, self.now)
+                if delay is not None:
+                    end = start + delay
             if task.spins_left is not None:  # a bounded spinner gives up after its last yield
-                give_up = start + max(0, task.spins_left) * self.yield_ns
+                give_up = start + max(0, task.spins_left * (busy + self.yield_ns)
+                                      - task.spin_phase)
                 if end == NO_TIME or give_up < end:
                     end = give_up
         if cpu.need_resched:
@@ -872,7 +891,8 @@ class Engine:
                     step(self, cpu, task)
             elif task.spin_yield and task.spins_left is not None and task.spins_left <= 0:
                 self.give_up_spin(cpu, task)
-            elif task.spin_yield and self.policy.yield_hands_over(cpu.rq, task, self.now):
+            elif (task.spin_yield and task.spin_phase >= task.spin_busy
+                  and self.policy.yield_hands_over(cpu.rq, task, self.now)):
                 self.do_yield(cpu, task)
             elif self.preempt_due(cpu, task):
                 self.schedule(cpu)
@@ -916,6 +936,7 @@ class Engine:
         self.account(cpu)
         cpu.sys_ns += self.yield_ns
         cpu.seg_start = max(cpu.seg_start, self.now) + self.yield_ns
+        task.spin_phase = 0  # the yield ends a busy-wait-then-yield round
         self.policy.yield_task(cpu.rq, task, self.now)
         if self.trace_file is not None:
             self.trace(cpu.id, "yield", task.name)

@@ -159,8 +159,10 @@ def _handle(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...], code: in
 
 
 def _start_spin(eng: "Engine", cpu: "Cpu", task: Task, obj, target, use_yield, lock_mode,
-                spins=None):
+                spins=None, busy_ns=0):
     task.spins_left = spins
+    task.spin_busy = busy_ns
+    task.spin_phase = 0
     task.spin_on = obj
     task.spin_target = target
     task.spin_yield = use_yield
@@ -212,8 +214,10 @@ def _op_lock(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
         mutex.owner = task
         return False
     mutex.contended += 1
-    if mode == "yield":  # JVM style: sched_yield() up to op[3] times (None: forever), then block
-        _start_spin(eng, cpu, task, mutex, 0, True, "yield", op[3] if len(op) > 3 else None)
+    if mode == "yield":  # JVM style: sched_yield() up to op[3] times (None: forever), each after
+        # op[4] ns of busy waiting, then block
+        _start_spin(eng, cpu, task, mutex, 0, True, "yield", op[3] if len(op) > 3 else None,
+                    op[4] if len(op) > 4 else 0)
     elif mode == "spin":
         _start_spin(eng, cpu, task, mutex, 0, False, "spin")
     else:
@@ -224,11 +228,18 @@ def _op_lock(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
 
 def _op_unlock(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     mutex: Mutex = op[1]
-    if mutex.waiters:
+    if mutex.waiters and mutex.handoff:
         mutex.owner = mutex.waiters.pop(0)
         eng.wake(mutex.owner, cpu.id)
         return _charge(eng, cpu, task, eng.wakeup_ns)
     mutex.owner = None
+    if mutex.waiters:  # competitive succession: the woken waiter runs its LOCK again
+        heir = mutex.waiters.pop(0)
+        heir.pc -= 1
+        if mutex.spinners:
+            eng.notify_spinners(mutex)
+        eng.wake(heir, cpu.id)
+        return _charge(eng, cpu, task, eng.wakeup_ns)
     if mutex.spinners:
         eng.notify_spinners(mutex)
     return False

@@ -63,10 +63,14 @@ class Semaphore:
 class Mutex:
     """A lock taken either by blocking (futex) or by spinning on sched_yield() (JVM style)."""
 
-    __slots__ = ("name", "owner", "waiters", "spinners", "contended")
+    __slots__ = ("name", "owner", "waiters", "spinners", "contended", "handoff")
 
-    def __init__(self, name):
+    def __init__(self, name, handoff=True):
         self.name: str = name
+        # True: unlock passes the lock to the first blocked waiter (a FIFO futex lock); False:
+        # competitive succession, as the JVM monitors: unlock frees the lock and wakes the
+        # first blocked waiter, which competes for it again when it runs
+        self.handoff: bool = handoff
         self.owner: Any = None
         self.waiters: list[Any] = []
         self.spinners: list[Any] = []
@@ -92,7 +96,8 @@ class Task:
         "deadline", "slice_left", "prio", "level", "quota", "expired", "wait_start", "wait_sum",
         "timer_event", "key", "affinity", "spin_on", "spin_yield", "spin_target",
         "parent", "joinsem", "data", "never_ran", "period", "release", "lock_mode",
-        "yield_pending", "skip", "job_deadline", "spins_left", "wall_until",
+        "yield_pending", "skip", "job_deadline", "spins_left", "wall_until", "spin_busy",
+        "spin_phase",
     )
 
     def __init__(self, tid, name, prog, group="default", nice=0, affinity=None):
@@ -139,6 +144,10 @@ class Task:
         self.job_deadline: int = 0
         # sched_yield() calls a bounded yield-spinner may still make
         self.spins_left: int | None = None
+        # a yield-spinner's busy wait before each sched_yield() (a JVM's spin loop, ns) and how
+        # far into the current busy-wait-then-yield round it is
+        self.spin_busy: int = 0
+        self.spin_phase: int = 0
         self.wall_until: int | None = None  # a wall-clock burn's end (the task polls the clock)
 
     def __repr__(self):

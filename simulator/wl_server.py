@@ -6,6 +6,12 @@ from .program import EXIT, LOCK, LOOP, POST, RUN, UNLOCK, WAIT, Mutex, Semaphore
 from .wl_common import MS, US, m, mark_time, p
 
 FOREVER = 10**15
+# IBM J9's object-monitor spinning on a multi-CPU Linux box (OpenJ9's threadParseArguments(),
+# runtime/vm/vmthread.cpp, the defaults of -Xthr:yield=, spin2=, spin1=): a contended enter
+# yields 45 times, each after 32 rounds of 256 busy-loop iterations, then blocks.
+J9_YIELDS = 45
+J9_SPIN2 = 32
+J9_SPIN1 = 256
 
 
 class Chatroom:
@@ -22,6 +28,17 @@ class Chatroom:
         "spin_yields": p(1000, "int", "with lock=yield: sched_yield() calls a waiter makes before "
                          "it blocks on the futex, like the JVM monitors of the era (0: "
                          "spin forever)", 0, 10**9),
+        "spin_loops": p(0, "int", "with lock=yield: busy-wait loop iterations (loop_ns each) "
+                        "before each of those sched_yield() calls", 0, 10**9),
+        "jvm": p("custom", "choice:custom,j9", "with lock=yield: `custom` spins as spin_yields "
+                 "and spin_loops say; `j9` takes IBM J9's documented multi-CPU object-monitor "
+                 "defaults instead: 45 sched_yield() calls (thrMaxYieldsBeforeBlocking), each "
+                 "after 32 x 256 spin-loop iterations (thrMaxSpins2/1BeforeBlocking)"),
+        "succession": p("competitive", "choice:competitive,handoff", "with lock=yield: "
+                        "`competitive` (the JVM monitors' documented policy): unlock frees the "
+                        "lock and wakes the first blocked waiter, which competes for it again; "
+                        "`handoff`: unlock passes the lock to that waiter, which owns it while "
+                        "it waits to run"),
         "think_us": p(20, "int", "CPU time to build and parse a message", 0, 10**9),
         "cs_us": p(5, "int", "CPU time holding the room lock", 0, 10**9),
     }
@@ -31,16 +48,20 @@ class Chatroom:
         prm = b.params
         clients = prm["clients"]
         tokens = max(1, clients // 2)
+        spins, loops = (J9_YIELDS, J9_SPIN2 * J9_SPIN1) if prm["jvm"] == "j9" else (
+            prm["spin_yields"], prm["spin_loops"])
+        busy_ns = round(loops * b.tun["loop_ns"])
         messages = prm["rooms"] * clients * prm["messages"]
         b.check_budget(messages, messages * (prm["think_us"] + prm["cs_us"]) * US
                        // len(b.eng.cpus))
         for r in range(prm["rooms"]):
-            lock = Mutex(f"room{r}")
+            lock = Mutex(f"room{r}", handoff=prm["lock"] != "yield"
+                         or prm["succession"] == "handoff")
             inbox = [Semaphore(f"r{r}c{i}", 1 if i < tokens else 0) for i in range(clients)]
             for i in range(clients):
                 nxt = inbox[(i + 1) % clients]
                 prog = [(WAIT, inbox[i]), (RUN, prm["think_us"] * US), (LOCK, lock, prm["lock"],
-                         prm["spin_yields"] or None),
+                         spins or None, busy_ns),
                         (RUN, prm["cs_us"] * US), (POST, nxt, 1), (UNLOCK, lock),
                         (LOOP, prm["messages"], 0), mark_time("end"), (EXIT,)]
                 b.start(b.task(f"r{r}c{i}", prog, group=f"room{r}"))

@@ -167,7 +167,7 @@ def test_machine_calibration_sets_machine_tunables():
 
 def chatroom(kernel, seed=1, **tunables):
     params = {"rooms": 4, "clients": 20, "messages": 150, "think_us": 50, "cs_us": 10,
-              "lock": "yield"}
+              "lock": "yield", "succession": "handoff"}
     result = simulator.run({"workload": "chatroom", "kernel": kernel, "cpus": 2, "seed": seed,
                             "params": params,
                             "tunables": {"vmstat_interval_ms": 10, **tunables}})
@@ -184,7 +184,9 @@ def test_rsdl_031_soft_yield_collapses_a_yield_spinning_chat_server(seed):
     until it gives up and blocks, so throughput collapses with fewer runnable tasks; 0.33
     expires the yielder, the holder runs at once and mainline's throughput comes back.  A
     longer rr_interval makes the holder's preemption rarer and recovers part of it.  vmstat
-    shows it: fewer runnable tasks (r) and more idle time (id), not only less throughput."""
+    shows it: fewer runnable tasks (r) and more idle time (id), not only less throughput --
+    under hand-off succession (unlock passes the lock to a blocked waiter), whose convoys give
+    the idle time; the JVM's competitive succession does not (test_mechanisms.py)."""
     soft, soft_vm, soft_c = chatroom("rsdl-0.31", seed)
     expire, expire_vm, expire_c = chatroom("rsdl-0.33", seed)
     mainline, _, _ = chatroom("2.6.22", seed)

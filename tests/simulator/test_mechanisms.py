@@ -348,7 +348,7 @@ def test_cpu_time_budget_stops_a_run_cleanly():
 
 def chat_msgs_per_s(kernel, spin_yields, **tunables):
     params = {"rooms": 4, "clients": 20, "messages": 150, "think_us": 50, "cs_us": 10,
-              "lock": "yield", "spin_yields": spin_yields}
+              "lock": "yield", "spin_yields": spin_yields, "succession": "handoff"}
     return simulator.run({"workload": "chatroom", "kernel": kernel, "cpus": 2,
                           "params": params, "tunables": tunables}
                          )["metrics"]["throughput_msgs_per_s"][0]
@@ -357,7 +357,9 @@ def chat_msgs_per_s(kernel, spin_yields, **tunables):
 def test_rsdl_031_loss_grows_with_the_jvm_spin_count_and_033_recovers_at_every_count():
     """The spin count is swept, not taken from a default: RSDL 0.31's near no-op yield costs
     more the longer a waiter spins on sched_yield() before it blocks; 0.33 expires the yielder
-    and stays near mainline whatever the count; rr_interval 100 recovers part of the loss."""
+    and stays near mainline whatever the count; rr_interval 100 recovers part of the loss.
+    (Hand-off succession: unlock passes the lock to a blocked waiter; the JVM's competitive
+    succession is checked below.)"""
     counts = (10, 100, 1000, 3000)
     mainline = chat_msgs_per_s("2.6.22", counts[0])
     soft = [chat_msgs_per_s("rsdl-0.31", n) / mainline for n in counts]
@@ -366,6 +368,74 @@ def test_rsdl_031_loss_grows_with_the_jvm_spin_count_and_033_recovers_at_every_c
     assert all(a > b for a, b in zip(soft, soft[1:], strict=False)), soft
     assert soft[-1] <= 0.5 and min(expire) >= 0.9, (soft, expire)
     assert soft[-1] < longer < expire[-1], (soft[-1], longer, expire[-1])
+
+
+def j9_chat(kernel, seed=1, **tunables):
+    """The chat server with IBM J9's documented monitor spinning (``jvm=j9``) and the JVM's
+    competitive succession (the default)."""
+    params = {"rooms": 4, "clients": 20, "messages": 150, "think_us": 50, "cs_us": 10,
+              "lock": "yield", "jvm": "j9"}
+    result = simulator.run({"workload": "chatroom", "kernel": kernel, "cpus": 2, "seed": seed,
+                            "params": params,
+                            "tunables": {"vmstat_interval_ms": 10, **tunables}})
+    rows = result["vmstat"]["rows"]
+    vmstat = {"r": sum(row[1] for row in rows) / len(rows),
+              "id": sum(row[6] for row in rows) / len(rows)}
+    return result["metrics"]["throughput_msgs_per_s"][0], vmstat, result["counters"]
+
+
+def test_the_j9_preset_is_its_documented_counts():
+    """``jvm=j9`` is nothing but J9's -Xthr defaults: 45 yields, each after 32 x 256 loops."""
+    spec = {"workload": "chatroom", "kernel": "rsdl-0.31", "cpus": 2,
+            "params": {"rooms": 2, "clients": 8, "messages": 40, "lock": "yield"}}
+    preset = simulator.run({**spec, "params": {**spec["params"], "jvm": "j9"}})
+    spelled = simulator.run({**spec, "params": {**spec["params"], "spin_yields": 45,
+                                                "spin_loops": 32 * 256}})
+    assert preset["metrics"] == spelled["metrics"] and preset["counters"] == spelled["counters"]
+    assert preset["counters"]["yields"] > 0
+
+
+def test_j9_busy_wait_costs_as_the_calibrated_loop():
+    """The busy wait between two yields is 8,192 loop iterations at ``loop_ns``: a faster loop
+    gives up sooner, so RSDL 0.31 (whose yields keep the spinner on the CPU) loses less."""
+    mainline = j9_chat("2.6.22")[0]
+    soft = [j9_chat("rsdl-0.31", loop_ns=ns)[0] / mainline for ns in (0.5, 1.0, 3.0)]
+    assert soft[0] > soft[1] > soft[2], soft
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_rsdl_031_with_j9_monitors_loses_033_recovers(seed):
+    """J9's documented spin counts, competitive succession, the model's loop_ns (3 ns):
+    0.31 loses about half of mainline's throughput, rr_interval 100 most of it back, 0.33
+    all of it."""
+    mainline = j9_chat("2.6.22", seed)[0]
+    soft = j9_chat("rsdl-0.31", seed)[0] / mainline
+    longer = j9_chat("rsdl-0.31", seed, rr_interval=100)[0] / mainline
+    expire = j9_chat("rsdl-0.33", seed)[0] / mainline
+    assert soft < 0.6 and soft < longer < expire and expire >= 0.9, (soft, longer, expire)
+
+
+@pytest.mark.xfail(strict=True, reason="under the JVM's competitive succession 0.31 shows more "
+                   "runnable tasks and less idle time than 0.33 (docs/simulator.md, issue 24: "
+                   "RSDL); only hand-off succession's convoys give the thread's signature")
+def test_rsdl_031_vmstat_signature_with_j9_monitors():
+    soft_vm = j9_chat("rsdl-0.31")[1]
+    expire_vm = j9_chat("rsdl-0.33")[1]
+    assert soft_vm["r"] < expire_vm["r"] and soft_vm["id"] > expire_vm["id"], (soft_vm,
+                                                                                expire_vm)
+
+
+def test_yields_that_keep_the_cpu_switch_nothing():
+    """Every switch puts on a CPU a task that was woken, preempted, started, or that another
+    task's yield let in.  0.31's yields keep the spinner on the CPU: its switches are exactly
+    wakeups + preemptions + first starts, however many yields; 0.33's hand over."""
+    for kernel in ("rsdl-0.31", "rsdl-0.33"):
+        counters = j9_chat(kernel)[2]
+        base = counters["wakeups"] + counters["preemptions"] + 80  # 4 rooms x 20 clients
+        if kernel == "rsdl-0.31":
+            assert counters["context_switches"] == base < counters["yields"], counters
+        else:
+            assert base < counters["context_switches"] <= base + counters["yields"], counters
 
 
 def threadtest_ms(kernel, loops, iterations=50, **tunables):
