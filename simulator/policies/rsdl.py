@@ -9,9 +9,32 @@ from .base import MS, Policy, RunQueue
 LEVELS = 40
 
 
-def _live(queue):
-    """``queue`` without its stale entries (run when they outnumber the live ones)."""
-    return deque([e for e in queue if e[0].key is e])
+class Bucket:
+    """The queue of one level (or the expired array) of a runqueue, as a movable whole.
+
+    Entries are lists [task, bucket, rotations]: an entry is live while its task's ``key`` is
+    that very list, so a migrating task leaves in O(1) (its entry goes stale and is dropped when
+    a pick, a rotation or the balancer reaches it).  A minor rotation moves a whole level down
+    by handing its bucket to the next level (the kernel splices the list), counting the
+    rotation instead of visiting the tasks: a task whose entry saw fewer rotations than its
+    bucket takes the bucket's level and a fresh quota (or expires) when it is next looked at
+    (RsdlPolicy._settle).  Two non-empty levels merge by moving the smaller one's entries."""
+
+    __slots__ = ("items", "level", "rotations", "expired", "live")
+
+    def __init__(self, level: int, expired: bool = False):
+        self.items: deque = deque()
+        self.level: int = level
+        self.rotations: int = 0
+        self.expired: bool = expired
+        self.live: int = 0  # live entries
+
+    def compact(self):
+        """Drop the stale entries (run when they outnumber the live ones)."""
+        self.items = deque([e for e in self.items if e[0].key is e])
+
+    def live_entries(self) -> list:
+        return [e for e in self.items if e[0].key is e]
 
 
 class RsdlPolicy(Policy):
@@ -43,18 +66,25 @@ class RsdlPolicy(Policy):
 
     def new_rq(self, cpu_id):
         rq = RunQueue(cpu_id)
-        # Queues hold entries, one-element lists [task]: an entry is live while its task's
-        # ``key`` is that very list, so a migrating task leaves in O(1) (its entry goes stale and
-        # is dropped when a pick, a rotation or the balancer reaches it) instead of
-        # deque.remove()'s O(n).
-        rq.active = [deque() for _ in range(LEVELS)]
-        rq.expired = deque()
-        rq.data = [0] * (LEVELS + 1)  # live entries per level; [LEVELS]: the expired array's
+        rq.active = [Bucket(level) for level in range(LEVELS)]
+        rq.expired = Bucket(LEVELS, expired=True)
         rq.seq = 0  # bitmap of the levels that hold live tasks, as the kernel's prio bitmap
         # per level: quota left this epoch; rq.min_vruntime is reused as the first level not
         # yet finished this epoch (levels above it were rotated away)
         rq.extra = [self.rr] * LEVELS
         return rq
+
+    def _settle(self, entry: list):
+        """Bring a queued task's level, quota and expiry up to its bucket's rotations."""
+        bucket: Bucket = entry[1]
+        if entry[2] != bucket.rotations:
+            entry[2] = bucket.rotations
+            task: Task = entry[0]
+            if bucket.expired:
+                self._expire(task)
+            else:
+                task.level = bucket.level
+                task.quota = self.rr
 
     def _start_level(self, task: Task):
         return min(self.last_level, 20 + task.nice)
@@ -69,20 +99,18 @@ class RsdlPolicy(Policy):
 
     def _queue(self, rq: RunQueue, task: Task, front=False):
         self._place(rq, task)
-        entry = [task]  # a list, not a tuple: the compiled build boxes tuples anew (identity)
+        bucket: Bucket = rq.expired if task.expired else rq.active[task.level]
+        entry = [task, bucket, bucket.rotations]
         task.key = entry
-        counts: list[int] = rq.data
-        if task.expired:
-            rq.expired.append(entry)
-            counts[LEVELS] += 1
+        bucket.live += 1
+        if task.expired:  # the expired array only grows at its tail
+            bucket.items.append(entry)
             return
-        level = task.level
         if front:
-            rq.active[level].appendleft(entry)
+            bucket.items.appendleft(entry)
         else:
-            rq.active[level].append(entry)
-        counts[level] += 1
-        rq.seq |= 1 << level
+            bucket.items.append(entry)
+        rq.seq |= 1 << task.level
 
     def enqueue(self, rq: RunQueue, task: Task, how, now: int):
         if task.quota <= 0 and not task.expired:
@@ -94,24 +122,21 @@ class RsdlPolicy(Policy):
         self._queue(rq, task)
 
     def dequeue(self, rq: RunQueue, task: Task, now: int):
+        entry: list = task.key
         task.key = None  # its entry goes stale where it stands
-        counts: list[int] = rq.data
-        if task.expired:
-            counts[LEVELS] -= 1
-            if not counts[LEVELS]:
-                rq.expired.clear()
-            elif len(rq.expired) > 2 * counts[LEVELS] + 32:
-                rq.expired = _live(rq.expired)
-        else:
-            level = task.level
-            counts[level] -= 1
-            if not counts[level]:
-                rq.seq &= ~(1 << level)
-                rq.active[level].clear()
-            elif len(rq.active[level]) > 2 * counts[level] + 32:
-                rq.active[level] = _live(rq.active[level])
+        self._settle(entry)
+        self._leave(rq, entry[1])
         rq.load -= task.weight
         rq.nr_queued -= 1
+
+    def _leave(self, rq: RunQueue, bucket: Bucket):
+        bucket.live -= 1
+        if not bucket.live:
+            bucket.items.clear()
+            if not bucket.expired:
+                rq.seq &= ~(1 << bucket.level)
+        elif len(bucket.items) > 2 * bucket.live + 32:
+            bucket.compact()
 
     def _expire(self, task: Task):
         task.expired = True
@@ -128,27 +153,64 @@ class RsdlPolicy(Policy):
 
     def _minor_rotation(self, rq: RunQueue, level):
         """Level ``level`` spent its shared quota: it is finished for this epoch and its
-        queued tasks move down to the next level, ahead of the tasks already there."""
+        queued tasks move down to the next level, ahead of the tasks already there (below the
+        last level: to the expired array's tail, last first, as they are visited from the back)."""
         rq.min_vruntime = max(rq.min_vruntime, level + 1)
-        moving = rq.active[level]
-        rq.active[level] = deque()
+        moving: Bucket = rq.active[level]
+        rq.active[level] = Bucket(level)
         rq.seq &= ~(1 << level)
-        counts: list[int] = rq.data
-        counts[level] = 0
-        for entry in reversed(moving):
-            t = entry[0]
-            if t.key is not entry:
-                continue
-            t.level = level + 1
-            t.quota = self.rr
-            if t.level > self.last_level:
-                self._expire(t)
-                rq.expired.append(entry)
-                counts[LEVELS] += 1
-            else:
-                rq.active[t.level].appendleft(entry)
-                counts[t.level] += 1
-                rq.seq |= 1 << t.level
+        if not moving.live:
+            return
+        moving.rotations += 1
+        if level + 1 > self.last_level:
+            moving.expired = True
+            moving.level = LEVELS
+            self._merge_expired(rq, moving)
+            return
+        moving.level = level + 1
+        below: Bucket = rq.active[level + 1]
+        rq.seq |= 1 << (level + 1)
+        if not below.live:
+            rq.active[level + 1] = moving
+        elif moving.live <= below.live:
+            entries = self._repoint(moving, below)
+            entries.reverse()
+            below.items.extendleft(entries)
+            below.live += moving.live
+        else:
+            moving.items.extend(self._repoint(below, moving))
+            moving.live += below.live
+            rq.active[level + 1] = moving
+
+    def _merge_expired(self, rq: RunQueue, moving: Bucket):
+        """The last level's tasks expire: the expired array becomes its old tasks, then the
+        rotated ones in reverse order."""
+        expired: Bucket = rq.expired
+        if not expired.live:
+            moving.items.reverse()  # in C, not a visit of the tasks
+            rq.expired = moving
+        elif moving.live <= expired.live:
+            entries = self._repoint(moving, expired)
+            entries.reverse()
+            expired.items.extend(entries)
+            expired.live += moving.live
+        else:
+            moving.items.reverse()
+            entries = self._repoint(expired, moving)
+            entries.reverse()
+            moving.items.extendleft(entries)
+            moving.live += expired.live
+            rq.expired = moving
+
+    def _repoint(self, src: Bucket, dst: Bucket) -> list:
+        """The live entries of ``src``, settled and made entries of ``dst``."""
+        entries = src.live_entries()
+        rotations = dst.rotations
+        for entry in entries:
+            self._settle(entry)
+            entry[1] = dst
+            entry[2] = rotations
+        return entries
 
     def put_prev(self, rq: RunQueue, task: Task, now: int):
         rq.curr = None
@@ -172,38 +234,42 @@ class RsdlPolicy(Policy):
     def _major_rotation(self, rq: RunQueue):
         rq.min_vruntime = 0
         rq.extra = [self.rr] * LEVELS
-        expired = rq.expired
-        rq.expired = deque()
-        counts: list[int] = rq.data
-        counts[LEVELS] = 0
-        for entry in expired:
-            t = entry[0]
+        expired: Bucket = rq.expired
+        rq.expired = Bucket(LEVELS, expired=True)
+        active: list[Bucket] = rq.active
+        for entry in expired.items:
+            t: Task = entry[0]
             if t.key is not entry:
                 continue
+            self._settle(entry)
             t.expired = False
-            rq.active[t.level].append(entry)
-            counts[t.level] += 1
+            bucket = active[t.level]
+            entry[1] = bucket
+            entry[2] = bucket.rotations
+            bucket.items.append(entry)
+            bucket.live += 1
             rq.seq |= 1 << t.level
 
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
-        counts: list[int] = rq.data
         for _ in range(2):
             bitmap = rq.seq
             if bitmap:
                 level = (bitmap & -bitmap).bit_length() - 1  # the best level with tasks
-                q = rq.active[level]
+                bucket: Bucket = rq.active[level]
+                q = bucket.items
                 entry = q.popleft()
                 while entry[0].key is not entry:  # skip the entries of tasks that left
                     entry = q.popleft()
                 task: Task = entry[0]
                 task.key = None
-                counts[level] -= 1
-                if not counts[level]:
+                self._settle(entry)
+                bucket.live -= 1
+                if not bucket.live:
                     rq.seq = bitmap & ~(1 << level)
                     q.clear()
                 rq.nr_queued -= 1
                 return task
-            if not counts[LEVELS]:
+            if not rq.expired.live:
                 return None
             self._major_rotation(rq)
         return None
@@ -252,13 +318,13 @@ class RsdlPolicy(Policy):
         return bool(rq.seq & ((1 << task.level) - 1))
 
     def queued_tasks(self, rq: RunQueue):
-        tasks = [e[0] for e in reversed(rq.expired) if e[0].key is e]
-        active = rq.active
+        tasks = [e[0] for e in reversed(rq.expired.items) if e[0].key is e]
+        active: list[Bucket] = rq.active
         bitmap: int = rq.seq  # the levels holding tasks, visited worst first
         while bitmap:
             level = bitmap.bit_length() - 1
             bitmap ^= 1 << level
-            tasks.extend([e[0] for e in reversed(active[level]) if e[0].key is e])
+            tasks.extend([e[0] for e in reversed(active[level].items) if e[0].key is e])
         return tasks
 
     def hot(self, task: Task, now: int, level):

@@ -217,17 +217,22 @@ class PlainRsdl:
 
 
 @pytest.mark.parametrize("yield_expire", [False, True])
-def test_rsdl_lazy_queues_pick_as_the_plain_deques(yield_expire):
-    """RSDL's queues drop a migrating task's entry lazily (O(1)); against the plain deques,
-    over random histories of wakeups, migrations, runs (quota spent, minor and major
-    rotations), yields and blocks: the same picks, the same yield answers, the balancer's same
-    order, at every step."""
-    rng = random.Random(5 + yield_expire)
-    tun = {"sched_cost_ns": 0, "rr_interval": 1, "priority_levels": 3,
+@pytest.mark.parametrize("nices", [(0,), (-2, -1, 0, 0, 1, 3)])
+def test_rsdl_lazy_queues_pick_as_the_plain_deques(yield_expire, nices):
+    """RSDL's queues drop a migrating task's entry lazily (O(1)) and move a whole level at a
+    minor rotation (its tasks' levels and quotas settled when next looked at, two non-empty
+    levels merged smaller into larger); against the plain deques, over random histories of
+    wakeups, migrations, runs (quota spent, minor and major rotations), yields and blocks, with
+    tasks starting at one level or several: the same picks, the same yield answers, the
+    balancer's same order, at every step."""
+    rng = random.Random(5 + yield_expire + len(nices))
+    tun = {"sched_cost_ns": 0, "rr_interval": 1, "priority_levels": 3 + len(nices),
            "yield_expire": yield_expire, "cache_hot_time_ns": 0}
+    nice_of = [rng.choice(nices) for _ in range(60)]
     sides = []
     for policy in (RsdlPolicy("rsdl", tun, 1), PlainRsdl(tun)):
-        sides.append((policy, policy.new_rq(0), {tid: _task(tid) for tid in range(60)}))
+        sides.append((policy, policy.new_rq(0),
+                      {tid: Task(tid, f"t{tid}", [], nice=nice_of[tid]) for tid in range(60)}))
     off = set(range(60))  # tids on neither queue nor CPU (blocked, or migrated away)
     curr = None
     for _ in range(4000):
