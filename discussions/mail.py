@@ -15,6 +15,7 @@ from email import policy
 from email.header import decode_header
 from email.message import Message
 from email.utils import getaddresses, parsedate_to_datetime
+from functools import lru_cache
 
 MESSAGE_ID_RE = re.compile(r"<([^<>\s]+)>")
 MAX_ID = 255
@@ -116,11 +117,16 @@ def _date(value: str, notes: list[str]) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _author(value: str) -> tuple[str, str]:
+def _author_read(value: str) -> tuple[str, str]:
     addresses = getaddresses([value]) if value else []
     name, address = addresses[0] if addresses else ("", "")
     name, address = clean_header_text(name, 200), clean_header_text(address, 254)
     return (name or address or "unknown sender"), address
+
+
+# A list's messages come from a few hundred people, and getaddresses (strict since the 2023
+# address-parsing fixes) is a good part of reading a message: each distinct From is read once.
+_author = lru_cache(maxsize=4096)(_author_read)
 
 
 def parse_message(raw: bytes, *, envelope: str = "", position: int = 0) -> MailMessage:

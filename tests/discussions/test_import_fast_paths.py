@@ -195,3 +195,15 @@ def test_rendered_bodies_are_byte_identical_without_the_shortcuts(cases, monkeyp
     assert fast == plain
     assert sum('<a href="http' in html for html in plain) >= 3
     assert sum('class="attribution"' in html for html in plain) > 10
+
+
+def test_cached_authors_are_the_authors_read_each_time():
+    from discussions import mail
+
+    values = ["", "Olof <olof@example.org>", "olof@example.org", '"Example, Jan" <j@x>',
+              "=?utf-8?q?J=C3=B6rg?= <j@x>", "a@b, c@d", "<>", "Bad <<x@y>", "\x00 <a@b>",
+              "Ingo Molnar <mingo@elte.hu> (the scheduler)"]
+    mail._author.cache_clear()
+    for value in values + values:
+        assert mail._author(value) == mail._author_read(value)
+    assert mail._author.cache_info().hits == len(values)
