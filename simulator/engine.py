@@ -13,7 +13,7 @@ them (slice expiry, a due balance pass).
 
 import random
 import time
-from typing import Any
+from typing import Any, Final
 
 from . import balance
 from .domains import DomainLevel
@@ -34,7 +34,7 @@ from .program import (
 )
 
 # the CPU-time budget is looked at once every CPU_CHECK_MASK + 1 events
-CPU_CHECK_MASK = 8191
+CPU_CHECK_MASK: Final = 8191
 
 
 class Cpu:

@@ -1,13 +1,85 @@
 """EEVDF (6.6): earliest eligible virtual deadline first."""
 
-import heapq
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from ..program import Task
 from .base import NICE_0, NICE_0_SHIFT, Policy, RunQueue, ilog2
 
-# a queued task's entry in one of the two heaps: (deadline or vruntime, queue order, task)
-Entry = tuple[int, int, Task]
+NOT_QUEUED: Final = -1
+
+
+class Node:
+    """A queued task's place in one of its runqueue's two heaps: ordered by (key, order), where
+    key is its deadline in the eligible heap and its vruntime in the waiting one, and order
+    the number it was queued with (the earliest queued first among equals).  One node per
+    task (``task.key``), reused each time it is queued."""
+
+    __slots__ = ("key", "order", "task", "pos", "eligible")
+
+    def __init__(self, task: Task) -> None:
+        self.key: int = 0
+        self.order: int = 0
+        self.task: Task = task
+        self.pos: int = NOT_QUEUED  # its index in its heap, NOT_QUEUED when not queued
+        self.eligible: bool = False  # which heap: rq.data (True) or rq.extra
+
+
+def _sift_up(heap: list[Node], node: Node, pos: int) -> None:
+    key = node.key
+    order = node.order
+    while pos > 0:
+        parent_pos = (pos - 1) >> 1
+        parent = heap[parent_pos]
+        if key < parent.key or (key == parent.key and order < parent.order):
+            heap[pos] = parent
+            parent.pos = pos
+            pos = parent_pos
+        else:
+            break
+    heap[pos] = node
+    node.pos = pos
+
+
+def _sift_down(heap: list[Node], node: Node, pos: int) -> None:
+    size = len(heap)
+    key = node.key
+    order = node.order
+    while True:
+        child_pos = 2 * pos + 1
+        if child_pos >= size:
+            break
+        child = heap[child_pos]
+        right_pos = child_pos + 1
+        if right_pos < size:
+            right = heap[right_pos]
+            if right.key < child.key or (right.key == child.key and right.order < child.order):
+                child = right
+                child_pos = right_pos
+        if child.key < key or (child.key == key and child.order < order):
+            heap[pos] = child
+            child.pos = pos
+            pos = child_pos
+        else:
+            break
+    heap[pos] = node
+    node.pos = pos
+
+
+def _push(heap: list[Node], node: Node) -> None:
+    pos = len(heap)
+    heap.append(node)
+    _sift_up(heap, node, pos)
+
+
+def _remove(heap: list[Node], node: Node) -> None:
+    """Take ``node`` out of ``heap`` wherever it is (an indexed heap: O(log n))."""
+    pos = node.pos
+    node.pos = NOT_QUEUED
+    last = heap.pop()
+    if last is not node:
+        _sift_up(heap, last, pos)
+        if last.pos == pos:
+            _sift_down(heap, last, pos)
 
 
 def _weighted(task: Task) -> int:
@@ -29,47 +101,42 @@ class EevdfPolicy(Policy):
         super().__init__(kernel, tun, ncpus)
         self.slice: int = tun["base_slice_ns"] * (1 + ilog2(min(ncpus, 8)))
         self.log_cost: int = tun["sched_cost_log_ns"]
-        self.order: int = 0  # the last order number given to a queued task's entry
+        self.order: int = 0  # the last order number given to a queued task
 
     def new_rq(self, cpu_id):
         rq = RunQueue(cpu_id)
-        # The pick in O(log n), as 6.6's augmented rbtree gives it, with two heaps: rq.data holds
-        # (deadline, order, task) for tasks last seen eligible, rq.extra (vruntime, order, task)
-        # for the others.  A queued task's vruntime and deadline do not change, so only the
-        # average moves eligibility: the pick first moves the tasks the average has passed into
-        # rq.data, then drops from its top those it has fallen below.  A task leaving the queue
-        # is forgotten lazily: task.key holds the order number of its live entry (None once it
-        # left), so an older entry of the same task no longer matches.  rq.nr_queued counts the
-        # queued tasks; rq.vsum and rq.wsum are the kernel's avg_vruntime/avg_load sums (weight
-        # x vruntime, weights), kept as tasks come and go so the average needs no rescan.
+        # The pick in O(log n), as 6.6's augmented rbtree gives it, with two indexed heaps of
+        # Nodes: rq.data holds the tasks last seen eligible ordered by (deadline, order),
+        # rq.extra the others by (vruntime, order).  A queued task's vruntime and deadline do
+        # not change, so only the average moves eligibility: the pick first moves the tasks the
+        # average has passed into rq.data, then moves from its top those it has fallen below.
+        # A task leaving the queue leaves its heap at once (each node knows its position).
+        # rq.nr_queued counts the queued tasks; rq.vsum and rq.wsum are the kernel's
+        # avg_vruntime/avg_load sums (weight x vruntime, weights), kept as tasks come and go
+        # so the average needs no rescan.
         rq.data = []
         rq.extra = []
         return rq
 
     def _add(self, rq: RunQueue, task: Task) -> None:
-        # one order number across every runqueue: a stale entry left on a runqueue the task
-        # migrated from can never match the number of its entry on the new one
+        node: Node | None = task.key
+        if node is None:
+            node = task.key = Node(task)
         self.order += 1
-        order = self.order
-        entry: Entry = (task.vruntime, order, task)
-        task.key = order
-        heapq.heappush(rq.extra, entry)  # the next pick sorts out whether it is eligible
+        node.key = task.vruntime
+        node.order = self.order
+        node.eligible = False
+        _push(rq.extra, node)  # the next pick sorts out whether it is eligible
         rq.nr_queued += 1
         rq.vsum += _weighted(task)
         rq.wsum += task.weight
 
     def _take(self, rq: RunQueue, task: Task) -> None:
-        task.key = None
+        node: Node = task.key
+        _remove(rq.data if node.eligible else rq.extra, node)
         rq.nr_queued -= 1
         rq.vsum -= _weighted(task)
         rq.wsum -= task.weight
-        data: list[Entry] = rq.data
-        extra: list[Entry] = rq.extra
-        if len(data) + len(extra) > 2 * rq.nr_queued + 32:  # mostly forgotten entries
-            rq.data = [e for e in data if e[2].key == e[1]]
-            heapq.heapify(rq.data)
-            rq.extra = [e for e in extra if e[2].key == e[1]]
-            heapq.heapify(rq.extra)
 
     def _vslice(self, task: Task) -> int:
         return self.slice * NICE_0 // task.weight
@@ -123,33 +190,35 @@ class EevdfPolicy(Policy):
         if rq.nr_queued == 0:
             return None
         avg = self._avg(rq)
-        eligible: list[Entry] = rq.data
-        waiting: list[Entry] = rq.extra
-        while waiting and (waiting[0][2].key != waiting[0][1] or waiting[0][0] <= avg):
-            entry = heapq.heappop(waiting)
-            task = entry[2]
-            if task.key == entry[1]:  # the average passed its vruntime: order it by deadline
-                heapq.heappush(eligible, (task.deadline, entry[1], task))
-        best: Task | None = None
+        eligible: list[Node] = rq.data
+        waiting: list[Node] = rq.extra
+        while waiting and waiting[0].key <= avg:  # the average passed its vruntime
+            node = waiting[0]
+            _remove(waiting, node)
+            node.key = node.task.deadline
+            node.eligible = True
+            _push(eligible, node)
+        best: Node | None = None
         while eligible:
-            entry = heapq.heappop(eligible)
-            task = entry[2]
-            if task.key != entry[1]:
-                continue  # it left the queue
-            if task.vruntime <= avg:
-                best = task
+            node = eligible[0]
+            if node.task.vruntime <= avg:
+                best = node
                 break
-            heapq.heappush(waiting, (task.vruntime, entry[1], task))  # the average fell below it
+            _remove(eligible, node)  # the average fell below it
+            node.key = node.task.vruntime
+            node.eligible = False
+            _push(waiting, node)
         if best is None:
-            while waiting[0][2].key != waiting[0][1]:
-                heapq.heappop(waiting)
-            best = heapq.heappop(waiting)[2]
-        best.key = None
+            best = waiting[0]
+            _remove(waiting, best)
+        else:
+            _remove(eligible, best)
+        task = best.task
         rq.nr_queued -= 1
-        rq.vsum -= _weighted(best)
-        rq.wsum -= best.weight
+        rq.vsum -= _weighted(task)
+        rq.wsum -= task.weight
         rq.min_vruntime = avg
-        return best
+        return task
 
     def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):
         task.vruntime += elapsed * NICE_0 // task.weight
@@ -173,7 +242,6 @@ class EevdfPolicy(Policy):
     def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
         child.deadline = 0
 
-
     def yield_hands_over(self, rq: RunQueue, task: Task, now: int) -> bool:
         return rq.nr_queued > 0
 
@@ -184,11 +252,11 @@ class EevdfPolicy(Policy):
     def queued_tasks(self, rq: RunQueue):
         """The queued tasks, the most recently queued first (an O(n) walk, as the balancer's
         own is)."""
-        data: list[Entry] = rq.data
-        extra: list[Entry] = rq.extra
-        live = [e for e in data if e[2].key == e[1]] + [e for e in extra if e[2].key == e[1]]
-        live.sort(key=lambda e: -e[1])
-        return [e[2] for e in live]
+        data: list[Node] = rq.data
+        extra: list[Node] = rq.extra
+        nodes = data + extra
+        nodes.sort(key=lambda n: -n.order)
+        return [n.task for n in nodes]
 
     def hot(self, task: Task, now: int, level):
         return self.task_hot(task, now, self.tun["sched_migration_cost_ns"])

@@ -75,8 +75,8 @@ def test_eevdf_heap_pick_is_the_full_scan_pick():
         else:
             avg = policy._avg(rq)
             eligible = [t for t in queued if t.vruntime <= avg]
-            want = (min(eligible, key=lambda t: (t.deadline, t.key)) if eligible
-                    else min(queued, key=lambda t: (t.vruntime, t.key)))
+            want = (min(eligible, key=lambda t: (t.deadline, t.key.order)) if eligible
+                    else min(queued, key=lambda t: (t.vruntime, t.key.order)))
             got = policy.pick_next(rq, None, 0)
             assert got is want
             queued.remove(got)
