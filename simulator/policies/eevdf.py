@@ -4,82 +4,11 @@ from typing import ClassVar, Final
 
 from ..program import Task
 from .base import NICE_0, NICE_0_SHIFT, Policy, RunQueue, ilog2
+from .taskheap import Node, push, remove
 
-NOT_QUEUED: Final = -1
-
-
-class Node:
-    """A queued task's place in one of its runqueue's two heaps: ordered by (key, order), where
-    key is its deadline in the eligible heap and its vruntime in the waiting one, and order
-    the number it was queued with (the earliest queued first among equals).  One node per
-    task (``task.key``), reused each time it is queued."""
-
-    __slots__ = ("key", "order", "task", "pos", "eligible")
-
-    def __init__(self, task: Task) -> None:
-        self.key: int = 0
-        self.order: int = 0
-        self.task: Task = task
-        self.pos: int = NOT_QUEUED  # its index in its heap, NOT_QUEUED when not queued
-        self.eligible: bool = False  # which heap: rq.data (True) or rq.extra
-
-
-def _sift_up(heap: list[Node], node: Node, pos: int) -> None:
-    key = node.key
-    order = node.order
-    while pos > 0:
-        parent_pos = (pos - 1) >> 1
-        parent = heap[parent_pos]
-        if key < parent.key or (key == parent.key and order < parent.order):
-            heap[pos] = parent
-            parent.pos = pos
-            pos = parent_pos
-        else:
-            break
-    heap[pos] = node
-    node.pos = pos
-
-
-def _sift_down(heap: list[Node], node: Node, pos: int) -> None:
-    size = len(heap)
-    key = node.key
-    order = node.order
-    while True:
-        child_pos = 2 * pos + 1
-        if child_pos >= size:
-            break
-        child = heap[child_pos]
-        right_pos = child_pos + 1
-        if right_pos < size:
-            right = heap[right_pos]
-            if right.key < child.key or (right.key == child.key and right.order < child.order):
-                child = right
-                child_pos = right_pos
-        if child.key < key or (child.key == key and child.order < order):
-            heap[pos] = child
-            child.pos = pos
-            pos = child_pos
-        else:
-            break
-    heap[pos] = node
-    node.pos = pos
-
-
-def _push(heap: list[Node], node: Node) -> None:
-    pos = len(heap)
-    heap.append(node)
-    _sift_up(heap, node, pos)
-
-
-def _remove(heap: list[Node], node: Node) -> None:
-    """Take ``node`` out of ``heap`` wherever it is (an indexed heap: O(log n))."""
-    pos = node.pos
-    node.pos = NOT_QUEUED
-    last = heap.pop()
-    if last is not node:
-        _sift_up(heap, last, pos)
-        if last.pos == pos:
-            _sift_down(heap, last, pos)
+# Node.home: which of a runqueue's two heaps a queued task's node is in
+WAITING: Final = 0
+ELIGIBLE: Final = 1
 
 
 def _weighted(task: Task) -> int:
@@ -106,14 +35,15 @@ class EevdfPolicy(Policy):
     def new_rq(self, cpu_id):
         rq = RunQueue(cpu_id)
         # The pick in O(log n), as 6.6's augmented rbtree gives it, with two indexed heaps of
-        # Nodes: rq.data holds the tasks last seen eligible ordered by (deadline, order),
-        # rq.extra the others by (vruntime, order).  A queued task's vruntime and deadline do
-        # not change, so only the average moves eligibility: the pick first moves the tasks the
-        # average has passed into rq.data, then moves from its top those it has fallen below.
-        # A task leaving the queue leaves its heap at once (each node knows its position).
-        # rq.nr_queued counts the queued tasks; rq.vsum and rq.wsum are the kernel's
-        # avg_vruntime/avg_load sums (weight x vruntime, weights), kept as tasks come and go
-        # so the average needs no rescan.
+        # nodes (policies/taskheap.py; a task's own node is task.key, reused): rq.data holds
+        # the tasks last seen eligible ordered by (deadline, order), rq.extra the others by
+        # (vruntime, order).  A queued task's vruntime and deadline do not change, so only the
+        # average moves eligibility: the pick first moves the tasks the average has passed into
+        # rq.data, then moves from its top those it has fallen below.  A task leaving the
+        # queue leaves its heap at once (each node knows its position).  rq.nr_queued counts
+        # the queued tasks; rq.vsum and rq.wsum are the kernel's avg_vruntime/avg_load sums
+        # (weight x vruntime, weights), kept as tasks come and go so the average needs no
+        # rescan.
         rq.data = []
         rq.extra = []
         return rq
@@ -125,15 +55,15 @@ class EevdfPolicy(Policy):
         self.order += 1
         node.key = task.vruntime
         node.order = self.order
-        node.eligible = False
-        _push(rq.extra, node)  # the next pick sorts out whether it is eligible
+        node.home = WAITING
+        push(rq.extra, node)  # the next pick sorts out whether it is eligible
         rq.nr_queued += 1
         rq.vsum += _weighted(task)
         rq.wsum += task.weight
 
     def _take(self, rq: RunQueue, task: Task) -> None:
         node: Node = task.key
-        _remove(rq.data if node.eligible else rq.extra, node)
+        remove(rq.data if node.home == ELIGIBLE else rq.extra, node)
         rq.nr_queued -= 1
         rq.vsum -= _weighted(task)
         rq.wsum -= task.weight
@@ -194,26 +124,26 @@ class EevdfPolicy(Policy):
         waiting: list[Node] = rq.extra
         while waiting and waiting[0].key <= avg:  # the average passed its vruntime
             node = waiting[0]
-            _remove(waiting, node)
+            remove(waiting, node)
             node.key = node.task.deadline
-            node.eligible = True
-            _push(eligible, node)
+            node.home = ELIGIBLE
+            push(eligible, node)
         best: Node | None = None
         while eligible:
             node = eligible[0]
             if node.task.vruntime <= avg:
                 best = node
                 break
-            _remove(eligible, node)  # the average fell below it
+            remove(eligible, node)  # the average fell below it
             node.key = node.task.vruntime
-            node.eligible = False
-            _push(waiting, node)
+            node.home = WAITING
+            push(waiting, node)
         if best is None:
             best = waiting[0]
-            _remove(waiting, best)
+            remove(waiting, best)
         else:
-            _remove(eligible, best)
-        task = best.task
+            remove(eligible, best)
+        task: Task = best.task
         rq.nr_queued -= 1
         rq.vsum -= _weighted(task)
         rq.wsum -= task.weight

@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from ..program import Task
 from .base import Policy, RunQueue, remove_task
+from .taskheap import NOT_QUEUED, Node, push, remove
 
 if TYPE_CHECKING:  # annotations only (the engine imports the policies)
     from ..engine import Cpu, Engine
@@ -70,6 +71,29 @@ class GlobalPolicy(Policy):
         return None
 
 
+def goodness_scan(tasks: list[Task], cpu_id: int, tick: int, penalty: int) -> tuple[Task | None,
+                                                                                       int]:
+    """schedule()'s loop over the runqueue list: the task of the highest goodness(), the first
+    in list order among equals, and that goodness.  goodness() = remaining counter ticks + 1 +
+    (20 - nice) + PROC_CHANGE_PENALTY if the task last ran on this CPU; 0 once its counter is
+    used; a task that called sched_yield() scores -1 (0 when it is alone)."""
+    best: Task | None = None
+    best_g = -1
+    yielded = -1 if len(tasks) > 1 else 0
+    for t in tasks:
+        if t.yield_pending:
+            g = yielded
+        elif t.quota <= 0:  # _goodness(t, cpu_id), inlined: it runs for every queued task
+            g = 0
+        else:
+            last = t.last_cpu
+            g = t.quota // tick + 1 + (20 - t.nice) + (
+                penalty if last is not None and last == cpu_id else 0)
+        if g > best_g:
+            best, best_g = t, g
+    return best, best_g
+
+
 class GoodnessPolicy(GlobalPolicy):
     """Linux 2.4: schedule() computes goodness() for every runnable task and takes the best.
 
@@ -81,6 +105,16 @@ class GoodnessPolicy(GlobalPolicy):
     pays (sched_cost_ns) and b is a modelled scan step: ``goodness_insns`` instructions priced
     from the calibrated counting loop (loop_ns / LOOP_INSNS each) plus one cache-line miss for
     the task's scheduling fields (``task_line_miss_ns``).
+
+    That O(n) scan is the modelled kernel's cost, charged in simulated time; the simulator finds
+    the same pick in O(log n) (``_indexed_pick``): a queued task's goodness is its static part
+    (counter ticks + 1 + 20 - nice, which only changes while it runs or at a recalculation)
+    plus the same-CPU bonus, so the best is either the task of the highest static part (heap
+    ``by_goodness``) or the best of those that last ran on this CPU (heap ``by_cpu[cpu]``),
+    with the bonus added; ties go to the earlier in the runqueue list (queue order).  Tasks
+    whose counter is used (goodness 0) and sched_yield() callers (-1) stay out of the heaps:
+    when no task is left in them, the plain scan decides (a recalculation, or the yielder
+    alone).  Reference mode (``Engine.reference``) always scans; tests compare both.
     """
 
     family: ClassVar[str] = "goodness"
@@ -92,12 +126,97 @@ class GoodnessPolicy(GlobalPolicy):
         self.penalty: int = tun["proc_change_penalty"]
         insn_ns = tun["loop_ns"] / LOOP_INSNS
         self.per_task: int = round(tun["goodness_insns"] * insn_ns + tun["task_line_miss_ns"])
+        # the runqueue list: queued tasks in list order (a dict keeps insertion order and
+        # removes in O(1))
+        self.shared.data = {}
+        self.order: int = 0  # the last queue-order number given
+        self.indexed: bool = self.penalty >= 0  # the bonus may only raise a task (see above)
+        self.by_goodness: list[Node] = []
+        self.by_cpu: list[list[Node]] = [[] for _ in range(ncpus)]
+        self.yielders: list[Task] = []  # queued sched_yield() callers, out of the heaps
+
+    def attach(self, eng: "Engine"):
+        super().attach(eng)
+        if eng.reference:
+            self.indexed = False
+
+    # ------------------------------------------------------------------ the runqueue list
+    def _append(self, rq: RunQueue, task: Task) -> None:
+        rq.data[task] = None
+        if not self.indexed:
+            return
+        node: Node | None = task.key
+        if node is None:
+            node = task.key = Node(task)
+            node.twin = Node(task)
+        self.order += 1
+        node.order = self.order
+        if task.yield_pending:
+            self.yielders.append(task)
+        else:
+            self._index(node)
+
+    def _index(self, node: Node) -> None:
+        """Into the heaps, if its goodness is positive (its counter not used)."""
+        task = node.task
+        quota = task.quota
+        if quota <= 0:
+            return
+        node.key = -(quota // self.tick + 1 + (20 - task.nice))
+        push(self.by_goodness, node)
+        last = task.last_cpu
+        if last is not None:
+            twin = node.twin
+            assert twin is not None  # made with the node
+            twin.key = node.key
+            twin.order = node.order
+            twin.home = last
+            push(self.by_cpu[last], twin)
+
+    def _unindex(self, node: Node) -> None:
+        if node.pos != NOT_QUEUED:
+            remove(self.by_goodness, node)
+        twin = node.twin
+        if twin is not None and twin.pos != NOT_QUEUED:
+            remove(self.by_cpu[twin.home], twin)
+
+    def _take(self, rq: RunQueue, task: Task) -> None:
+        del rq.data[task]
+        if self.indexed:
+            node: Node = task.key
+            if task.yield_pending:
+                remove_task(self.yielders, task)
+            else:
+                self._unindex(node)
+
+    def _reindex(self, rq: RunQueue) -> None:
+        """Every counter changed (a recalculation): rebuild the heaps."""
+        self.by_goodness.clear()
+        for heap in self.by_cpu:
+            heap.clear()
+        for task in rq.data:
+            node: Node = task.key
+            node.pos = NOT_QUEUED
+            twin = node.twin
+            assert twin is not None  # made with the node
+            twin.pos = NOT_QUEUED
+            if not task.yield_pending:
+                self._index(node)
 
     def enqueue(self, rq: RunQueue, task: Task, how, now: int):
         if how == "fork" and task.quota == 0:
             task.quota = self.refill
-        super().enqueue(rq, task, how, now)
+        rq.load += task.weight
+        self._append(rq, task)
 
+    def dequeue(self, rq: RunQueue, task: Task, now: int):
+        self._take(rq, task)
+        rq.load -= task.weight
+
+    def put_prev(self, rq: RunQueue, task: Task, now: int):
+        self._append(rq, task)
+
+    # ------------------------------------------------------------------ the pick
     def _goodness(self, task: Task, cpu_id: int) -> int:
         if task.quota <= 0:
             return 0
@@ -110,36 +229,52 @@ class GoodnessPolicy(GlobalPolicy):
         for t in self.eng.tasks.values():
             t.quota = t.quota // 2 + self.refill
 
+    def _indexed_pick(self, cpu_id: int) -> Task:
+        """The scan's pick from the heaps (not empty): the best static part, with the bonus
+        if it last ran here, against the best static part + bonus among this CPU's tasks."""
+        best = self.by_goodness[0]
+        best_g = -best.key
+        if best.task.last_cpu == cpu_id:
+            best_g += self.penalty
+        mine = self.by_cpu[cpu_id]
+        if mine:
+            local = mine[0]
+            local_g = self.penalty - local.key
+            if local_g > best_g or (local_g == best_g and local.order < best.order):
+                best = local
+        return best.task
+
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
-        data: list[Task] = rq.data
+        data: dict[Task, None] = rq.data
         if not data:
             return None
-        best: Task | None = None
-        best_g = -1
         cpu_id: int = cpu.id
-        tick = self.tick
-        penalty = self.penalty
-        yielded = -1 if len(data) > 1 else 0
-        for t in data:
-            if t.yield_pending:
-                g = yielded
-            elif t.quota <= 0:  # _goodness(t, cpu_id), inlined: it runs for every queued task
-                g = 0
-            else:
-                last = t.last_cpu
-                g = t.quota // tick + 1 + (20 - t.nice) + (
-                    penalty if last is not None and last == cpu_id else 0)
-            if g > best_g:
-                best, best_g = t, g
-        if best_g == 0:
-            self._recalculate()
-            return self.pick_next(rq, cpu, now)
-        assert best is not None  # data is not empty and every goodness is > best_g's -1
-        remove_task(data, best)
-        for t in data:
-            t.yield_pending = False
+        if self.by_goodness:
+            best = self._indexed_pick(cpu_id)
+        else:
+            found, best_g = goodness_scan(list(data), cpu_id, self.tick, self.penalty)
+            if best_g == 0:
+                self._recalculate()
+                if self.indexed:
+                    self._reindex(rq)
+                return self.pick_next(rq, cpu, now)
+            assert found is not None  # data is not empty and every goodness is > best_g's -1
+            best = found
+        self._take(rq, best)
+        self._clear_yields(rq)
         best.yield_pending = False
         return best
+
+    def _clear_yields(self, rq: RunQueue) -> None:
+        """After a pick no queued task counts as having yielded any more."""
+        if not self.indexed:
+            for t in rq.data:
+                t.yield_pending = False
+            return
+        for t in self.yielders:
+            t.yield_pending = False
+            self._index(t.key)
+        self.yielders.clear()
 
     def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):
         task.quota -= elapsed
