@@ -13,6 +13,20 @@ def o1_timeslice(prio, base_ms):
     return max(5 * MS, scaled)
 
 
+def _remove_from(q: deque, task: Task) -> None:
+    """``q.remove(task)`` by identity, from the end the balancer takes from: it migrates the
+    tail of a list first (queued_tasks()), where deque.remove() scanned from the head with a
+    rich comparison per task (O(n) for every task migrated off a long list)."""
+    if q[-1] is task:
+        q.pop()
+        return
+    for i in range(len(q) - 2, -1, -1):
+        if q[i] is task:
+            del q[i]
+            return
+    raise ValueError("task not in its priority list")
+
+
 class O1Policy(Policy):
     """2.6.22 O(1): priority arrays, per-task timeslices, arrays swap when active runs dry."""
 
@@ -44,8 +58,9 @@ class O1Policy(Policy):
 
     def dequeue(self, rq: RunQueue, task: Task, now: int):
         arr = rq.expired if task.expired else rq.active
-        arr[task.prio].remove(task)
-        if not arr[task.prio]:
+        q = arr[task.prio]
+        _remove_from(q, task)
+        if not q:
             del arr[task.prio]
         rq.load -= task.weight
         rq.nr_queued -= 1
