@@ -165,6 +165,9 @@ FAMILY_TUNABLES = {
                                   "cache"),
         "sched_deadline": _t(True, "bool", "periodic tasks use SCHED_DEADLINE (global EDF)"),
         "sched_cost_log_ns": _t(60, "int", "extra schedule() cost per log2(nr_running)"),
+        "run_to_parity": _t(True, "bool", "sched_feat RUN_TO_PARITY: no wakeup preemption "
+                            "while the running task is eligible and on the slice it was "
+                            "picked with"),
     },
 }
 

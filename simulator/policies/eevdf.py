@@ -31,6 +31,7 @@ class EevdfPolicy(Policy):
         self.slice: int = tun["base_slice_ns"] * (1 + ilog2(min(ncpus, 8)))
         self.log_cost: int = tun["sched_cost_log_ns"]
         self.order: int = 0  # the last order number given to a queued task
+        self.run_to_parity: bool = bool(tun["run_to_parity"])
 
     def new_rq(self, cpu_id):
         rq = RunQueue(cpu_id)
@@ -150,6 +151,18 @@ class EevdfPolicy(Policy):
         rq.min_vruntime = avg
         return task
 
+    def on_pick(self, rq: RunQueue, task: Task, now: int):
+        super().on_pick(rq, task, now)
+        rq.seq = task.deadline  # the deadline it was picked with (RUN_TO_PARITY's stash)
+
+    def _protected(self, rq: RunQueue, curr: Task) -> bool:
+        """RUN_TO_PARITY (sched_feat, on by default, 63304558ba5d "sched/eevdf: Curb
+        wakeup-preemption", 6.6): the running task keeps the CPU until it has used the slice
+        it was picked with -- pick_eevdf() returns it while its deadline is still the one
+        set_next_entity() stashed (in se->vlag; here rq.seq) and it is eligible."""
+        return (self.run_to_parity and curr.deadline == rq.seq and curr.vruntime < curr.deadline
+                and curr.vruntime <= self._avg(rq))
+
     def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):
         task.vruntime += elapsed * NICE_0 // task.weight
         if task.vruntime >= task.deadline and rq.nr_queued == 0:
@@ -167,6 +180,10 @@ class EevdfPolicy(Policy):
         return True
 
     def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
+        """check_preempt_wakeup(): the woken task, eligible, with an earlier deadline than the
+        running one, preempts it -- unless RUN_TO_PARITY protects the running task."""
+        if self._protected(rq, curr):
+            return False
         return task.vruntime <= self._avg(rq) and task.deadline < curr.deadline
 
     def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):

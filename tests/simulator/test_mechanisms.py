@@ -55,7 +55,8 @@ def test_eevdf_heap_pick_is_the_full_scan_pick():
     task (vruntime <= weighted average) with the earliest deadline, the earliest queued among
     equals; with none eligible, the least vruntime."""
     rng = random.Random(7)
-    tun = {"sched_cost_ns": 0, "base_slice_ns": 750_000, "sched_cost_log_ns": 0}
+    tun = {"sched_cost_ns": 0, "base_slice_ns": 750_000, "sched_cost_log_ns": 0,
+           "run_to_parity": True}
     policy = EevdfPolicy("6.6-eevdf", tun, 4)
     rq = policy.new_rq(0)
     assert isinstance(rq, RunQueue)

@@ -129,9 +129,15 @@ def replays(name):
 
 @pytest.mark.parametrize("name,comm", RECORDED)
 def test_recorded_traces_keep_their_makespan_agreement(name, comm):
+    """Spin-waits keep the makespan as close to the recording as fixed spins do, give or take
+    2% and one tick per spin-wait: a spinner whose child is queued behind it on its CPU holds
+    the CPU until its slice ends at a tick (RUN_TO_PARITY keeps it running until then)."""
     with_waits, without = replays(name)
     off = [r["makespan_ms"] / r["real"]["makespan_ms"] for r in (with_waits, without)]
-    assert abs(math.log(off[0])) <= abs(math.log(off[1])) + 0.02, off
+    spins = read_trace(str(TRACES / name))[0].spin_waits
+    tick_ms = 1000 / with_waits["tunables"]["HZ"]
+    slack = 0.02 + spins * tick_ms / with_waits["real"]["makespan_ms"]
+    assert abs(math.log(off[0])) <= abs(math.log(off[1])) + slack, (off, spins)
 
 
 @pytest.mark.slow  # reads 511,345 lines
@@ -144,10 +150,12 @@ def test_spin_waits_are_found_only_between_the_benchmarks_threads():
     assert rebuild.spin_waits >= 10 and spinners <= {"threadtest", "threadtest_burn"}
 
 
-@pytest.mark.xfail(strict=True, reason="per-task waits stay 2-30x off on these busy-machine "
-                   "recordings: children that waited 4-30 ms behind the spinning parent on its "
-                   "CPU run at once under the 6.6-eevdf profile (wakeup preemption of a forked "
-                   "child, no RUN_TO_PARITY); docs/simulator.md, 'What a trace cannot tell'")
+@pytest.mark.xfail(strict=True, reason="per-task waits stay off on these busy-machine "
+                   "recordings (15/31 to 71/101 tasks within 2x): with RUN_TO_PARITY a forked "
+                   "child waits out its parent's slice (up to a 4 ms tick) where the recorded "
+                   "kernel (6.18) ran it within 0.1 ms, and the 17-27 ms waits behind the busy "
+                   "host's other programs are not replayed; docs/simulator.md, 'What a trace "
+                   "cannot tell'")
 @pytest.mark.parametrize("name,comm", RECORDED)
 def test_recorded_wait_sums_within_2x(name, comm):
     with_waits, _without = replays(name)

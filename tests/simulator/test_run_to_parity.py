@@ -1,0 +1,75 @@
+"""RUN_TO_PARITY (6.6's sched_feat, on by default; 63304558ba5d "sched/eevdf: Curb
+wakeup-preemption"): a woken or forked task does not preempt the running one while that one is
+eligible and still on the slice (the deadline) it was picked with."""
+
+import simulator
+from simulator.policies.eevdf import EevdfPolicy
+from simulator.program import Task
+
+TUN = {"sched_cost_ns": 0, "base_slice_ns": 750_000, "sched_cost_log_ns": 0,
+       "run_to_parity": True}
+
+
+def _running_parent_and_forked_child(run_to_parity, ran_ns=100_000):
+    """A parent picked with a full slice runs ``ran_ns`` alone, then forks a child."""
+    policy = EevdfPolicy("6.6-eevdf", {**TUN, "run_to_parity": run_to_parity}, 1)
+    rq = policy.new_rq(0)
+    parent, child = Task(1, "parent", []), Task(2, "child", [])
+    policy.enqueue(rq, parent, "wakeup", 0)  # no lag: a full slice to its deadline
+    assert policy.pick_next(rq, None, 0) is parent
+    policy.on_pick(rq, parent, 0)
+    policy.account(rq, parent, ran_ns, ran_ns)
+    policy.task_fork(rq, parent, child, ran_ns, True)
+    policy.enqueue(rq, child, "fork", ran_ns)
+    return policy, rq, parent, child
+
+
+def test_the_running_task_keeps_its_slice():
+    policy, rq, parent, child = _running_parent_and_forked_child(True)
+    # the child, placed at the average with half a slice, has the earlier deadline...
+    assert child.deadline < parent.deadline and child.vruntime <= policy._avg(rq)
+    # ... but the parent, eligible, is protected until it has used the slice it was picked with
+    assert parent.vruntime <= policy._avg(rq)
+    assert not policy.wakeup_preempts(rq, parent, child, 100_000)
+    assert policy.preempt_time(rq, parent, 100_000) == 750_000  # its slice ends there
+    policy.account(rq, parent, 700_000, 800_000)  # 0.8 ms: past its deadline
+    assert policy.wakeup_preempts(rq, parent, child, 800_000)
+
+
+def test_without_it_the_child_preempts_at_once():
+    policy, rq, parent, child = _running_parent_and_forked_child(False)
+    assert policy.wakeup_preempts(rq, parent, child, 100_000)
+
+
+def test_a_task_that_ran_alone_past_its_slice_is_not_protected():
+    """Alone on the CPU the running task gets a new deadline each time it reaches one (as
+    update_deadline() gives it), which is no longer the one it was picked with: a child it
+    forks then preempts it at once, though it is eligible and short of its new deadline."""
+    policy, rq, parent, child = _running_parent_and_forked_child(True, ran_ns=2_000_000)
+    assert parent.vruntime <= policy._avg(rq) and parent.vruntime < parent.deadline
+    assert policy.wakeup_preempts(rq, parent, child, 2_000_000)
+
+
+def test_a_running_task_past_the_average_is_not_protected():
+    """Protection holds only while the running task is eligible: once it has run past the
+    average, a woken task with an earlier deadline preempts it mid-slice."""
+    policy, rq, parent, _child = _running_parent_and_forked_child(True)
+    policy.account(rq, parent, 300_000, 400_000)
+    woken = Task(3, "woken", [])
+    woken.vruntime = -300_000  # its lag: 0.3 ms owed
+    policy.enqueue(rq, woken, "wakeup", 400_000)
+    assert parent.vruntime > policy._avg(rq) and parent.vruntime < parent.deadline
+    assert woken.vruntime <= policy._avg(rq) and woken.deadline < parent.deadline
+    assert policy.wakeup_preempts(rq, parent, woken, 400_000)
+
+
+def test_fewer_wakeup_preemptions_on_a_chatroom():
+    """The commit's point: EEVDF over-scheduled; with RUN_TO_PARITY the chatroom's messages
+    preempt their receivers' CPUs less often."""
+    def counters(run_to_parity):
+        return simulator.run({"workload": "chatroom", "kernel": "6.6-eevdf", "cpus": 2,
+                              "params": {"rooms": 2, "clients": 10, "messages": 100},
+                              "tunables": {"run_to_parity": run_to_parity}})["counters"]
+    on, off = counters(1), counters(0)
+    assert on["preemptions"] < 0.8 * off["preemptions"], (on, off)
+    assert on["context_switches"] < off["context_switches"], (on, off)
