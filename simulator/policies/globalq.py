@@ -142,7 +142,8 @@ class GoodnessPolicy(GlobalPolicy):
 
     # ------------------------------------------------------------------ the runqueue list
     def _append(self, rq: RunQueue, task: Task) -> None:
-        rq.data[task] = None
+        data: dict[Task, None] = rq.data
+        data[task] = None
         if not self.indexed:
             return
         node: Node | None = task.key
@@ -181,7 +182,8 @@ class GoodnessPolicy(GlobalPolicy):
             remove(self.by_cpu[twin.home], twin)
 
     def _take(self, rq: RunQueue, task: Task) -> None:
-        del rq.data[task]
+        data: dict[Task, None] = rq.data
+        del data[task]
         if self.indexed:
             node: Node = task.key
             if task.yield_pending:
@@ -297,11 +299,16 @@ class GoodnessPolicy(GlobalPolicy):
             return idle
         worst: Cpu | None = None
         worst_gap = 0
+        # _goodness(task, cpu) for every CPU: its static part once, the bonus where it ran
+        mine = self._goodness(task, -1)
+        bonus = self.penalty if task.quota > 0 else 0
+        last = task.last_cpu
         for cpu in eng.cpus:
             curr = cpu.curr
             if curr is None or cpu.need_resched:
                 continue
-            gap = self._goodness(task, cpu.id) - self._goodness(curr, cpu.id)
+            cpu_id = cpu.id
+            gap = mine + (bonus if last == cpu_id else 0) - self._goodness(curr, cpu_id)
             if gap > worst_gap:
                 worst, worst_gap = cpu, gap
         return worst
