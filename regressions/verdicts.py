@@ -6,13 +6,16 @@ or kernel with more values), and every verdict says which thresholds applied."""
 import math
 from array import array
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from django.db.models.functions import Mod
 
 from benchmarks.models import Metric, MetricSummary, Run, Sample
 
-from . import detect
+from . import detect, page_reads
 from .series import RUN_BLOCK, KernelGroup, SeriesId, is_between_releases, series_runs
 from .summaries import summary_verdicts
 
@@ -91,45 +94,81 @@ def _read_values(metric_id: int, strides: dict[int, int]) -> dict[int, array]:
     return values
 
 
-def _metric_entries(run: Run, metric: Metric, size: int, limits) -> list[dict]:
+@dataclass(frozen=True)
+class _Reads:
+    """Where a verdict's inputs come from: the ORM (a submission's verdicts) or the SQL those
+    queries compile to (page_reads: a run page's, where building the queries cost more)."""
+
+    sizes: Callable[[list[Run]], dict[int, list[tuple[Metric, int]]]]
+    series_kernels: Callable[..., list[KernelGroup]]
+    values: Callable[[int, dict[int, int]], dict[int, array]]
+    thresholds: Callable[[int], detect.Thresholds]
+
+
+def _metric_entries(run: Run, metric: Metric, size: int, limits: Callable[[], detect.Thresholds],
+                    reads: _Reads) -> list[dict]:
     """One metric of a run against its series. The values read and their subsampling are
     what series_groups gives: only the newest detect.MAX_KERNELS kernels have values, each
-    about detect.per_kernel_limit() of them, the run itself at most PER_KERNEL_MAX."""
+    about detect.per_kernel_limit() of them, the run itself at most PER_KERNEL_MAX. Nothing
+    more is read when no older kernel is there to test against (there is no verdict)."""
     series = SeriesId.of(benchmark_id=run.benchmark_id, machine_id=run.machine_id,
                          metric_id=metric.pk, policy=run.policy, params=run.params,
                          tunables=run.tunables)
-    groups = _series_kernels(series, exclude_run=run.pk)
+    groups = reads.series_kernels(series, exclude_run=run.pk)
+    targets = _targets(run, groups)
+    if not targets:
+        return []
     recent = groups[-detect.MAX_KERNELS:]
     limit = detect.per_kernel_limit(len(recent))
-    targets = _targets(run, groups)
     strides = {run.pk: max(1, math.ceil(size / detect.PER_KERNEL_MAX))}
     for _, group, _ in targets:
         if any(group is kept for kept in recent):
             stride = max(1, math.ceil(group.size / limit))
             strides.update((run_id, stride) for run_id in group.run_ids)
-    values = _read_values(metric.pk, strides)
+    values = reads.values(metric.pk, strides)
     for _, group, _ in targets:
         for run_id in group.run_ids:
             group.values.extend(values.get(run_id, ()))
     own = np.array(values[run.pk], dtype=np.float64)
-    return _entries(run, metric, own, size, targets, limits)
+    return _entries(run, metric, own, size, targets, limits())
 
 
-def _verdicts(runs: list[Run]) -> list[dict]:
-    """Verdict entries for stored runs read with their kernels, in run then metric order."""
-    from .services import thresholds_for
-
+def _orm_sizes(runs: list[Run]) -> dict[int, list[tuple[Metric, int]]]:
+    """{run: (metric, n) of its summaries by metric name}, every run's in one query."""
     sizes: dict[int, list[tuple[Metric, int]]] = defaultdict(list)
     for row in (MetricSummary.objects.filter(run_id__in=[run.pk for run in runs])
                 .select_related("metric").order_by("metric__name", "metric_id")):
         sizes[row.run_id].append((row.metric, row.n))
+    return sizes
+
+
+def _orm_thresholds(benchmark_id: int) -> detect.Thresholds:
+    from .services import thresholds_for
+
+    return thresholds_for(benchmark_id)
+
+
+_ORM_READS = _Reads(_orm_sizes, _series_kernels, _read_values, _orm_thresholds)
+_PAGE_READS = _Reads(page_reads.run_sizes, page_reads.series_kernels, page_reads.read_values,
+                     page_reads.thresholds)
+
+
+def _verdicts(runs: list[Run], reads: _Reads = _ORM_READS) -> list[dict]:
+    """Verdict entries for stored runs read with their kernels, in run then metric order. A
+    benchmark's thresholds are read once, when a verdict first needs them."""
     limits: dict[int, detect.Thresholds] = {}
+
+    def limits_of(benchmark_id: int) -> detect.Thresholds:
+        if benchmark_id not in limits:
+            limits[benchmark_id] = reads.thresholds(benchmark_id)
+        return limits[benchmark_id]
+
+    sizes = reads.sizes(runs)
     entries = []
     for run in runs:
-        if sizes[run.pk] and run.benchmark_id not in limits:
-            limits[run.benchmark_id] = thresholds_for(run.benchmark_id)
-        for metric, size in sizes[run.pk]:
-            entries += _metric_entries(run, metric, size, limits[run.benchmark_id])
+        for metric, size in sizes.get(run.pk, ()):
+            entries += _metric_entries(run, metric, size,
+                                       partial(limits_of, run.benchmark_id), reads)
     # published summaries have no samples: against their table's baseline, or "summary only"
     return entries + summary_verdicts(runs)
 
@@ -145,9 +184,9 @@ def runs_verdicts(runs) -> list[dict]:
 
 
 def run_page_verdicts(run: Run) -> list[dict]:
-    """The verdicts of one run as its page has just read it (with its kernel): not read
-    again."""
-    return _verdicts([run])
+    """The verdicts of one run as its page has just read it (with its kernel and its summaries,
+    which are not read again): runs_verdicts' entries, read with SQL (page_reads)."""
+    return _verdicts([run], _PAGE_READS)
 
 
 def verdict_comparison_runs(run: Run, *, metric: Metric, against: str,

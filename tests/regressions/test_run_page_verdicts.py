@@ -6,7 +6,6 @@ import re
 
 import numpy as np
 import pytest
-from django.db import connection
 from django.test import Client
 
 from benchmarks.models import Comparison, Run, Sample
@@ -91,10 +90,10 @@ def test_a_verdict_tests_the_values_the_series_read_gives(django_assert_num_quer
     runs = step_series(repeats=1000, cv=0.05, factor=1.03)
     run = next(r for r in runs if r.kernel.version == "2.6.24")
     page_run = Run.objects.with_detail_relations().get(pk=run.pk)
-    # its metrics with sizes, the thresholds, the series' runs (on SQLite only: it compares
-    # params here), the series' kernels and sizes, the run's values (all) and both kernels'
-    # (every second: one query per stride)
-    with django_assert_num_queries(6 if connection.vendor == "sqlite" else 5):
+    # the thresholds, the series' kernels and sizes (one statement on both databases), the
+    # run's values (all) and both kernels' (every second: one query per stride); its metrics
+    # with their sizes came with the page's run
+    with django_assert_num_queries(4):
         entries = run_page_verdicts(page_run)
     assert entries == runs_verdicts([run])
     metric = run.summaries.get().metric
