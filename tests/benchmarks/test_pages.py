@@ -1,5 +1,4 @@
 import pytest
-from django.db import connection
 from django.urls import reverse
 
 from tests.factories import make_run
@@ -121,11 +120,10 @@ def test_run_detail_query_count_does_not_grow_with_samples(client, django_assert
                    series={"vmstat": {"columns": ["r", "cs"], "rows": [[1, 10]] * 5}})
     # run with its relations, summaries, published summaries, samples, series, the machine's
     # newest calibration (the "predict this run" section), traces, threads about the run; the
-    # detection verdicts section (regressions): its metrics with their sizes, the benchmark's
-    # thresholds, the series' runs (on SQLite only: it compares their params here), the
-    # series' kernels and sizes, and the values of the run and of the two kernels it is tested
-    # against (one query)
-    with django_assert_num_queries(13 if connection.vendor == "sqlite" else 12):
+    # detection verdicts section (regressions): the series' kernels and sizes, and nothing
+    # more, as the run's kernel is the series' only one (tests/regressions/
+    # test_run_page_reads.py counts a run with older kernels)
+    with django_assert_num_queries(9):
         assert client.get(run.get_absolute_url()).status_code == 200
 
 
