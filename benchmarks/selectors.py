@@ -437,6 +437,11 @@ def recent_runs(limit: int = 10) -> QuerySet:
     return Run.objects.visible().with_listing_relations().order_by("-created", "-id")[:limit]
 
 
+def recent_runs_listed(limit: int = 10) -> list[ListedRun]:
+    """recent_runs() as the run list's rows (pages/rows.py renders them), in its order."""
+    return runs_listed(Run.objects.visible().order_by("-created", "-id").listing_rows()[:limit])
+
+
 def withdrawn_among(run_ids: list[int]) -> list[int]:
     """The ids of `run_ids` that are withdrawn, in their order (a frozen comparison says so)."""
     hidden = set(Run.objects.filter(pk__in=run_ids, withdrawn__isnull=False)

@@ -7,7 +7,8 @@ model instances with prefetched summaries (~8 ms; plain rows, selectors.runs_lis
 a run's samples table likewise costs a localize per value. These give the same markup,
 escaped the way the template escapes it (every name, kernel string, policy, param and tag is
 user-supplied): tests/benchmarks/test_page_rows.py renders both ways over varied and hostile
-runs and compares the exact HTML. The home page still includes the template.
+runs and compares the exact HTML (tests/benchmarks/test_home_rows.py the home page's recent
+runs). The template stays as the reference those tests render.
 """
 
 from html import escape

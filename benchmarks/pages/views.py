@@ -29,8 +29,9 @@ SAMPLES_SHOWN = 2000
 
 
 def home(request):
+    recent = selectors.recent_runs_listed()
     context = {
-        "recent_runs": selectors.recent_runs(),
+        "recent_rows": run_rows_html(recent) if recent else "",  # pages/rows.py, not a loop
         "benchmarks": selectors.benchmarks_with_counts(),
         "machines": selectors.machines_with_counts(),
         "comparisons": selectors.recent_comparisons(),
