@@ -192,8 +192,12 @@ def _after_flags(text: str, stamp: int, cpu: int, pid: int, dash: int,
     if micros < 0:
         return None
     ts, start = seconds * 1_000_000_000 + micros * 1000, colon + 2
-    if _at(text, "sched_switch: prev_comm=", start):
+    # the letter after `sched_` picks the words worth comparing: s(witch) or w(akeup, aking)
+    letter = ord(text[start + 6]) if start + 6 < size else 0
+    if letter == 115 and _at(text, "sched_switch: prev_comm=", start):
         return _fast_switch(text, start + 24, ts, cpu, pid, _comm(text, dash), number)
+    if letter != 119:
+        return None
     for kind in (ev.WAKEUP, ev.WAKEUP_NEW, ev.WAKING):
         if _at(text, kind, start) and _at(text, ": comm=", start + len(kind)):
             return _fast_wakeup(text, start + len(kind) + 7, kind, ts, cpu, pid,
