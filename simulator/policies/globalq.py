@@ -302,7 +302,7 @@ class GoodnessPolicy(GlobalPolicy):
         # _goodness(task, cpu) for every CPU: its static part once, the bonus where it ran
         mine = self._goodness(task, -1)
         bonus = self.penalty if task.quota > 0 else 0
-        last = task.last_cpu
+        last: int = -1 if task.last_cpu is None else task.last_cpu
         for cpu in eng.cpus:
             curr = cpu.curr
             if curr is None or cpu.need_resched:
