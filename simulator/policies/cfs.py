@@ -1,13 +1,10 @@
 """CFS (2.6.23 - 3.x): a vruntime-ordered queue, slices from the latency target."""
 
-import heapq
 from typing import ClassVar
 
 from ..program import Task
 from .base import NICE_0, Policy, RunQueue, ilog2
-
-# a queued task's entry: (vruntime, queue order, task); the order breaks ties, first queued first
-Entry = tuple[int, int, Task]
+from .taskheap import Node, push, remove
 
 
 class CfsPolicy(Policy):
@@ -32,7 +29,7 @@ class CfsPolicy(Policy):
         # GENTLE_FAIR_SLEEPERS (2.6.32 on) halves the vruntime credit a waking sleeper gets
         gentle = tun["gentle_fair_sleepers"]
         self.sleeper_credit: int = self.latency // 2 if gentle else self.latency
-        self.order: int = 0  # the last order number given to a queued task's entry
+        self.order: int = 0  # the last order number given to a queued task
         # compat_yield needs the rightmost task: a second heap, ordered right to left, is kept
         # only when this run can ask for it
         self.track_rightmost: bool = self.yield_mode == "compat"
@@ -40,68 +37,61 @@ class CfsPolicy(Policy):
 
     def new_rq(self, cpu_id):
         # The kernel's rbtree gives the leftmost task in O(1) and an insert or removal in
-        # O(log n); a heap does the same here.  rq.data is a heap of (vruntime, order, task);
-        # rq.extra, with compat_yield only, a heap of (-vruntime, -order, task) for the
-        # rightmost.  A task leaving the queue is forgotten lazily: task.key holds the order
-        # number of its live entry (-1 once it left), so an entry whose number differs is
-        # dropped when it comes to a heap's top.  rq.nr_queued counts the queued tasks.
+        # O(log n); an indexed heap of nodes does the same here (policies/taskheap.py; a task's
+        # own node is task.key, reused).  rq.data orders the queued tasks by (vruntime, order),
+        # the order number breaking ties (first queued first); rq.extra, with compat_yield only,
+        # holds each task's twin node keyed (-vruntime, -order), whose top is the rightmost.
+        # A task leaving the queue leaves both heaps at once (each node knows its position), so
+        # rq.nr_queued always equals len(rq.data).
         rq = RunQueue(cpu_id)
         rq.data = []
         rq.extra = []
         return rq
 
     def _insert(self, rq: RunQueue, task: Task) -> None:
-        # one order number across every runqueue: a stale entry left on a runqueue the task
-        # migrated from can never match the number of its entry on the new one
+        node: Node | None = task.key
+        if node is None:
+            node = task.key = Node(task)
         self.order += 1
         order = self.order
-        task.key = order
-        entry: Entry = (task.vruntime, order, task)
-        heapq.heappush(rq.data, entry)
+        node.key = task.vruntime
+        node.order = order
+        push(rq.data, node)
         if self.track_rightmost:
-            right: Entry = (-task.vruntime, -order, task)
-            heapq.heappush(rq.extra, right)
+            twin = node.twin
+            if twin is None:
+                twin = node.twin = Node(task)
+            twin.key = -task.vruntime
+            twin.order = -order
+            push(rq.extra, twin)
         rq.nr_queued += 1
 
     def _remove(self, rq: RunQueue, task: Task) -> None:
-        """``task`` leaves the queue (its entries are dropped when they surface)."""
-        task.key = -1
+        """``task`` leaves the queue (its node leaves each heap it is in)."""
+        node: Node = task.key
+        remove(rq.data, node)
+        if self.track_rightmost:
+            twin = node.twin
+            assert twin is not None
+            remove(rq.extra, twin)
         rq.nr_queued -= 1
-        data: list[Entry] = rq.data
-        if len(data) > 2 * rq.nr_queued + 32:  # mostly forgotten entries: rebuild
-            rq.data = [e for e in data if e[2].key == e[1]]
-            heapq.heapify(rq.data)
-            if self.track_rightmost:
-                extra: list[Entry] = rq.extra
-                rq.extra = [e for e in extra if e[2].key == -e[1]]
-                heapq.heapify(rq.extra)
 
-    def _leftmost(self, rq: RunQueue) -> Entry | None:
-        """The live entry with the least (vruntime, order), or None for an empty queue."""
-        if rq.nr_queued == 0:
-            return None
-        data: list[Entry] = rq.data
-        top: Entry = data[0]
-        while top[2].key != top[1]:
-            heapq.heappop(data)
-            top = data[0]
-        return top
+    def _leftmost(self, rq: RunQueue) -> Node | None:
+        """The node with the least (vruntime, order), or None for an empty queue."""
+        data: list[Node] = rq.data
+        return data[0] if data else None
 
     def _rightmost_vruntime(self, rq: RunQueue) -> int:
         """The greatest vruntime queued (compat_yield only; the queue is not empty)."""
-        extra: list[Entry] = rq.extra
-        top: Entry = extra[0]
-        while top[2].key != -top[1]:
-            heapq.heappop(extra)
-            top = extra[0]
-        return -top[0]
+        extra: list[Node] = rq.extra
+        return -extra[0].key
 
     def _update_min(self, rq: RunQueue) -> None:
         """min_vruntime = max(itself, min(running task's vruntime, leftmost queued))."""
         curr = rq.curr
-        left = self._leftmost(rq)
-        if left is not None:
-            v = left[0]
+        data: list[Node] = rq.data
+        if data:
+            v = data[0].key
             if curr is not None and curr.vruntime < v:
                 v = curr.vruntime
         elif curr is not None:
@@ -148,20 +138,24 @@ class CfsPolicy(Policy):
         self._insert(rq, task)
 
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
-        left = self._leftmost(rq)
-        if left is None:
+        data: list[Node] = rq.data
+        if not data:
             return None
-        data: list[Entry] = rq.data
-        heapq.heappop(data)  # the live leftmost entry, at the top after _leftmost()
-        task = left[2]
+        task = data[0].task
         if task.skip:  # the skip buddy: the next task runs, if there is one
             task.skip = False
-            second = self._leftmost(rq) if rq.nr_queued > 1 else None
-            if second is not None:
-                heapq.heapreplace(data, left)  # it stays queued, with its entry and order
-                task = second[2]
-        task.key = -1
-        rq.nr_queued -= 1
+            size = len(data)
+            if size > 1:
+                # the second least node is one of the top's children; the skipped task stays
+                # queued with its node and order
+                second = data[1]
+                if size > 2:
+                    other = data[2]
+                    if other.key < second.key or (
+                            other.key == second.key and other.order < second.order):
+                        second = other
+                task = second.task
+        self._remove(rq, task)
         self._update_min(rq)
         return task
 
@@ -237,7 +231,7 @@ class CfsPolicy(Policy):
             return False
         if self.yield_mode in ("compat", "skip"):
             return True
-        return left[0] <= task.vruntime
+        return left.key <= task.vruntime
 
     def yield_handover_delay(self, rq: RunQueue, task: Task, now: int) -> int | None:
         """Spinning on sched_yield() with requeue semantics: the yield that hands over comes
@@ -247,7 +241,7 @@ class CfsPolicy(Policy):
         left = self._leftmost(rq)
         if left is None:
             return None
-        gap = left[0] - task.vruntime
+        gap = left.key - task.vruntime
         return max(1, -(-gap * task.weight // NICE_0))
 
     def decision_cost(self, rq: RunQueue) -> int:
@@ -255,12 +249,12 @@ class CfsPolicy(Policy):
         return self.sched_cost + self.log_cost * (nr.bit_length() - 1 if nr > 1 else 0)
 
     def queued_tasks(self, rq: RunQueue):
-        """Right to left, as the 2.6 balancer's iterator (sorting the live entries: a balance
+        """Right to left, as the 2.6 balancer's iterator (sorting the queued nodes: a balance
         pass looks at every queued task anyway)."""
-        data: list[Entry] = rq.data
-        live = [e for e in data if e[2].key == e[1]]
-        live.sort(reverse=True)
-        return [e[2] for e in live]
+        data: list[Node] = rq.data
+        queued = [(node.key, node.order, node.task) for node in data]
+        queued.sort(reverse=True)  # (vruntime, order) is unique: tasks are never compared
+        return [entry[2] for entry in queued]
 
     def hot(self, task: Task, now: int, level):
         return self.task_hot(task, now, self.migration_cost)

@@ -334,7 +334,9 @@ def test_cfs_heap_pick_is_the_sorted_queue_pick(compat):
                 put(got)
             else:
                 rq.curr = None
-        assert rq.nr_queued == len(queued)
+        assert rq.nr_queued == len(queued) == len(rq.data)
+        # the right-to-left heap holds exactly the queued tasks' twins (none without compat)
+        assert len(rq.extra) == (len(queued) if compat else 0)
         assert policy.queued_tasks(rq) == [e[2] for e in reversed(queued)]
 
 
