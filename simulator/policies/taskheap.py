@@ -71,6 +71,30 @@ def sift_down(heap: list[Node], node: Node, pos: int) -> None:
     node.pos = pos
 
 
+def refill_top(heap: list[Node], node: Node) -> None:
+    """Put ``node`` (the heap's former last leaf) in place of the removed top.  As heapq's
+    pop: the hole walks down to a leaf along the smaller children, one comparison a level,
+    and ``node`` sifts up from there, rarely far, a leaf being large; sift_down would compare
+    it with every child on the way as well.  The same nodes end up in the heap either way, and
+    no pick depends on their layout ((key, order) is unique)."""
+    size = len(heap)
+    pos = 0
+    child_pos = 1
+    while child_pos < size:
+        child = heap[child_pos]
+        right_pos = child_pos + 1
+        if right_pos < size:
+            right = heap[right_pos]
+            if right.key < child.key or (right.key == child.key and right.order < child.order):
+                child = right
+                child_pos = right_pos
+        heap[pos] = child
+        child.pos = pos
+        pos = child_pos
+        child_pos = 2 * pos + 1
+    sift_up(heap, node, pos)
+
+
 def push(heap: list[Node], node: Node) -> None:
     pos = len(heap)
     heap.append(node)
@@ -83,6 +107,9 @@ def remove(heap: list[Node], node: Node) -> None:
     node.pos = NOT_QUEUED
     last = heap.pop()
     if last is not node:
+        if pos == 0:  # the pick's usual case
+            refill_top(heap, last)
+            return
         sift_up(heap, last, pos)
         if last.pos == pos:
             sift_down(heap, last, pos)
