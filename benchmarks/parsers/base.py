@@ -315,7 +315,27 @@ def head_lines(head: str, limit: int = 2000) -> list[str]:
     """Meaningful (non-blank, unquoted) lines of a detection head, stripped.
 
     A head cut at HEAD_SIZE probably ends mid-line, so that last fragment is dropped.
+    The registry asks every detector in turn about the same head, and most of them start
+    here: the last head's lines are kept and handed out again (a fresh list each time, so a
+    detector may change its own) while the very same string object is asked about. A string
+    cannot change, and the one kept cannot be freed and its address reused, so identity is
+    enough; split_head_lines is the plain computation.
     """
+    global _last_split
+    last = _last_split  # one read: another thread may replace it meanwhile
+    if last[0] is head and last[1] == limit:
+        return list(last[2])
+    lines = split_head_lines(head, limit)
+    _last_split = (head, limit, tuple(lines))
+    return lines
+
+
+# (head, limit, its lines) of the latest head_lines call.
+_last_split: tuple[object, int, tuple[str, ...]] = (None, 0, ())
+
+
+def split_head_lines(head: str, limit: int = 2000) -> list[str]:
+    """head_lines, computed afresh."""
     if not isinstance(head, str) or "\x00" in head:
         return []
     # Split like the parsers' line iterators (newline=""): \n, \r\n and a lone \r all end a line.
