@@ -1,5 +1,7 @@
 """Summary statistics of a run's samples."""
 
+import math
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,7 +25,22 @@ class Summary:
 
 
 def summarize(values: Sequence[float]) -> Summary:
-    """n, mean, median, sample stdev, min, max. An array('d') is read without copying it."""
+    """n, mean, median, sample stdev, min, max. An array('d') is read without copying it.
+
+    A run holds a handful of samples, where numpy's cost per call is most of the work: up to
+    SMALL_SAMPLE samples are summarised in plain Python with numpy's own arithmetic, so every
+    figure is the same float numpy gives (small_summary says how, and when it leaves a
+    sample to numpy).
+    """
+    if isinstance(values, list | tuple | array) and len(values) <= SMALL_SAMPLE:
+        summary = small_summary(values)
+        if summary is not None:
+            return summary
+    return numpy_summary(values)
+
+
+def numpy_summary(values: Sequence[float]) -> Summary:
+    """summarize, always through numpy."""
     data = np.frombuffer(values, dtype=np.float64) if _is_double_array(values) else np.asarray(
         values, dtype=np.float64
     )
@@ -39,6 +56,84 @@ def summarize(values: Sequence[float]) -> Summary:
         minimum=float(data.min()),
         maximum=float(data.max()),
     )
+
+
+# Up to this many samples summarize works in plain Python: a run seldom holds more, and beyond
+# it numpy's vector work starts to pay for its cost per call.
+SMALL_SAMPLE = 64
+# Integers this small are floats exactly: converting one cannot round unlike numpy does.
+EXACT_INTEGER = 2**53
+
+
+def small_summary(values: Sequence[float]) -> Summary | None:
+    """numpy_summary's figures, bit for bit, in plain Python (for at most 128 samples); None
+    for a sample left to numpy: empty or not finite (numpy_summary says why), not plain floats
+    or small integers, or holding both 0.0 and -0.0 where the minimum or maximum would have to
+    pick one (numpy picks by position, in vectorised code)."""
+    data = _plain_floats(values)
+    if not data or len(data) > 128:
+        return None
+    ordered = sorted(data)
+    low, high = ordered[0], ordered[-1]
+    if (low == 0.0 or high == 0.0) and len({math.copysign(1.0, x) for x in data if x == 0}) > 1:
+        return None
+    n = len(data)
+    mean = _numpy_sum(data) / n
+    stdev = None
+    if n > 1:  # np.std(ddof=1): the squared deviations' sum over n - 1, then its square root
+        stdev = math.sqrt(_numpy_sum([d * d for d in [x - mean for x in data]]) / (n - 1))
+    return Summary(n=n, mean=mean, median=_numpy_median(ordered), stdev=stdev,
+                   minimum=low, maximum=high)
+
+
+def _plain_floats(values: Sequence[float]) -> list[float] | None:
+    """The values as finite floats, converted as np.asarray(values, dtype=float64) does; None
+    when that is not certain."""
+    if isinstance(values, array):
+        data = values.tolist() if values.typecode == "d" else None
+    elif all(value.__class__ is float for value in values):
+        data = list(values)
+    elif all(value.__class__ is float or (value.__class__ is int
+                                          and -EXACT_INTEGER <= value <= EXACT_INTEGER)
+             for value in values):
+        data = [float(value) for value in values]
+    else:
+        data = None
+    if data is None or not all(map(math.isfinite, data)):
+        return None
+    return data
+
+
+def _numpy_sum(data: list[float]) -> float:
+    """np.add.reduce of a float64 array of at most 128 values, in its order of operations:
+    the identity 0.0 plus numpy's pairwise_sum (numpy/_core/src/umath/loops_utils.h.src).
+    Under eight values that adds them one by one to -0.0; else it keeps eight running sums
+    over strides of eight, joins them as ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)) and
+    adds the values past the last whole stride one by one."""
+    n = len(data)
+    if n < 8:
+        total = -0.0
+        for value in data:
+            total += value
+        return 0.0 + total
+    sums = data[:8]
+    whole = n - n % 8
+    for start in range(8, whole, 8):
+        sums = [running + value for running, value in zip(sums, data[start:start + 8], strict=True)]
+    total = ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5])
+                                                           + (sums[6] + sums[7]))
+    for value in data[whole:]:
+        total += value
+    return 0.0 + total
+
+
+def _numpy_median(ordered: list[float]) -> float:
+    """np.median of sorted values: the mean of the middle one or two (np.mean's sum, then
+    the division by their count)."""
+    n = len(ordered)
+    if n % 2:
+        return _numpy_sum([ordered[n // 2]]) / 1
+    return _numpy_sum(ordered[n // 2 - 1:n // 2 + 1]) / 2
 
 
 def summarize_many(groups: list[np.ndarray]) -> list[Summary]:
