@@ -36,11 +36,14 @@ def test_params_are_indexed_for_filtering():
 def test_machines_are_deduplicated_by_fingerprint():
     first = machine_get_or_create(spec=CORE2)
     again = machine_get_or_create(spec=dict(CORE2))
+    assert machine_get_or_create(spec="core2-laptop").pk == first.pk
     other = machine_get_or_create(spec={**CORE2, "threads_per_core": 2})
     assert first.pk == again.pk != other.pk
     assert first.fingerprint == machine_fingerprint(CORE2)
     assert first.topology == "1x2x1" and first.cpus == 2
-    assert machine_get_or_create(spec="core2-laptop").pk == first.pk
+    # two descriptions now share the name: a bare name no longer says which
+    with pytest.raises(CatalogError, match="names 2 machines"):
+        machine_get_or_create(spec="core2-laptop")
     assert Machine.objects.count() == 2
 
 
