@@ -18,7 +18,7 @@ from benchmarks.models import Kernel, Metric, MetricSummary, Run, Sample
 
 from . import detect
 from .models import BenchmarkThresholds
-from .series import RUN_BLOCK, KernelGroup, SeriesId, _canonical, is_between_releases
+from .series import RUN_BLOCK, KernelGroup, SeriesId, _canonical, kernel_groups
 
 
 def run_sizes(runs: list[Run]) -> dict[int, list[tuple[Metric, int]]]:
@@ -74,19 +74,11 @@ def series_kernels(series: SeriesId, *, exclude_run: int) -> list[KernelGroup]:
     with connection.cursor() as cursor:
         cursor.execute(_series_kernels_statement(), params)
         rows = cursor.fetchall()
-    groups: dict[int, KernelGroup] = {}
-    for run_id, n, kernel_id, version, sort_key, *json_columns in rows:
-        if not postgres and tuple(_canonical(json.loads(text)) for text in json_columns) != (
-                series.params_json, series.tunables_json):
-            continue
-        if is_between_releases(version):
-            continue
-        group = groups.get(kernel_id)
-        if group is None:
-            group = groups[kernel_id] = KernelGroup(kernel_id, version, sort_key)
-        group.run_ids.append(run_id)
-        group.size += n
-    return list(groups.values())
+    if not postgres:  # SQLite compares JSON as text: match the series' params here instead
+        wanted = (series.params_json, series.tunables_json)
+        rows = [row[:5] for row in rows
+                if tuple(_canonical(json.loads(text)) for text in row[5:]) == wanted]
+    return kernel_groups(rows)
 
 
 _VALUES_SQL = ('SELECT run_id, value FROM {sample} WHERE metric_id = %s AND run_id IN ({ids})'

@@ -122,6 +122,22 @@ def series_runs(series: SeriesId) -> QuerySet:
     return release_runs(live_runs(runs))
 
 
+def kernel_groups(rows) -> list[KernelGroup]:
+    """(run_id, n, kernel_id, version, sort_key) rows in kernel order, grouped by kernel: each
+    release kernel with its runs and its true number of values (kernels between releases left
+    out), in the order the rows came."""
+    groups: dict[int, KernelGroup] = {}
+    for run_id, n, kernel_id, version, sort_key in rows:
+        if is_between_releases(version):
+            continue
+        group = groups.get(kernel_id)
+        if group is None:
+            group = groups[kernel_id] = KernelGroup(kernel_id, version, sort_key)
+        group.run_ids.append(run_id)
+        group.size += n
+    return list(groups.values())
+
+
 def series_groups(series: SeriesId, *, exclude_run: int | None = None) -> list[KernelGroup]:
     """The series' release kernels in natural order, each with its runs, its true number of
     values and at most about detect.per_kernel_limit() of them (plus one per run): memory
@@ -134,16 +150,7 @@ def series_groups(series: SeriesId, *, exclude_run: int | None = None) -> list[K
             .order_by("run__kernel__sort_key", "run__kernel__version", "run_id")
             .values_list("run_id", "n", "run__kernel_id", "run__kernel__version",
                          "run__kernel__sort_key"))
-    groups: dict[int, KernelGroup] = {}
-    for run_id, n, kernel_id, version, sort_key in rows.iterator(chunk_size=5000):
-        if is_between_releases(version):
-            continue
-        group = groups.get(kernel_id)
-        if group is None:
-            group = groups[kernel_id] = KernelGroup(kernel_id, version, sort_key)
-        group.run_ids.append(run_id)
-        group.size += n
-    ordered = list(groups.values())
+    ordered = kernel_groups(rows.iterator(chunk_size=5000))
     _read_values(series.metric_id, ordered[-detect.MAX_KERNELS:])
     return ordered
 

@@ -16,7 +16,7 @@ from django.db.models.functions import Mod
 from benchmarks.models import Metric, MetricSummary, Run, Sample
 
 from . import detect, page_reads
-from .series import RUN_BLOCK, KernelGroup, SeriesId, is_between_releases, series_runs
+from .series import RUN_BLOCK, KernelGroup, SeriesId, kernel_groups, series_runs
 from .summaries import summary_verdicts
 
 MAX_RUNS = 100  # a bulk submission of more gets no verdicts (detection still runs in a worker)
@@ -64,16 +64,7 @@ def _series_kernels(series: SeriesId, *, exclude_run: int) -> list[KernelGroup]:
             .order_by("run__kernel__sort_key", "run__kernel__version", "run_id")
             .values_list("run_id", "n", "run__kernel_id", "run__kernel__version",
                          "run__kernel__sort_key"))
-    groups: dict[int, KernelGroup] = {}
-    for run_id, n, kernel_id, version, sort_key in rows:
-        if is_between_releases(version):
-            continue
-        group = groups.get(kernel_id)
-        if group is None:
-            group = groups[kernel_id] = KernelGroup(kernel_id, version, sort_key)
-        group.run_ids.append(run_id)
-        group.size += n
-    return list(groups.values())
+    return kernel_groups(rows)
 
 
 def _read_values(metric_id: int, strides: dict[int, int]) -> dict[int, array]:

@@ -165,9 +165,11 @@ def test_machine_calibration_sets_machine_tunables():
     assert norm["machine"]["virtualised"] is True
 
 
-def chatroom(kernel, seed=1, **tunables):
+def chatroom(kernel, seed=1, jvm_lock=None, **tunables):
+    """The seed thread's chat server on 2 CPUs: throughput, mean vmstat r and id, counters.
+    `jvm_lock` replaces the default lock params (hand-off succession, spin_yields' default)."""
     params = {"rooms": 4, "clients": 20, "messages": 150, "think_us": 50, "cs_us": 10,
-              "lock": "yield", "succession": "handoff"}
+              "lock": "yield", **(jvm_lock or {"succession": "handoff"})}
     result = simulator.run({"workload": "chatroom", "kernel": kernel, "cpus": 2, "seed": seed,
                             "params": params,
                             "tunables": {"vmstat_interval_ms": 10, **tunables}})

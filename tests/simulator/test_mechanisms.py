@@ -19,6 +19,7 @@ from simulator.policies.eevdf import EevdfPolicy
 from simulator.policies.rsdl import LEVELS, RsdlPolicy
 from simulator.program import Task
 from simulator.topology import parse_topology
+from tests.simulator.test_fidelity import chatroom
 
 
 def burn(kernel, iterations, burn_us, **spec):
@@ -381,15 +382,7 @@ def test_rsdl_031_loss_grows_with_the_jvm_spin_count_and_033_recovers_at_every_c
 def j9_chat(kernel, seed=1, **tunables):
     """The chat server with IBM J9's documented monitor spinning (``jvm=j9``) and the JVM's
     competitive succession (the default)."""
-    params = {"rooms": 4, "clients": 20, "messages": 150, "think_us": 50, "cs_us": 10,
-              "lock": "yield", "jvm": "j9"}
-    result = simulator.run({"workload": "chatroom", "kernel": kernel, "cpus": 2, "seed": seed,
-                            "params": params,
-                            "tunables": {"vmstat_interval_ms": 10, **tunables}})
-    rows = result["vmstat"]["rows"]
-    vmstat = {"r": sum(row[1] for row in rows) / len(rows),
-              "id": sum(row[6] for row in rows) / len(rows)}
-    return result["metrics"]["throughput_msgs_per_s"][0], vmstat, result["counters"]
+    return chatroom(kernel, seed, jvm_lock={"jvm": "j9"}, **tunables)
 
 
 def test_the_j9_preset_is_its_documented_counts():
