@@ -142,6 +142,8 @@ def select_wake_cpu(eng: "Engine", task: Task, waker_cpu: int | None, sync: bool
                 eng.trace(cpu, "wake-affine", f"{task.name} pulled from cpu{prev}")
     elif index >= 0:
         return _slow_path(eng, task, cpu, prev, index)
+    elif eng.policy.idle_sibling_needs_affine:
+        return prev  # 3.3: select_idle_sibling() runs only under an affine domain
     else:
         target = prev
     if eng.idle_sibling and eng.cpus[target].curr is not None:
@@ -172,15 +174,19 @@ def _idle_sibling(eng: "Engine", task: Task, target: int, prev: int) -> int:
 # v5.5's rework of find_idlest_group()) classifies groups by spare capacity first, prefers idle
 # CPUs inside the group, and keeps the waker's CPU when its group is as good.
 def _groups(eng: "Engine", cpu: int, index: int) -> list[tuple[int, ...]]:
-    """The sched groups of ``cpu``'s level ``index``: the spans of the level below."""
+    """The sched groups of ``cpu``'s level ``index`` (the spans of the level below) in the
+    order the kernel walks them: sd->groups is ``cpu``'s own group and the list is circular in
+    CPU order (build_sched_groups()), so the walk starts at the local group and wraps; the
+    first of equally idle groups wins."""
     span = eng.cpus[cpu].domains[index].span
-    if index == 0:
-        return [(c,) for c in span]
     groups: list[tuple[int, ...]] = []
     for c in span:
-        child = eng.cpus[c].domains[index - 1].span
+        child = (c,) if index == 0 else eng.cpus[c].domains[index - 1].span
         if child not in groups:
             groups.append(child)
+    for i in range(len(groups)):
+        if cpu in groups[i]:
+            return groups[i:] + groups[:i]
     return groups
 
 
@@ -203,7 +209,7 @@ def _slow_path(eng: "Engine", task: Task, cpu: int, prev: int, index: int) -> in
         if group is None:
             index -= 1
             continue
-        found = (_idlest_cpu_by_capacity(eng, task, group) if by_capacity
+        found = (_idlest_cpu_by_capacity(eng, task, group, cpu) if by_capacity
                  else _idlest_cpu_by_load(eng, task, group, cpu))
         if found is None:
             index -= 1
@@ -310,20 +316,29 @@ def _better_group(stats: tuple[int, int, float], best: tuple[int, int, float]) -
     return stats[2] < best[2]
 
 
-def _idlest_cpu_by_capacity(eng: "Engine", task: Task, group: tuple[int, ...]):
-    """6.6 find_idlest_group_cpu(): an idle CPU of the group, else the least loaded one."""
+def _idlest_cpu_by_capacity(eng: "Engine", task: Task, group: tuple[int, ...], cpu: int):
+    """6.6 find_idlest_group_cpu(): a group of one CPU is that CPU; else the idle CPU that
+    went idle last (no cpuidle states modelled: the latest rq->idle_stamp, "the most recently
+    idled CPU might have a warmer cache"), else the least loaded, ``cpu`` when none is."""
+    if len(group) == 1:
+        return group[0]
     cpus = eng.cpus
-    allowed = [c for c in group if _allowed(task, c)]
-    for c in allowed:
-        if cpus[c].curr is None and cpus[c].rq.nr_running == 0:
-            return c
-    best: int | None = None
-    best_load = 0
-    for c in allowed:
-        load = eng.policy.load_of(cpus[c].rq)
-        if best is None or load < best_load:
-            best, best_load = c, load
-    return best
+    idle_best = -1
+    idle_stamp = -1
+    least = cpu
+    least_load = -1
+    for c in group:
+        if not _allowed(task, c):
+            continue
+        other = cpus[c]
+        if other.curr is None and other.rq.nr_running == 0:
+            if other.idle_stamp > idle_stamp:
+                idle_best, idle_stamp = c, other.idle_stamp
+        elif idle_best < 0:
+            load = eng.policy.load_of(other.rq)
+            if least_load < 0 or load < least_load:
+                least, least_load = c, load
+    return idle_best if idle_best >= 0 else least
 
 
 # ------------------------------------------------------------------------- periodic balancing
@@ -372,6 +387,7 @@ def became_overloaded(eng: "Engine", busy_cpu: "Cpu"):
 
 
 def went_idle(eng: "Engine", cpu: "Cpu"):
+    cpu.idle_stamp = eng.now
     if eng.keep_busy_balance and cpu.domains:
         _keep_busy_next_balance(eng, cpu)
     if eng.overloaded > 0 and cpu.domains:

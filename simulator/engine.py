@@ -41,7 +41,8 @@ class Cpu:
     __slots__ = ("id", "rq", "curr", "seg_start", "speed", "seg_event", "busy_ns", "sys_ns",
                  "need_resched", "domains", "bal_at", "bal_event", "siblings", "preempt_at",
                  "load_hist", "load_now", "load_tick", "kicked", "preempt_valid",
-                 "pending_at", "llc_span", "tick_phase", "busy_since", "bal_hold")
+                 "pending_at", "llc_span", "tick_phase", "busy_since", "bal_hold",
+                 "idle_stamp")
 
     def __init__(self, cpu_id, rq, siblings):
         self.id: int = cpu_id
@@ -75,6 +76,9 @@ class Cpu:
         # it kept when it last went idle (idle_keeps_busy_next_balance; 0: none)
         self.busy_since: int = -1
         self.bal_hold: int = 0
+        # when the CPU last went idle (6.6's rq->idle_stamp; find_idlest_group_cpu() prefers
+        # the most recently idled CPU, whose cache is likely warmer)
+        self.idle_stamp: int = 0
 
 
 class Engine:
@@ -84,6 +88,7 @@ class Engine:
                  "depth", "track_load", "cpus", "global_queue", "tick_preempts", "hrtick",
                  "newidle", "switch_ns", "flat_cost", "reference", "vruntime_only", "slice_only",
                  "idle_wake_ns", "contention", "contention_span", "has_account", "yield_ns",
+                 "update_curr_first",
                  "warm_ns", "refill_by_distance", "threads", "socket_cpus", "smt_speed",
                  "n_switches", "n_migrations", "n_wakeups", "n_preemptions", "n_yields",
                  "n_decisions", "n_cost_ns", "wakeup_ns", "has_refill", "wake_affine",
@@ -180,6 +185,9 @@ class Engine:
         # CfsPolicy's and O1Policy's account(), which _segment_done() inlines
         self.vruntime_only: bool = policy.account_is_vruntime
         self.slice_only: bool = policy.account_is_slice
+        # enqueue_entity() begins with update_curr(): CFS and EEVDF place a task against the
+        # running task's vruntime as of now (Policy.update_curr_on_enqueue)
+        self.update_curr_first: bool = policy.update_curr_on_enqueue
         self.cpus: list[Cpu] = [Cpu(c, policy.new_rq(c), topo.siblings(c))
                                 for c in range(topo.ncpus)]
         if tun.get("tick_skew"):
@@ -424,15 +432,17 @@ class Engine:
                 self.ftrace.migrate(task, task.cpu, cpu.id, cpu.id if how == "migrate" else
                                     task.cpu)
         task.cpu = cpu.id
+        curr = cpu.curr
+        running = curr is not None and curr is not task and curr.state == RUNNING
+        if running and self.update_curr_first:
+            self.account(cpu)
         before = rq.nr_running
         self.policy.enqueue(rq, task, how, self.now)
         rq.nr_running = before + 1
         balance.load_changed(self, cpu)
         # a task now waits: the running task needs its slice-expiry event (ticks were skipped)
         cpu.preempt_valid = False
-        curr = cpu.curr
-        if curr is not None and curr is not task and curr.state == RUNNING:
-            self.account(cpu)
+        if running:
             self.plan(cpu)
         if before == 1:
             self.overloaded += 1

@@ -128,6 +128,11 @@ FAMILY_TUNABLES = {
         "sched_min_granularity_ns": _t(4 * MS, "int", "minimal preemption granularity (unscaled)"),
         "sched_wakeup_granularity_ns": _t(10 * MS, "int", "wakeup preemption granularity "
                                           "(unscaled)"),
+        "wakeup_gran_by_wakee": _t(False, "bool", "wakeup preemption converts the wakeup "
+                                   "granularity to the woken task's virtual time "
+                                   "(calc_delta_fair(gran, se), 3.3's wakeup_gran()): a task "
+                                   "lighter than nice 0 needs a larger lead to preempt; off: "
+                                   "the granularity as is, whatever the weights"),
         "sched_child_runs_first": _sysctl01(True, "forked child preempts its parent"),
         "child_runs_first_threads": _t(True, "bool", "whether child_runs_first also applies to "
                                        "threads (CLONE_VM); 2.6.23 skipped threads"),
@@ -213,7 +218,7 @@ PROFILES = {
                 sched_latency_ns=6 * MS, sched_min_granularity_ns=750_000,
                 sched_wakeup_granularity_ns=MS, sched_child_runs_first=0,
                 latency_cap_cpus=8, select_idle_sibling=True, balance_fork=True,
-                yield_semantics="skip", gentle_fair_sleepers=True),
+                yield_semantics="skip", gentle_fair_sleepers=True, wakeup_gran_by_wakee=True),
     "6.6-eevdf": {"family": "eevdf", "description": "EEVDF (6.6): earliest eligible virtual "
                   "deadline first, base slice 0.75 ms, yield sets vruntime to the deadline, "
                   "select_idle_sibling; SCHED_DEADLINE (global EDF) for periodic tasks",

@@ -71,6 +71,14 @@ class Policy(ABC):
     # SD_BALANCE_WAKE's slow path: False compares sched groups by weighted load (3.3's
     # find_idlest_group()), True by spare capacity and idle CPUs first (6.6's, since v5.5)
     idlest_by_spare_capacity = False
+    # True when queueing a task first brings the running task's accounting up to date (CFS's
+    # and EEVDF's enqueue_entity() call update_curr() before placing the entity, so the
+    # placement sees min_vruntime / the average as of now, not as of the last event)
+    update_curr_on_enqueue = False
+    # True when select_idle_sibling() runs only after an SD_WAKE_AFFINE level was found (3.3's
+    # select_task_rq_fair(): otherwise the wakee goes to prev_cpu or the slow path's pick);
+    # False for 6.6, whose fast path calls it whenever no balance flag applies
+    idle_sibling_needs_affine = False
 
     def __init__(self, kernel, tun, ncpus):
         self.kernel = kernel

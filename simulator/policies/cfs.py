@@ -13,6 +13,8 @@ class CfsPolicy(Policy):
     family: ClassVar[str] = "cfs"
 
     account_is_vruntime = True
+    update_curr_on_enqueue = True
+    idle_sibling_needs_affine = True
 
     def __init__(self, kernel, tun, ncpus):
         super().__init__(kernel, tun, ncpus)
@@ -21,6 +23,7 @@ class CfsPolicy(Policy):
         self.latency: int = tun["sched_latency_ns"] * factor
         self.min_gran: int = tun["sched_min_granularity_ns"] * factor
         self.wakeup_gran: int = tun["sched_wakeup_granularity_ns"] * factor
+        self.gran_by_wakee: bool = bool(tun.get("wakeup_gran_by_wakee"))
         self.nr_latency: int = max(1, tun["sched_latency_ns"]
                                    // max(1, tun["sched_min_granularity_ns"]))
         self.yield_mode: str = "compat" if tun.get("sched_compat_yield") else tun["yield_semantics"]
@@ -186,7 +189,14 @@ class CfsPolicy(Policy):
         return rq.nr_queued > 0 and task.sum_exec - task.prev_sum_exec >= self.ideal_slice(rq, task)
 
     def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
-        return curr.vruntime - task.vruntime > self.wakeup_gran
+        """wakeup_preempt_entity(): the woken task leads the running one by more than the
+        wakeup granularity.  With wakeup_gran_by_wakee (3.3's wakeup_gran(curr, se) returns
+        calc_delta_fair(sysctl_sched_wakeup_granularity, se)) the granularity is virtual
+        time in the woken task's units: a light wakee needs a larger lead."""
+        gran = self.wakeup_gran
+        if self.gran_by_wakee and task.weight != NICE_0:
+            gran = gran * NICE_0 // task.weight
+        return curr.vruntime - task.vruntime > gran
 
     def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
         self._update_min(rq)

@@ -25,6 +25,7 @@ class EevdfPolicy(Policy):
 
     family: ClassVar[str] = "eevdf"
     idlest_by_spare_capacity = True  # find_idlest_group() as reworked in v5.5 (balance.py)
+    update_curr_on_enqueue = True
 
     def __init__(self, kernel, tun, ncpus):
         super().__init__(kernel, tun, ncpus)
@@ -121,6 +122,23 @@ class EevdfPolicy(Policy):
         if rq.nr_queued == 0:
             return None
         avg = self._avg(rq)
+        best = self._earliest_eligible(rq, avg)
+        if best is None:
+            waiting: list[Node] = rq.extra
+            best = waiting[0]
+            remove(waiting, best)
+        else:
+            remove(rq.data, best)
+        task: Task = best.task
+        rq.nr_queued -= 1
+        rq.vsum -= _weighted(task)
+        rq.wsum -= task.weight
+        rq.min_vruntime = avg
+        return task
+
+    def _earliest_eligible(self, rq: RunQueue, avg: int) -> Node | None:
+        """The queued eligible task with the earliest deadline (left queued), or None: the
+        tasks the average has passed move into rq.data, those it has fallen below out."""
         eligible: list[Node] = rq.data
         waiting: list[Node] = rq.extra
         while waiting and waiting[0].key <= avg:  # the average passed its vruntime
@@ -129,27 +147,15 @@ class EevdfPolicy(Policy):
             node.key = node.task.deadline
             node.home = ELIGIBLE
             push(eligible, node)
-        best: Node | None = None
         while eligible:
             node = eligible[0]
             if node.task.vruntime <= avg:
-                best = node
-                break
+                return node
             remove(eligible, node)  # the average fell below it
             node.key = node.task.vruntime
             node.home = WAITING
             push(waiting, node)
-        if best is None:
-            best = waiting[0]
-            remove(waiting, best)
-        else:
-            remove(eligible, best)
-        task: Task = best.task
-        rq.nr_queued -= 1
-        rq.vsum -= _weighted(task)
-        rq.wsum -= task.weight
-        rq.min_vruntime = avg
-        return task
+        return None
 
     def on_pick(self, rq: RunQueue, task: Task, now: int):
         super().on_pick(rq, task, now)
@@ -180,11 +186,20 @@ class EevdfPolicy(Policy):
         return True
 
     def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
-        """check_preempt_wakeup(): the woken task, eligible, with an earlier deadline than the
-        running one, preempts it -- unless RUN_TO_PARITY protects the running task."""
+        """6.6's check_preempt_wakeup() preempts when pick_eevdf() would now return the woken
+        task: RUN_TO_PARITY keeps a protected running task; otherwise the woken task must be
+        eligible, have the earliest deadline of the queued eligible tasks (the queue's order
+        breaks ties) and, when the running task is eligible, no later deadline than it
+        (pick_eevdf() keeps curr only when the best queued deadline is later)."""
         if self._protected(rq, curr):
             return False
-        return task.vruntime <= self._avg(rq) and task.deadline < curr.deadline
+        avg = self._avg(rq)
+        if task.vruntime > avg:
+            return False
+        if curr.vruntime <= avg and curr.deadline < task.deadline:
+            return False
+        best = self._earliest_eligible(rq, avg)
+        return best is not None and best.task is task
 
     def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
         child.deadline = 0

@@ -506,6 +506,20 @@ def _cfs_policy(kernel):
     return policy, rq, parent
 
 
+@pytest.mark.parametrize("kernel, scaled", [("3.3", True), ("2.6.24", False)])
+def test_wakeup_granularity_is_in_the_wakees_virtual_time_on_33(kernel, scaled):
+    """3.3's wakeup_gran(curr, se) is calc_delta_fair(gran, se): a wakee of weight 256 needs
+    four times the nice-0 lead to preempt; the 2.6.24 profile compares with the plain one."""
+    policy, rq, curr = _cfs_policy(kernel)
+    gran = policy.wakeup_gran
+    for weight, lead in ((1024, gran), (256, 4 * gran), (2048, gran // 2)):
+        wakee = _task(2, weight)
+        wakee.vruntime = curr.vruntime - (lead if scaled else gran) - 1
+        assert policy.wakeup_preempts(rq, curr, wakee, 0), (weight, lead)
+        wakee.vruntime += 2
+        assert not policy.wakeup_preempts(rq, curr, wakee, 0), (weight, lead)
+
+
 def test_2623_new_thread_starts_neutral_where_2624_debits_it_and_swaps():
     """2.6.23 queues a new thread with activate_task(): it starts at its parent's vruntime
     (CFS v1's neutral start, no START_DEBIT), the parent keeps its key and is not preempted.
@@ -587,6 +601,9 @@ def test_balance_on_wake_is_consulted_only_without_an_affine_domain(kernel):
     assert _wake_placement(kernel, [1, 1, 1, 0], 1, 0, balance_wake=True) == 1
     assert _wake_placement(kernel, [1, 1, 1, 0], 1, 0, **THREAD_PATCH) == 3
     assert _wake_placement(kernel, [2, 2, 1, 2], 1, 0, **THREAD_PATCH) == 2
+    # equally idle groups: the first in the kernel's walk, which starts at the waker's own
+    # group and wraps (build_sched_groups()' circular list), not the lowest-numbered
+    assert _wake_placement(kernel, [1, 0, 1, 0], 1, 2, **THREAD_PATCH) == 3
 
 
 def test_balance_on_wake_with_nothing_better_keeps_prev_on_33_and_the_waker_cpu_on_66():
@@ -676,6 +693,15 @@ def _vm_wait_ms(kernel, params, tunables):
     return result["metrics"]["vm_wait_sum_ms"][0]
 
 
+@pytest.mark.xfail(strict=True, reason="0.50x on 3.3 (1185 -> 2375 ms): since the wakeup "
+                   "granularity is in the wakee's virtual time (3.3's wakeup_gran()) a vCPU of "
+                   "weight 128 needs 8x the lead to preempt a hog, so it waits out the hog's "
+                   "slice; patched, the vCPUs crowd onto the one-hog CPUs (instantaneous load, "
+                   "wake_idx 0) and queue behind each other.  Without the wakee scaling 1.85x "
+                   "(622 -> 336 ms, with update_curr() before placement; 3.14x before both). "
+                   "The vCPU weight is the VM group's shares split over all 8 vCPUs (cgroups "
+                   "flattened), the lightest its group entity can be; docs/simulator.md, "
+                   "issue 24 section")
 def test_thread_patch_cuts_the_overcommitted_vm_wait_sum_at_least_2x_on_33():
     """Unpatched, a woken vCPU goes back to its previous CPU (wake_affine sees its waker's CPU
     no lighter), half of them CPUs with two hogs; patched, find_idlest_cpu() sends it to a
@@ -686,17 +712,19 @@ def test_thread_patch_cuts_the_overcommitted_vm_wait_sum_at_least_2x_on_33():
 
 
 def test_the_patch_has_nothing_to_win_when_every_cpu_carries_the_same_hogs():
-    """2 x 8 hogs on 8 CPUs: every CPU the same, so the cut comes only from vCPUs meeting."""
+    """2 x 8 hogs on 8 CPUs: every CPU the same, so no placement is better than another and
+    the patch moves wait_sum by less than 1.5x either way (1351 -> 1455 ms)."""
     even = {**THREAD_VM, "hog_group_sizes": "8,8"}
     unpatched, patched = (_vm_wait_ms("3.3", even, t) for t in ({}, THREAD_PATCH))
-    assert patched < unpatched < 1.5 * patched, (unpatched, patched)
+    assert patched / 1.5 < unpatched < 1.5 * patched, (unpatched, patched)
 
 
-@pytest.mark.xfail(strict=True, reason="1.26x on 6.6-eevdf (369 -> 293 ms): the patch places "
-                   "the vCPUs as on 3.3 (each wakeup on a CPU with one hog), but unpatched 6.6 "
-                   "already serves a vCPU beside two hogs sooner than 3.3 (369 against 592 ms) "
-                   "and patched beside one later (293 against 189 ms): how EEVDF runs a light "
-                   "vCPU beside a hog, not the placement; docs/simulator.md, issue 24 section")
+@pytest.mark.xfail(strict=True, reason="1.79x on 6.6-eevdf (338 -> 189 ms; seeds 2-4 "
+                   "1.68-1.80x, 2400 requests 1.94x): with update_curr() before placement and "
+                   "preemption only when pick_eevdf() returns the wakee the cut grew from 1.26x, "
+                   "short of 2x; PELT loads, 6.6's select_idle_sibling()/wake_affine_idle() and "
+                   "hierarchical group entities are not modelled; docs/simulator.md, issue 24 "
+                   "section")
 def test_thread_patch_cuts_the_overcommitted_vm_wait_sum_at_least_2x_on_66():
     unpatched = _vm_wait_ms("6.6-eevdf", THREAD_VM, {})
     patched = _vm_wait_ms("6.6-eevdf", THREAD_VM, THREAD_PATCH)

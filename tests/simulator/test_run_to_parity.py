@@ -52,14 +52,16 @@ def test_a_task_that_ran_alone_past_its_slice_is_not_protected():
 
 def test_a_running_task_past_the_average_is_not_protected():
     """Protection holds only while the running task is eligible: once it has run past the
-    average, a woken task with an earlier deadline preempts it mid-slice."""
-    policy, rq, parent, _child = _running_parent_and_forked_child(True)
+    average, a woken task with an earlier deadline preempts it mid-slice (its deadline is
+    earlier than the queued child's too: it is the pick)."""
+    policy, rq, parent, child = _running_parent_and_forked_child(True)
     policy.account(rq, parent, 300_000, 400_000)
     woken = Task(3, "woken", [])
-    woken.vruntime = -300_000  # its lag: 0.3 ms owed
+    woken.vruntime = -700_000  # its lag: 0.7 ms owed
     policy.enqueue(rq, woken, "wakeup", 400_000)
     assert parent.vruntime > policy._avg(rq) and parent.vruntime < parent.deadline
     assert woken.vruntime <= policy._avg(rq) and woken.deadline < parent.deadline
+    assert woken.deadline < child.deadline
     assert policy.wakeup_preempts(rq, parent, woken, 400_000)
 
 
@@ -73,3 +75,19 @@ def test_fewer_wakeup_preemptions_on_a_chatroom():
     on, off = counters(1), counters(0)
     assert on["preemptions"] < 0.8 * off["preemptions"], (on, off)
     assert on["context_switches"] < off["context_switches"], (on, off)
+
+
+def test_a_woken_task_preempts_only_when_it_is_the_pick():
+    """6.6's check_preempt_wakeup() preempts when pick_eevdf() returns the woken task: beating
+    the running task's deadline is not enough while a queued eligible task's is earlier."""
+    policy, rq, parent, child = _running_parent_and_forked_child(False)
+    policy.account(rq, parent, 300_000, 400_000)
+    woken = Task(3, "woken", [])
+    woken.vruntime = -300_000  # 0.3 ms owed: eligible, deadline before the parent's
+    policy.enqueue(rq, woken, "wakeup", 400_000)
+    assert woken.vruntime <= policy._avg(rq) and woken.deadline < parent.deadline
+    # the forked child (half a slice to its deadline) is eligible and earlier still
+    assert child.vruntime <= policy._avg(rq) and child.deadline < woken.deadline
+    assert not policy.wakeup_preempts(rq, parent, woken, 400_000)
+    assert policy.pick_next(rq, None, 400_000) is child  # the pick agrees
+    assert policy.wakeup_preempts(rq, parent, woken, 400_000)  # the child gone, it is
