@@ -122,6 +122,11 @@ FAMILY_TUNABLES = {
                                 "more recently than this is not migrated by the balancer"),
         "sched_child_runs_first": _sysctl01(True, "child runs first, only for fork without "
                                             "CLONE_VM (threads never)"),
+        "interactivity": _t(True, "bool", "the sleep_avg interactivity estimator: dynamic "
+                            "priorities (static -5..+5 by sleep_avg), wakeup preemption by a "
+                            "better dynamic priority, interactive tasks back to the active array "
+                            "on slice expiry unless the expired ones starve; 0: static "
+                            "priorities only"),
     },
     "cfs": {
         "sched_latency_ns": _t(20 * MS, "int", "targeted preemption latency (unscaled)"),

@@ -97,7 +97,7 @@ class Task:
         "timer_event", "key", "affinity", "spin_on", "spin_yield", "spin_target",
         "parent", "joinsem", "data", "never_ran", "period", "release", "lock_mode",
         "yield_pending", "skip", "job_deadline", "spins_left", "wall_until", "spin_busy",
-        "spin_phase",
+        "spin_phase", "static_prio", "sleep_avg", "sched_stamp", "sleep_type",
     )
 
     def __init__(self, tid, name, prog, group="default", nice=0, affinity=None):
@@ -149,6 +149,14 @@ class Task:
         self.spin_busy: int = 0
         self.spin_phase: int = 0
         self.wall_until: int | None = None  # a wall-clock burn's end (the task polls the clock)
+        # O(1)'s interactivity estimator (policies/o1.py): prio above is the dynamic priority
+        # there, static_prio the nice level's; sleep_avg (ns) is credited while the task sleeps
+        # and debited while it runs; sched_stamp is the kernel's p->timestamp (last switch or
+        # wakeup); sleep_type how its last wakeup is credited when it first runs
+        self.static_prio: int = 120 + nice
+        self.sleep_avg: int = 0
+        self.sched_stamp: int = 0
+        self.sleep_type: int = 0
 
     def __repr__(self):
         return f"<Task {self.tid} {self.name}>"
