@@ -150,8 +150,13 @@ def _stored_posts():
 def test_posts_inserted_by_the_import_are_the_rows_bulk_create_writes(
         poster, mbox_bytes, monkeypatch):
     data = messy_archive(5, 40).encode() + mbox_bytes("threadtest.mbox")
-    monkeypatch.setattr(importer, "_posts_insert",
-                        lambda posts: Post.objects.bulk_create(posts, batch_size=importer.BATCH))
+
+    def plain_insert(posts, meanwhile):
+        importer._render_rows(posts)
+        Post.objects.bulk_create(posts, batch_size=importer.BATCH)
+        meanwhile()
+
+    monkeypatch.setattr(importer, "_posts_insert", plain_insert)
     mbox_import(data=data, user=poster)
     plain = _stored_posts()
     Thread.objects.all().delete()
