@@ -73,9 +73,9 @@ ROBUSTNESS = [("seed 2", 2, {}), ("seed 3", 3, {}), ("seed 4", 4, {}),
                                                                            "duration_ms": 20000})]
 
 
-# 3.3 only: the same case without the wakee-weighted wakeup granularity.  The model's vCPU
-# weight is its group's shares split over every vCPU (cgroups flattened), the lightest the
-# guest's group entity can be, so this shows how much of the 3.3 figure rests on that
+# 3.3 only: the same case without the wakee-weighted wakeup granularity.  The vCPUs' group
+# entity weighs the VM's shares (1024), so with the defaults this row equals the thread's case;
+# it differs once vm_shares does
 VARIANTS = {"3.3": [("3.3 gran not by the wakee's weight", {"wakeup_gran_by_wakee": False})]}
 
 

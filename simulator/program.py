@@ -98,6 +98,7 @@ class Task:
         "parent", "joinsem", "data", "never_ran", "period", "release", "lock_mode",
         "yield_pending", "skip", "job_deadline", "spins_left", "wall_until", "spin_busy",
         "spin_phase", "static_prio", "sleep_avg", "sched_stamp", "sleep_type",
+        "entity_weight",
     )
 
     def __init__(self, tid, name, prog, group="default", nice=0, affinity=None):
@@ -117,6 +118,11 @@ class Task:
         self.prev_sum_exec: int = 0
         self.nice: int = nice
         self.weight: int = nice_to_weight(nice)
+        # The weight of the entity the kernel compares at wakeup preemption when it differs from
+        # the task's flattened weight: a task in a flattened cgroup is compared through its
+        # group's entity (find_matching_se()), whose weight is up to the group's cpu.shares,
+        # where the task's own weight is the shares split over the group's tasks.  0: its own.
+        self.entity_weight: int = 0
         self.vruntime: int = 0
         self.deadline: int = 0
         self.slice_left: int = 0

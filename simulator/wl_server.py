@@ -196,12 +196,14 @@ class Overcommit:
             prog.append((LOOP, FOREVER, 0))
             t = b.task(f"vcpu{i}", prog, group="vm")
             t.weight = max(2, prm["vm_shares"] // n)  # a group's shares split over its tasks
+            t.entity_weight = prm["vm_shares"]  # its group's entity, at wakeup preemption
             b.start(t)
         sizes = _hog_group_sizes(prm)
         for g, size in enumerate(sizes):
             for h in range(size):
                 t = b.task(f"hog{g}.{h}", [(RUN, FOREVER)], group=f"hogs{g}")
                 t.weight = max(2, prm["hog_shares"] // size)
+                t.entity_weight = prm["hog_shares"]
                 b.start(t)
         b.eng.stop_at = prm["duration_ms"] * MS
         b.check_budget(n + sum(sizes), b.eng.stop_at)

@@ -192,10 +192,14 @@ class CfsPolicy(Policy):
         """wakeup_preempt_entity(): the woken task leads the running one by more than the
         wakeup granularity.  With wakeup_gran_by_wakee (3.3's wakeup_gran(curr, se) returns
         calc_delta_fair(sysctl_sched_wakeup_granularity, se)) the granularity is virtual
-        time in the woken task's units: a light wakee needs a larger lead."""
+        time in the woken task's units: a light wakee needs a larger lead.  The units are
+        those of the entity the kernel compares: a task of a flattened cgroup is seen through
+        its group's entity (Task.entity_weight: the group's shares, the weight that entity has
+        while the group's runnable load is on this CPU), not through its own split weight."""
         gran = self.wakeup_gran
-        if self.gran_by_wakee and task.weight != NICE_0:
-            gran = gran * NICE_0 // task.weight
+        weight = task.entity_weight or task.weight
+        if self.gran_by_wakee and weight != NICE_0:
+            gran = gran * NICE_0 // weight
         return curr.vruntime - task.vruntime > gran
 
     def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
