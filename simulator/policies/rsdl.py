@@ -18,9 +18,14 @@ class Bucket:
     by handing its bucket to the next level (the kernel splices the list), counting the
     rotation instead of visiting the tasks: a task whose entry saw fewer rotations than its
     bucket takes the bucket's level and a fresh quota (or expires) when it is next looked at
-    (RsdlPolicy._settle).  Two non-empty levels merge by moving the smaller one's entries."""
+    (RsdlPolicy._settle).  Two non-empty levels merge by moving the smaller one's entries.
 
-    __slots__ = ("items", "level", "rotations", "expired", "live")
+    ``starts`` has a bit set for the static (start) level of every task queued here since the
+    bucket was last empty, a superset of its live tasks' start levels: an expired array whose
+    tasks all restart at one level becomes that level's queue whole at a major rotation, as the
+    kernel swaps its two arrays, instead of visiting each task."""
+
+    __slots__ = ("items", "level", "rotations", "expired", "live", "starts")
 
     def __init__(self, level: int, expired: bool = False):
         self.items: deque = deque()
@@ -28,6 +33,7 @@ class Bucket:
         self.rotations: int = 0
         self.expired: bool = expired
         self.live: int = 0  # live entries
+        self.starts: int = 0  # bit L: a task starting at level L was queued here (superset)
 
     def compact(self):
         """Drop the stale entries (run when they outnumber the live ones)."""
@@ -77,17 +83,20 @@ class RsdlPolicy(Policy):
     def _settle(self, entry: list):
         """Bring a queued task's level, quota and expiry up to its bucket's rotations."""
         bucket: Bucket = entry[1]
-        if entry[2] != bucket.rotations:
+        seen: int = entry[2]  # a native int from here on in the compiled build
+        if seen != bucket.rotations:
             entry[2] = bucket.rotations
             task: Task = entry[0]
             if bucket.expired:
                 self._expire(task)
-            else:
+            else:  # a minor rotation, or a major one that made an expired array active
                 task.level = bucket.level
                 task.quota = self.rr
+                task.expired = False
 
-    def _start_level(self, task: Task):
-        return min(self.last_level, 20 + task.nice)
+    def _start_level(self, task: Task) -> int:
+        level = 20 + task.nice
+        return level if level < self.last_level else self.last_level
 
     def _place(self, rq: RunQueue, task: Task):
         """A task may not sit on a level that finished this epoch: move it to the first open one."""
@@ -97,12 +106,13 @@ class RsdlPolicy(Policy):
             if task.level > self.last_level:
                 self._expire(task)
 
-    def _queue(self, rq: RunQueue, task: Task, front=False):
+    def _queue(self, rq: RunQueue, task: Task, front: bool = False):
         self._place(rq, task)
         bucket: Bucket = rq.expired if task.expired else rq.active[task.level]
         entry = [task, bucket, bucket.rotations]
         task.key = entry
         bucket.live += 1
+        bucket.starts |= 1 << self._start_level(task)
         if task.expired:  # the expired array only grows at its tail
             bucket.items.append(entry)
             return
@@ -133,6 +143,7 @@ class RsdlPolicy(Policy):
         bucket.live -= 1
         if not bucket.live:
             bucket.items.clear()
+            bucket.starts = 0
             if not bucket.expired:
                 rq.seq &= ~(1 << bucket.level)
         elif len(bucket.items) > 2 * bucket.live + 32:
@@ -151,35 +162,46 @@ class RsdlPolicy(Policy):
             task.level += 1
             task.quota = self.rr
 
-    def _minor_rotation(self, rq: RunQueue, level):
+    def _minor_rotation(self, rq: RunQueue, level: int):
         """Level ``level`` spent its shared quota: it is finished for this epoch and its
         queued tasks move down to the next level, ahead of the tasks already there (below the
         last level: to the expired array's tail, last first, as they are visited from the back)."""
-        rq.min_vruntime = max(rq.min_vruntime, level + 1)
-        moving: Bucket = rq.active[level]
-        rq.active[level] = Bucket(level)
+        if rq.min_vruntime < level + 1:
+            rq.min_vruntime = level + 1
+        active: list[Bucket] = rq.active
+        moving: Bucket = active[level]
         rq.seq &= ~(1 << level)
-        if not moving.live:
+        if not moving.live:  # empty: it stays this level's (no live entry refers to it)
             return
         moving.rotations += 1
         if level + 1 > self.last_level:
+            active[level] = Bucket(level)
             moving.expired = True
             moving.level = LEVELS
             self._merge_expired(rq, moving)
             return
         moving.level = level + 1
-        below: Bucket = rq.active[level + 1]
+        below: Bucket = active[level + 1]
         rq.seq |= 1 << (level + 1)
         if not below.live:
-            rq.active[level + 1] = moving
-        elif moving.live <= below.live:
+            # the two swap places: the empty bucket below (no live entry refers to it) becomes
+            # this level's, saving an allocation per rotation
+            below.level = level
+            below.starts = 0
+            active[level] = below
+            active[level + 1] = moving
+            return
+        active[level] = Bucket(level)
+        if moving.live <= below.live:
             entries = self._repoint(moving, below)
             entries.reverse()
             below.items.extendleft(entries)
             below.live += moving.live
+            below.starts |= moving.starts
         else:
             moving.items.extend(self._repoint(below, moving))
             moving.live += below.live
+            moving.starts |= below.starts
             rq.active[level + 1] = moving
 
     def _merge_expired(self, rq: RunQueue, moving: Bucket):
@@ -194,12 +216,14 @@ class RsdlPolicy(Policy):
             entries.reverse()
             expired.items.extend(entries)
             expired.live += moving.live
+            expired.starts |= moving.starts
         else:
             moving.items.reverse()
             entries = self._repoint(expired, moving)
             entries.reverse()
             moving.items.extendleft(entries)
             moving.live += expired.live
+            moving.starts |= expired.starts
             rq.expired = moving
 
     def _repoint(self, src: Bucket, dst: Bucket) -> list:
@@ -237,6 +261,18 @@ class RsdlPolicy(Policy):
         expired: Bucket = rq.expired
         rq.expired = Bucket(LEVELS, expired=True)
         active: list[Bucket] = rq.active
+        starts = expired.starts
+        if expired.live and not rq.seq and not starts & (starts - 1):
+            # every expired task restarts at one level, and no level holds a task: the
+            # expired array becomes that level's queue whole, in its order; each task takes
+            # the level, a fresh quota and leaves the expired state when next looked at
+            level = starts.bit_length() - 1
+            expired.rotations += 1
+            expired.expired = False
+            expired.level = level
+            active[level] = expired
+            rq.seq = 1 << level
+            return
         for entry in expired.items:
             t: Task = entry[0]
             if t.key is not entry:
@@ -248,6 +284,7 @@ class RsdlPolicy(Policy):
             entry[2] = bucket.rotations
             bucket.items.append(entry)
             bucket.live += 1
+            bucket.starts |= 1 << t.level
             rq.seq |= 1 << t.level
 
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
@@ -267,6 +304,7 @@ class RsdlPolicy(Policy):
                 if not bucket.live:
                     rq.seq = bitmap & ~(1 << level)
                     q.clear()
+                    bucket.starts = 0
                 rq.nr_queued -= 1
                 return task
             if not rq.expired.live:

@@ -223,10 +223,12 @@ class PlainRsdl:
 def test_rsdl_lazy_queues_pick_as_the_plain_deques(yield_expire, nices):
     """RSDL's queues drop a migrating task's entry lazily (O(1)) and move a whole level at a
     minor rotation (its tasks' levels and quotas settled when next looked at, two non-empty
-    levels merged smaller into larger); against the plain deques, over random histories of
-    wakeups, migrations, runs (quota spent, minor and major rotations), yields and blocks, with
-    tasks starting at one level or several: the same picks, the same yield answers, the
-    balancer's same order, at every step."""
+    levels merged smaller into larger) and make the expired array a level's queue whole at a
+    major rotation when its tasks all restart at that level; against the plain deques, over
+    random histories of wakeups, migrations, runs (quota spent, minor and major rotations),
+    yields and blocks, with tasks starting at one level or several: the same picks (with the
+    same level, quota and expiry), the same yield answers, the balancer's same order, at every
+    step."""
     rng = random.Random(5 + yield_expire + len(nices))
     tun = {"sched_cost_ns": 0, "rr_interval": 1, "priority_levels": 3 + len(nices),
            "yield_expire": yield_expire, "cache_hot_time_ns": 0}
@@ -237,6 +239,7 @@ def test_rsdl_lazy_queues_pick_as_the_plain_deques(yield_expire, nices):
                       {tid: Task(tid, f"t{tid}", [], nice=nice_of[tid]) for tid in range(60)}))
     off = set(range(60))  # tids on neither queue nor CPU (blocked, or migrated away)
     curr = None
+    handovers = 0
     for _ in range(4000):
         op = rng.random()
         if op < 0.3 and off:
@@ -265,9 +268,14 @@ def test_rsdl_lazy_queues_pick_as_the_plain_deques(yield_expire, nices):
                         policy.put_prev(rq, task, 0)
             if curr is not None and how < 0.2:
                 off.add(curr)
+            expired_array = sides[0][1].expired
             picks = [policy.pick_next(rq, None, 0) for policy, rq, _ in sides]
             assert [None if t is None else t.tid for t in picks] == [
                 None if picks[1] is None else picks[1].tid] * 2
+            assert [None if t is None else (t.level, t.quota, t.expired) for t in picks] == [
+                None if picks[1] is None else (picks[1].level, picks[1].quota, False)] * 2
+            # a major rotation that made the expired array a level's queue whole
+            handovers += any(bucket is expired_array for bucket in sides[0][1].active)
             curr = None if picks[0] is None else picks[0].tid
             for (policy, rq, _), task in zip(sides, picks, strict=True):
                 if task is not None:
@@ -278,6 +286,11 @@ def test_rsdl_lazy_queues_pick_as_the_plain_deques(yield_expire, nices):
         if curr is not None:
             answers = {policy.yield_hands_over(rq, tasks[curr], 0) for policy, rq, tasks in sides}
             assert len(answers) == 1
+    # with one nice level every major rotation hands the expired array over whole (O(1));
+    # with several it is mostly visited task by task (the handover only when the tasks that
+    # expired share their level)
+    if len(nices) == 1:
+        assert handovers >= 100
 
 
 @pytest.mark.parametrize("compat", [0, 1])
