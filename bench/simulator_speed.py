@@ -108,6 +108,8 @@ def chatroom_rate(kernel, messages, runs=1):
 
 YIELDERS_EVENTS = 1_000_000  # a yielders run lasts long enough for about this many events
 YIELDERS_MAX_CPU_S = 30.0  # ... unless the probe says that would take longer than this
+PROBE_EVENTS = 100_000  # a probe shorter than this is run again, longer ...
+PROBE_STRETCH = 400  # ... by at most this factor
 
 
 def yielders_spec(kernel, duration_ms):
@@ -116,15 +118,27 @@ def yielders_spec(kernel, duration_ms):
             "tunables": {"vmstat_interval_ms": 0}, "max_events": 10**9}
 
 
+def _probe(kernel, ms):
+    """(events, CPU seconds) of a yielders run of ``ms`` simulated ms."""
+    cpu0 = time.process_time()
+    events = simulator.run(yielders_spec(kernel, ms))["counters"]["events"]
+    return events, time.process_time() - cpu0
+
+
 def yielders_duration(kernel, probe_ms, events):
     """The simulated time in which ``kernel`` handles about ``events`` yielder events, from a
-    probe run of ``probe_ms``: profiles differ 100-fold in simulated time per event (2.4
-    charges its O(n) goodness() scan, ~0.1 ms with 10,000 tasks), and a run of a few thousand
-    events would time the creation of the 10,000 tasks, not the events.  A profile so slow
-    that the run would take more than YIELDERS_MAX_CPU_S gets a shorter one."""
-    cpu0 = time.process_time()
-    probe = simulator.run(yielders_spec(kernel, probe_ms))["counters"]["events"]
-    cpu = time.process_time() - cpu0
+    probe run: profiles differ 1,000-fold in simulated time per event (2.4 charges its O(n)
+    goodness() scan, ~0.1 ms with 10,000 tasks; rsdl-0.31's yields keep the CPU until its
+    quota ends), and a run of a few thousand events would time the creation of the 10,000
+    tasks, not the events.  A probe of ``probe_ms`` that saw fewer than PROBE_EVENTS events is
+    followed by a longer one sized for about that many, so that its CPU time per simulated ms
+    (building the tasks included) is not mostly the building: a profile so slow that the run
+    would take more than YIELDERS_MAX_CPU_S by that cost gets a shorter one (estimated from
+    the 50 ms probe alone, rsdl-0.31's runs were 30x too short)."""
+    probe, cpu = _probe(kernel, probe_ms)
+    if probe < PROBE_EVENTS:
+        probe_ms *= min(PROBE_STRETCH, max(1, PROBE_EVENTS // max(probe, 1)))
+        probe, cpu = _probe(kernel, probe_ms)
     want = max(events, 1) * probe_ms / max(probe, 1)
     affordable = YIELDERS_MAX_CPU_S * probe_ms / max(cpu, 1e-6)
     return max(probe_ms, int(min(want, affordable)) + 1)
