@@ -9,11 +9,24 @@ from .base import MS, Policy, RunQueue
 LEVELS = 40
 
 
+class Entry:
+    """A task's place in a bucket: live while the task's ``key`` is this entry; ``rotations``
+    is the bucket's rotation count the task's level and quota were last settled at.  A class
+    rather than a list: the compiled build reads its fields as native ones (no boxed count)."""
+
+    __slots__ = ("task", "bucket", "rotations")
+
+    def __init__(self, task: Task, bucket: "Bucket", rotations: int):
+        self.task: Task = task
+        self.bucket: Bucket = bucket
+        self.rotations: int = rotations
+
+
 class Bucket:
     """The queue of one level (or the expired array) of a runqueue, as a movable whole.
 
-    Entries are lists [task, bucket, rotations]: an entry is live while its task's ``key`` is
-    that very list, so a migrating task leaves in O(1) (its entry goes stale and is dropped when
+    Entries (task, bucket, rotations): an entry is live while its task's ``key`` is that very
+    entry, so a migrating task leaves in O(1) (its entry goes stale and is dropped when
     a pick, a rotation or the balancer reaches it).  A minor rotation moves a whole level down
     by handing its bucket to the next level (the kernel splices the list), counting the
     rotation instead of visiting the tasks: a task whose entry saw fewer rotations than its
@@ -37,10 +50,10 @@ class Bucket:
 
     def compact(self):
         """Drop the stale entries (run when they outnumber the live ones)."""
-        self.items = deque([e for e in self.items if e[0].key is e])
+        self.items = deque([e for e in self.items if e.task.key is e])
 
-    def live_entries(self) -> list:
-        return [e for e in self.items if e[0].key is e]
+    def live_entries(self) -> list[Entry]:
+        return [e for e in self.items if e.task.key is e]
 
 
 class RsdlPolicy(Policy):
@@ -80,13 +93,12 @@ class RsdlPolicy(Policy):
         rq.extra = [self.rr] * LEVELS
         return rq
 
-    def _settle(self, entry: list):
+    def _settle(self, entry: Entry):
         """Bring a queued task's level, quota and expiry up to its bucket's rotations."""
-        bucket: Bucket = entry[1]
-        seen: int = entry[2]  # a native int from here on in the compiled build
-        if seen != bucket.rotations:
-            entry[2] = bucket.rotations
-            task: Task = entry[0]
+        bucket = entry.bucket
+        if entry.rotations != bucket.rotations:
+            entry.rotations = bucket.rotations
+            task = entry.task
             if bucket.expired:
                 self._expire(task)
             else:  # a minor rotation, or a major one that made an expired array active
@@ -109,7 +121,7 @@ class RsdlPolicy(Policy):
     def _queue(self, rq: RunQueue, task: Task, front: bool = False):
         self._place(rq, task)
         bucket: Bucket = rq.expired if task.expired else rq.active[task.level]
-        entry = [task, bucket, bucket.rotations]
+        entry = Entry(task, bucket, bucket.rotations)
         task.key = entry
         bucket.live += 1
         bucket.starts |= 1 << self._start_level(task)
@@ -132,10 +144,10 @@ class RsdlPolicy(Policy):
         self._queue(rq, task)
 
     def dequeue(self, rq: RunQueue, task: Task, now: int):
-        entry: list = task.key
+        entry: Entry = task.key
         task.key = None  # its entry goes stale where it stands
         self._settle(entry)
-        self._leave(rq, entry[1])
+        self._leave(rq, entry.bucket)
         rq.load -= task.weight
         rq.nr_queued -= 1
 
@@ -226,14 +238,14 @@ class RsdlPolicy(Policy):
             moving.starts |= expired.starts
             rq.expired = moving
 
-    def _repoint(self, src: Bucket, dst: Bucket) -> list:
+    def _repoint(self, src: Bucket, dst: Bucket) -> list[Entry]:
         """The live entries of ``src``, settled and made entries of ``dst``."""
         entries = src.live_entries()
         rotations = dst.rotations
         for entry in entries:
             self._settle(entry)
-            entry[1] = dst
-            entry[2] = rotations
+            entry.bucket = dst
+            entry.rotations = rotations
         return entries
 
     def put_prev(self, rq: RunQueue, task: Task, now: int):
@@ -273,15 +285,16 @@ class RsdlPolicy(Policy):
             active[level] = expired
             rq.seq = 1 << level
             return
+        entry: Entry
         for entry in expired.items:
-            t: Task = entry[0]
+            t = entry.task
             if t.key is not entry:
                 continue
             self._settle(entry)
             t.expired = False
             bucket = active[t.level]
-            entry[1] = bucket
-            entry[2] = bucket.rotations
+            entry.bucket = bucket
+            entry.rotations = bucket.rotations
             bucket.items.append(entry)
             bucket.live += 1
             bucket.starts |= 1 << t.level
@@ -294,10 +307,10 @@ class RsdlPolicy(Policy):
                 level = (bitmap & -bitmap).bit_length() - 1  # the best level with tasks
                 bucket: Bucket = rq.active[level]
                 q = bucket.items
-                entry = q.popleft()
-                while entry[0].key is not entry:  # skip the entries of tasks that left
+                entry: Entry = q.popleft()
+                while entry.task.key is not entry:  # skip the entries of tasks that left
                     entry = q.popleft()
-                task: Task = entry[0]
+                task = entry.task
                 task.key = None
                 self._settle(entry)
                 bucket.live -= 1
@@ -356,13 +369,13 @@ class RsdlPolicy(Policy):
         return bool(rq.seq & ((1 << task.level) - 1))
 
     def queued_tasks(self, rq: RunQueue):
-        tasks = [e[0] for e in reversed(rq.expired.items) if e[0].key is e]
+        tasks = [e.task for e in reversed(rq.expired.items) if e.task.key is e]
         active: list[Bucket] = rq.active
         bitmap: int = rq.seq  # the levels holding tasks, visited worst first
         while bitmap:
             level = bitmap.bit_length() - 1
             bitmap ^= 1 << level
-            tasks.extend([e[0] for e in reversed(active[level].items) if e[0].key is e])
+            tasks.extend([e.task for e in reversed(active[level].items) if e.task.key is e])
         return tasks
 
     def hot(self, task: Task, now: int, level):
