@@ -6,11 +6,16 @@ trace-cmd report may prefix each line with the instance name (`sb:  comm-12 [000
 prints sched_switch/sched_wakeup in its plugin spelling; both are accepted.
 """
 
+from __future__ import annotations
+
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from . import event as ev
 from .lines import LineParser
+
+if TYPE_CHECKING:
+    from mypy_extensions import i64
 
 PREFIX = re.compile(
     r"^\s*(?P<comm>.*)-(?P<pid>\d+)\s+(?:\(\s*(?:\d+|-+)\)\s+)?\[(?P<cpu>\d+)\]\s+"
@@ -51,10 +56,12 @@ def looks_like(text: str) -> bool:
 
 # The fast path (schedtrace.lines): a sched_switch or wakeup line of tracefs' own layout
 #     <comm>-<pid> [<cpu>] <flags> <seconds>.<6 digits>: <event>: <key=value fields>
-# read a character code at a time (compiled, `ord(text[i])` is an inlined read, where a find
-# or a slice is a C call), a find only where a comm may hold anything and a slice compared
-# for a fixed word after a number. It reads what ANCHOR and the fields patterns read, or gives
-# up (None):
+# read from the line's bytes a byte at a time. Compiled, `raw[i]` with a native (i64) index is
+# a bounds check and a load (some 9 instructions), where `ord(text[i])` of a str is some 24 and
+# a find, a slice or a str method is a C call of a few hundred (a slice also allocates and
+# frees). The line is encoded once; an ASCII line's byte offsets are its character offsets, so
+# the fields an Event keeps are sliced from the str itself (a line with any other character
+# goes the general way). It reads what ANCHOR and the fields patterns read, or gives up (None):
 # - the anchor ends at the line's first `[`, after `-<digits><whitespace>`: ANCHOR.search finds
 #   the same one (any anchor ends at a `[` with `-\d+\s+` or a tgid column before it, and only
 #   the `-` just before those digits can start one);
@@ -65,211 +72,268 @@ def looks_like(text: str) -> bool:
 # Numbers must be 1 to 18 ASCII digits without a sign (the general path decides the rest: signs,
 # other digits, numbers int() refuses). tests/schedtrace/test_fast_path.py compares both paths
 # on every fixture line and on mutated ones.
+#
+# i64 (mypy_extensions, mypyc's native 64-bit integer) is only an annotation here: the package
+# imports nothing outside the standard library at run time, and as pure Python an i64 is an int.
 _ZERO: Final = 48  # ord("0"); Final: compiled, inlined (not a module dict lookup per use)
 _NINE: Final = 57  # ord("9")
 _SPACE: Final = 32
 _MAX_DIGITS: Final = 18
 
 
-def _is_space(code: int) -> bool:
-    """str.isspace() of the character `code`, without making the character for ASCII."""
-    if code < 128:
-        return code == _SPACE or 9 <= code <= 13 or 28 <= code <= 31
-    return chr(code).isspace()
+def _is_space(code: i64) -> bool:
+    """str.isspace() of the ASCII character `code` (the fast path reads ASCII lines only)."""
+    return code == _SPACE or 9 <= code <= 13 or 28 <= code <= 31
 
 
-def _int_at(text: str, start: int, end: int) -> int:
-    """The number text[start:end] is (1-18 ASCII digits), else -1."""
+def _int_at(raw: bytes, start: i64, end: i64) -> i64:
+    """The number raw[start:end] is (1-18 ASCII digits), else -1."""
     if end <= start or end - start > _MAX_DIGITS:
         return -1
-    value = 0
-    for index in range(start, end):
-        code = ord(text[index])
+    value: i64 = 0
+    index = start
+    while index < end:
+        code: i64 = raw[index]
         if code < _ZERO or code > _NINE:
             return -1
         value = value * 10 + code - _ZERO
+        index += 1
     return value
 
 
-def _digits_end(text: str, start: int, end: int) -> int:
+def _digits_end(raw: bytes, start: i64, end: i64) -> i64:
     """Where the run of ASCII digits from `start` (before `end`) stops."""
     while start < end:
-        code = ord(text[start])
+        code: i64 = raw[start]
         if code < _ZERO or code > _NINE:
             break
         start += 1
     return start
 
 
-def _at(text: str, word: str, start: int) -> bool:
-    """text.startswith(word, start) for start >= 0, as a slice compared (compiled, a few
-    hundred instructions: somewhat fewer than a bounded find, and a character-at-a-time
-    comparison of words this long costs several times more)."""
-    return text[start:start + len(word)] == word
+def _at(raw: bytes, word: bytes, start: i64) -> bool:
+    """raw.startswith(word, start) for start >= 0, a byte at a time (no slice made)."""
+    length: i64 = len(word)
+    if start + length > len(raw):
+        return False
+    index: i64 = 0
+    while index < length:
+        if raw[start + index] != word[index]:
+            return False
+        index += 1
+    return True
 
 
-def _number(text: str, start: int, end: int) -> tuple[int, int]:
+def _find(raw: bytes, word: bytes, start: i64) -> i64:
+    """raw.find(word, start) for start >= 0 and a word that starts with a space."""
+    last: i64 = len(raw) - len(word)
+    while start <= last:
+        if raw[start] == _SPACE and _at(raw, word, start):
+            return start
+        start += 1
+    return -1
+
+
+def _number(raw: bytes, start: i64, end: i64) -> tuple[i64, i64]:
     """(value, where the digits stop) of the ASCII digits from `start` (before `end`); value
     -1 unless there are 1 to 18 of them. Compiled, the pair is returned unboxed."""
-    value = 0
+    value: i64 = 0
     index = start
     while index < end:
-        code = ord(text[index])
+        code: i64 = raw[index]
         if code < _ZERO or code > _NINE:
             break
         value = value * 10 + code - _ZERO
         index += 1
         if index - start > _MAX_DIGITS:
-            return -1, _digits_end(text, index, end)
+            return -1, _digits_end(raw, index, end)
     return (value if index > start else -1), index
 
 
-def _end_of_text(text: str) -> int:
-    """len(text) without its trailing whitespace."""
-    end = len(text)
-    while end > 0 and _is_space(ord(text[end - 1])):
+def _end_of_text(raw: bytes) -> i64:
+    """len(raw) without its trailing whitespace."""
+    end: i64 = len(raw)
+    while end > 0 and _is_space(raw[end - 1]):
         end -= 1
     return end
 
 
+def _first_bracket(raw: bytes) -> i64:
+    """raw.find(b"[")."""
+    size: i64 = len(raw)
+    index: i64 = 0
+    while index < size:
+        if raw[index] == 91:  # 91: "["
+            return index
+        index += 1
+    return -1
+
+
 def fast_line(text: str, number: int) -> ev.Event | None:
     """The event of a common ftrace line, or None to read it the general way."""
-    bracket = text.find("[")
+    # every non-ASCII character is 2 to 4 bytes of UTF-8 (a lone surrogate passes as 3)
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) != len(text):
+        return None
+    bracket = _first_bracket(raw)
     if bracket <= 0:
         return None
-    size = len(text)
-    cpu, close = _number(text, bracket + 1, size)  # the cpu's digits, then `] `
-    if cpu < 0 or close + 2 >= size or ord(text[close]) != 93 or ord(text[close + 1]) != _SPACE:
+    size: i64 = len(raw)
+    cpu, close = _number(raw, bracket + 1, size)  # the cpu's digits, then `] `
+    if cpu < 0 or close + 2 >= size or raw[close] != 93 or raw[close + 1] != _SPACE:
         return None
     end = bracket  # the pid's digits end where the whitespace before `[` starts
-    while end > 0 and _is_space(ord(text[end - 1])):
+    while end > 0 and _is_space(raw[end - 1]):
         end -= 1
-    dash = _digits_end_back(text, end)
+    dash = _digits_end_back(raw, end)
     if end == bracket or dash < 0:
         return None
-    pid = _int_at(text, dash + 1, end)
-    space = _flags_end(text, close + 2)
+    pid = _int_at(raw, dash + 1, end)
+    space = _flags_end(raw, close + 2)
     if pid < 0 or space < 0:
         return None
-    return _after_flags(text, space + 1, cpu, pid, dash, number)
+    return _after_flags(raw, text, space + 1, cpu, pid, dash, number)
 
 
-def _digits_end_back(text: str, end: int) -> int:
+def _digits_end_back(raw: bytes, end: i64) -> i64:
     """The `-` just before the digits that end at `end`, else -1."""
     start = end
     while start > 0:
-        code = ord(text[start - 1])
+        code: i64 = raw[start - 1]
         if code < _ZERO or code > _NINE:
             break
         start -= 1
-    return start - 1 if start > 0 and ord(text[start - 1]) == 45 else -1  # 45: "-"
+    return start - 1 if start > 0 and raw[start - 1] == 45 else -1  # 45: "-"
 
 
-def _flags_end(text: str, start: int) -> int:
+def _flags_end(raw: bytes, start: i64) -> i64:
     """The space after 4 to 6 flag characters (no `:`, no whitespace) from `start`, else -1."""
-    limit = min(start + 7, len(text))
-    for index in range(start, limit):
-        code = ord(text[index])
+    limit: i64 = min(start + 7, len(raw))
+    index = start
+    while index < limit:
+        code: i64 = raw[index]
         if code == _SPACE:
             return index if index - start >= 4 else -1
         if code == 58 or _is_space(code):  # 58: ":"
             return -1
+        index += 1
     return -1
 
 
-def _after_flags(text: str, stamp: int, cpu: int, pid: int, dash: int,
+def _after_flags(raw: bytes, text: str, stamp: i64, cpu: i64, pid: i64, dash: i64,
                  number: int) -> ev.Event | None:
     """The timestamp (after the flags' spaces), the event's name and its fields."""
-    size = len(text)
-    while stamp < size and ord(text[stamp]) == _SPACE:  # tracefs pads the timestamp column
+    size: i64 = len(raw)
+    while stamp < size and raw[stamp] == _SPACE:  # tracefs pads the timestamp column
         stamp += 1
-    seconds, dot = _number(text, stamp, size)
+    seconds, dot = _number(raw, stamp, size)
     colon = dot + 7
-    if seconds < 0 or colon + 2 > size or ord(text[dot]) != 46 or ord(text[colon]) != 58 \
-            or ord(text[colon + 1]) != _SPACE:  # 46: ".", 58: ":"
+    if seconds < 0 or colon + 2 > size or raw[dot] != 46 or raw[colon] != 58 \
+            or raw[colon + 1] != _SPACE:  # 46: ".", 58: ":"
         return None
-    micros = _int_at(text, dot + 1, colon)
+    micros = _int_at(raw, dot + 1, colon)
     if micros < 0:
         return None
-    ts, start = seconds * 1_000_000_000 + micros * 1000, colon + 2
+    # up to 18 digits of seconds: an int, not an i64, holds them times 10**9
+    ts: int = int(seconds) * 1_000_000_000 + int(micros) * 1000
+    start = colon + 2
     # the letter after `sched_` picks the words worth comparing: s(witch) or w(akeup, aking)
-    letter = ord(text[start + 6]) if start + 6 < size else 0
-    if letter == 115 and _at(text, "sched_switch: prev_comm=", start):
-        return _fast_switch(text, start + 24, ts, cpu, pid, _comm(text, dash), number)
-    if letter != 119:
+    letter: i64 = raw[start + 6] if start + 6 < size else 0
+    if letter == 115 and _at(raw, b"sched_switch: prev_comm=", start):
+        return _fast_switch(raw, text, start + 24, ts, cpu, pid, _comm(raw, text, dash), number)
+    if letter != 119 or not _at(raw, b"sched_wak", start):
         return None
-    for kind in (ev.WAKEUP, ev.WAKEUP_NEW, ev.WAKING):
-        if _at(text, kind, start) and _at(text, ": comm=", start + len(kind)):
-            return _fast_wakeup(text, start + len(kind) + 7, kind, ts, cpu, pid,
-                                _comm(text, dash), number)
+    if _at(raw, b"eup: comm=", start + 9):
+        return _fast_wakeup(raw, text, start + 19, ev.WAKEUP, ts, cpu, pid,
+                            _comm(raw, text, dash), number)
+    if _at(raw, b"eup_new: comm=", start + 9):
+        return _fast_wakeup(raw, text, start + 23, ev.WAKEUP_NEW, ts, cpu, pid,
+                            _comm(raw, text, dash), number)
+    if _at(raw, b"ing: comm=", start + 9):
+        return _fast_wakeup(raw, text, start + 19, ev.WAKING, ts, cpu, pid,
+                            _comm(raw, text, dash), number)
     return None
 
 
-def _comm(text: str, dash: int) -> str:
+def _comm(raw: bytes, text: str, dash: i64) -> str:
     """text[:dash].strip(), in one slice."""
-    first, last = 0, dash
-    while first < last and _is_space(ord(text[first])):
+    first: i64 = 0
+    last = dash
+    while first < last and _is_space(raw[first]):
         first += 1
-    while last > first and _is_space(ord(text[last - 1])):
+    while last > first and _is_space(raw[last - 1]):
         last -= 1
     return text[first:last]
 
 
-def _number_then(text: str, start: int, word: str) -> tuple[int, int]:
+def _number_then(raw: bytes, start: i64, word: bytes) -> tuple[i64, i64]:
     """(the number of 1-18 digits from `start`, where `word` starts right after them), else
     (-1, -1)."""
-    value, end = _number(text, start, len(text))
-    if value < 0 or not _at(text, word, end):
+    value, end = _number(raw, start, len(raw))
+    if value < 0 or not _at(raw, word, end):
         return -1, -1
     return value, end
 
 
-def _fast_switch(text: str, at: int, ts: int, cpu: int, pid: int, comm: str,
+def _fast_switch(raw: bytes, text: str, at: i64, ts: int, cpu: i64, pid: i64, comm: str,
                  number: int) -> ev.Event | None:
     """`prev_comm=` has been read; the fields from `at`."""
-    prev_pid_at = text.find(" prev_pid=", at)
+    prev_pid_at = _find(raw, b" prev_pid=", at)
     if prev_pid_at < 0:
         return None
-    prev_pid, prev_prio_at = _number_then(text, prev_pid_at + 10, " prev_prio=")
-    prev_prio, state_at = _number_then(text, prev_prio_at + 11, " prev_state=") \
-        if prev_prio_at >= 0 else (-1, -1)
+    prev_pid, prev_prio_at = _number_then(raw, prev_pid_at + 10, b" prev_prio=")
+    if prev_prio_at < 0:
+        return None
+    prev_prio, state_at = _number_then(raw, prev_prio_at + 11, b" prev_state=")
     if state_at < 0:
         return None
+    size: i64 = len(raw)
     arrow_at = state_at + 12  # the state ends at the first whitespace: ` ==> next_comm=`
-    while arrow_at < len(text) and not _is_space(ord(text[arrow_at])):
+    while arrow_at < size and not _is_space(raw[arrow_at]):
         arrow_at += 1
-    if arrow_at == state_at + 12 or not _at(text, " ==> next_comm=", arrow_at):
+    if arrow_at == state_at + 12 or not _at(raw, b" ==> next_comm=", arrow_at):
         return None
-    next_pid_at = text.find(" next_pid=", arrow_at + 15)
-    next_pid, next_prio_at = _number_then(text, next_pid_at + 10, " next_prio=") \
-        if next_pid_at >= 0 else (-1, -1)
+    next_pid_at = _find(raw, b" next_pid=", arrow_at + 15)
+    if next_pid_at < 0:
+        return None
+    next_pid, next_prio_at = _number_then(raw, next_pid_at + 10, b" next_prio=")
     if next_prio_at < 0:
         return None
-    next_prio, cut = _number(text, next_prio_at + 11, len(text))
-    if next_prio < 0 or cut != _end_of_text(text):
+    next_prio, cut = _number(raw, next_prio_at + 11, size)
+    if next_prio < 0 or cut != _end_of_text(raw):
         return None
     return ev.switch_event(ts, cpu, pid, comm, number, text[at:prev_pid_at], prev_pid,
-                           prev_prio, text[state_at + 12:arrow_at],
+                           prev_prio, _state(text, state_at + 12, arrow_at),
                            text[arrow_at + 15:next_pid_at], next_pid, next_prio)
 
 
-def _fast_wakeup(text: str, at: int, kind: str, ts: int, cpu: int, pid: int, comm: str,
-                 number: int) -> ev.Event | None:
+def _state(text: str, start: i64, end: i64) -> str:
+    """text[start:end]; a one-letter state (the common case) is CPython's cached one-character
+    string, so nothing is allocated for it."""
+    return text[start] if end == start + 1 else text[start:end]
+
+
+def _fast_wakeup(raw: bytes, text: str, at: i64, kind: str, ts: int, cpu: i64, pid: i64,
+                 comm: str, number: int) -> ev.Event | None:
     """`<kind>: comm=` has been read; `pid=.. prio=.. [success=..] [target_cpu=..]` from `at`."""
-    pid_at = text.find(" pid=", at)
-    target_pid, prio_at = _number_then(text, pid_at + 5, " prio=") if pid_at >= 0 \
-        else (-1, -1)
+    pid_at = _find(raw, b" pid=", at)
+    if pid_at < 0:
+        return None
+    target_pid, prio_at = _number_then(raw, pid_at + 5, b" prio=")
     if prio_at < 0:
         return None
-    end = _end_of_text(text)
-    prio, cut = _number(text, prio_at + 6, end)
-    if cut < end and _at(text, " success=", cut):
-        after = _digits_end(text, cut + 9, end)
+    end = _end_of_text(raw)
+    prio, cut = _number(raw, prio_at + 6, end)
+    if cut < end and _at(raw, b" success=", cut):
+        after = _digits_end(raw, cut + 9, end)
         cut = after if after > cut + 9 else -1
-    target_cpu: int | None = None
-    if 0 <= cut < end and _at(text, " target_cpu=", cut):
-        target_cpu, cut = _number(text, cut + 12, end)
-    if cut != end or prio < 0 or (target_cpu is not None and target_cpu < 0):
+    if 0 <= cut < end and _at(raw, b" target_cpu=", cut):
+        target_cpu, cut = _number(raw, cut + 12, end)
+        if cut != end or prio < 0 or target_cpu < 0:
+            return None
+        return ev.wake_event(ts, cpu, kind, pid, comm, number, text[at:pid_at], target_pid,
+                             prio, target_cpu)
+    if cut != end or prio < 0:
         return None
     return ev.wake_event(ts, cpu, kind, pid, comm, number, text[at:pid_at], target_pid, prio,
-                         target_cpu)
+                         None)

@@ -25,6 +25,7 @@ How the scheduler state is rebuilt (the rules a reader of the numbers needs):
 """
 
 import gc
+import struct
 from array import array
 from collections.abc import Callable, Iterable
 from typing import Final
@@ -475,10 +476,21 @@ class RunRecorder:
             lists, types = self.wakes, WAKEUP_TYPES
         else:
             lists, types = self.cpus.get(int(name[3:]), ([], [], [], [])), SEGMENT_TYPES
-        arrays = tuple(array(code, values) for code, values in zip(types, lists, strict=True))
+        arrays = tuple(_typed(code, values) for code, values in zip(types, lists, strict=True))
         for values in lists:
             values.clear()
         self.spill(name, arrays)
+
+
+def _typed(code: str, values: list[int]) -> array:
+    """array(code, values), the items packed by struct first: struct converts each int
+    directly, where array parses each one as a call's argument (some 200 instructions an item
+    against 340, and a segment is four items). The same native layout ("@"); a value that does
+    not fit is refused by array itself, with the error it always gave."""
+    try:
+        return array(code, struct.pack(f"@{len(values)}{code}", *values))
+    except struct.error:
+        return array(code, values)
 
 
 def _index(task: object) -> int:
