@@ -48,8 +48,17 @@ class StatementWriter:
             self.db.inc_thread_sharing()
             self._thread = threading.Thread(target=self._run, name="mbox-import-writer",
                                             daemon=True)
+            self.db.execute_wrappers.append(self._writer_only)
             self._thread.start()
         return self
+
+    def _writer_only(self, execute, sql, params, many, context):
+        """While the writer runs, a statement from any other thread is refused: it would run
+        between the writer's in no defined order."""
+        if threading.get_ident() != getattr(self._thread, "ident", None):
+            raise RuntimeError("the connection is lent to the import's writer thread until "
+                               "its block ends")
+        return execute(sql, params, many, context)
 
     def send(self, sql: str, params: list) -> None:
         self._raise_error()
@@ -87,6 +96,7 @@ class StatementWriter:
                 self._cancelled.set()  # the caller failed: what is queued must not run
             self._queue.put(_STOP)
             self._thread.join()
+            self.db.execute_wrappers.remove(self._writer_only)
             self._thread = None
             self.db.dec_thread_sharing()
         if exc_type is None:

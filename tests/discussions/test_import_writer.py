@@ -172,3 +172,10 @@ def test_the_collector_is_off_during_an_import_and_on_after(poster, mbox_bytes):
             assert not gc.isenabled()
         assert not gc.isenabled()  # the other one still runs
     assert gc.isenabled()
+
+
+def test_the_importing_thread_cannot_use_the_connection_it_lent(poster):
+    with (transaction.atomic(), StatementWriter(threaded=True),
+          pytest.raises(RuntimeError, match="lent to the import's writer")):
+        Thread.objects.count()
+    assert Thread.objects.count() == 0  # its own again once the writer is done
