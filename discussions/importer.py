@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -342,11 +342,39 @@ def _posts_insert(posts: list[Post], meanwhile=_nothing) -> None:
 def _insert_params(posts: list[Post], fields) -> list:
     """The batch's INSERT parameters, rendered first, each value as bulk_create prepares it."""
     _render_rows(posts)
+    plain = _plain_fields(fields)
     params = []
     for post in posts:
         post._prepare_related_fields_for_save(operation_name="bulk_create")
-        params += [f.get_db_prep_save(f.pre_save(post, True), connection) for f in fields]
+        params += _prepared_values(post, fields, plain)
     return params
+
+
+# Django's own field classes whose get_db_prep_save hands back a value of this exact type
+# unchanged (to_python of a str is the str, int() of an int the int, a bool stays a bool) and
+# whose pre_save reads the attribute: most of a post's columns. Exact classes only: a subclass
+# may convert.
+_UNCHANGED_TYPES = {models.CharField: str, models.TextField: str,
+                    models.PositiveIntegerField: int, models.PositiveSmallIntegerField: int,
+                    models.BooleanField: bool}
+
+
+def _plain_fields(fields) -> list:
+    """For each field, the value type its preparation leaves unchanged, or None."""
+    return [_UNCHANGED_TYPES.get(type(f)) for f in fields]
+
+
+def _prepared_values(post: Post, fields, plain: list) -> list:
+    """[f.get_db_prep_save(f.pre_save(post, True), connection) for f in fields], without the
+    three calls per column where the value is of the type its field leaves unchanged (a
+    quarter of preparing a post; tests compare both over imported mail)."""
+    values = []
+    for column, kept_type in zip(fields, plain, strict=True):
+        value = getattr(post, column.attname) if kept_type is not None else None
+        if kept_type is None or type(value) is not kept_type:
+            value = column.get_db_prep_save(column.pre_save(post, True), connection)
+        values.append(value)
+    return values
 
 
 def _store_new_threads(groups, user, target,
