@@ -366,8 +366,8 @@ def _plain_fields(fields) -> list:
 
 def _prepared_values(post: Post, fields, plain: list) -> list:
     """[f.get_db_prep_save(f.pre_save(post, True), connection) for f in fields], without the
-    three calls per column where the value is of the type its field leaves unchanged (a
-    quarter of preparing a post; tests compare both over imported mail)."""
+    three calls per column where the value is of the type its field leaves unchanged (about a
+    fifth of preparing a post; tests compare both over imported mail)."""
     values = []
     for column, kept_type in zip(fields, plain, strict=True):
         value = getattr(post, column.attname) if kept_type is not None else None
