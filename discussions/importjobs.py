@@ -2,6 +2,7 @@
 (SCHEDBENCH_IMPORT_WAIT) so a small import still answers with its result; a large one answers
 at once with a progress URL and a worker does the work, whatever its size."""
 
+import logging
 import time
 import uuid
 from datetime import timedelta
@@ -18,6 +19,7 @@ from .models import ImportJob, ImportStatus
 from .targets import Target, TargetError, target_resolve
 
 IMPORT_TASK = "discussions.import_mbox"
+log = logging.getLogger(__name__)
 ACTIVE = (ImportStatus.QUEUED, ImportStatus.RUNNING)
 
 
@@ -99,8 +101,15 @@ def import_job_run(*, job_id: int) -> str:
     except OSError as exc:
         _finish(job_id, report=None, error=f"the uploaded file is gone: {exc}")
         return "failed"
-    report = mbox_import(data=data, user=job.owner, target=target, site_url=job.site_url,
-                         progress=_progress(job_id)).as_dict()
+    try:
+        report = mbox_import(data=data, user=job.owner, target=target, site_url=job.site_url,
+                             progress=_progress(job_id)).as_dict()
+    except Exception as exc:  # a bug must not leave the job running forever
+        # The import is one transaction, rolled back by now: nothing of it was stored.
+        log.exception("mbox import job %s failed", job_id)
+        _finish(job_id, report=None, error=f"the import failed ({type(exc).__name__}); nothing "
+                "was stored and the error is logged")
+        return "failed"
     error = ""
     if not report["imported"] and not report["skipped"]:
         error = report["problems"][0]["reason"] if report["problems"] else "no messages found"

@@ -97,6 +97,25 @@ def test_progress_is_reported_stage_by_stage(api_client, monkeypatch):
     assert ("storing messages", 0, 120) in stages
 
 
+def test_an_import_that_crashes_fails_its_job_and_stores_nothing(api_client, monkeypatch,
+                                                                  caplog):
+    """A bug deep in the import (here: writing the posts raises, after their threads were
+    made) must not leave the job running forever: the job fails with the exception's name,
+    and the one transaction leaves no post and no thread behind."""
+    from discussions import importer
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(importer, "_posts_insert", broken)
+    response = upload(api_client, many_messages(30))
+    job = ImportJob.objects.get()
+    assert job.status == "failed", (response.status_code, job.status)
+    assert "RuntimeError" in job.error and "nothing was stored" in job.error
+    assert Post.objects.count() == 0 and Thread.objects.count() == 0
+    assert "mbox import job" in caplog.text
+
+
 def test_follower_mail_is_sent_by_a_task(other_user, poster, monkeypatch):
     from discussions import notifications
 
