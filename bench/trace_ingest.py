@@ -20,12 +20,19 @@
    `GET /api/v1/traces/{id}/timeline/` over many random windows (p50/p95, target p95 <
    200 ms) against the trace's detail GET (a plain database read of every task) on the same
    server in the same run.
+
+With --instructions it prints only what does not depend on the machine's load: valgrind's
+(callgrind) instructions per line of the line count and per event of the parse + stats +
+timeline child, each the slope between traces of 20,000 and 100,000 events (interpreter
+start-up and imports cancel out), and their ratio. Instructions are not time (a cache miss
+costs nothing here); use them to compare two versions of the code.
 """
 
 import argparse
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -155,6 +162,38 @@ def child_run(kind: str, path: Path) -> tuple[float, float, int]:
     return elapsed, usage.ru_maxrss / 1024, int(output.split()[-1])
 
 
+def child_instructions(kind: str, path: Path) -> tuple[int, int]:
+    """(instructions executed, printed count) of the `kind` child under callgrind."""
+    code = f"PATH = {str(path)!r}\n{CHILD[kind]}"
+    process = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", PYTHON, "-c", code],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "portal.settings"})
+    found = re.search(r"Collected : (\d+)", process.stderr)
+    if found is None:
+        raise SystemExit(f"no instruction count from callgrind:\n{process.stderr[-2000:]}")
+    return int(found.group(1)), int(process.stdout.split()[-1])
+
+
+def print_instructions(folder: Path, small: int = 20_000, big: int = 100_000) -> None:
+    """Instructions per line (count) and per event (schedtrace): slopes between two sizes."""
+    paths = {size: folder / f"trace-instructions-{size}.trace" for size in (small, big)}
+    try:
+        for size, path in paths.items():
+            write_trace(path, size)
+        per = {}
+        for kind in ("count", "schedtrace"):
+            (low, low_n), (high, high_n) = (child_instructions(kind, paths[size])
+                                            for size in (small, big))
+            per[kind] = (high - low) / (high_n - low_n)
+        print(f"valgrind instructions: line count {per['count']:,.0f} a line; schedtrace parse "
+              f"+ stats + timeline {per['schedtrace']:,.0f} an event "
+              f"({per['schedtrace'] / per['count']:.2f}x; {small:,} -> {big:,} events)")
+    finally:
+        for path in paths.values():
+            path.unlink(missing_ok=True)
+
+
 def load() -> str:
     return ", ".join(f"{value:.1f}" for value in os.getloadavg())
 
@@ -189,8 +228,10 @@ class CeleryWorker:
         return usage.ru_maxrss / 1024
 
 
-def upload_through_worker(server, token, path: Path, title: str) -> tuple[dict, float, float]:
-    """POST the trace; poll its job when the answer is 202. (201 body, request s, total s)."""
+def upload_through_worker(server, token, path: Path,
+                          title: str) -> tuple[dict, float, float, int]:
+    """POST the trace; poll its job when the answer is 202. (201 body, request s, total s,
+    the POST's HTTP status)."""
     content_type, length, body = multipart_body(path, {"title": title})
     began = time.perf_counter()
     status, data = http_request(server.url, "POST", "/api/v1/traces/", body, timeout=1800,
@@ -202,7 +243,7 @@ def upload_through_worker(server, token, path: Path, title: str) -> tuple[dict, 
     answer = json.loads(data)
     print(f"POST /api/v1/traces/: HTTP {status} in {request_s:.1f} s", flush=True)
     if status == 201:
-        return answer, request_s, request_s
+        return answer, request_s, request_s, status
     job_path = answer["url"].split("://", 1)[1].split("/", 1)[1]
     while True:
         time.sleep(1)
@@ -212,7 +253,18 @@ def upload_through_worker(server, token, path: Path, title: str) -> tuple[dict, 
         if job["status"] not in ("queued", "running"):
             break
     assert job["status"] == "succeeded", job
-    return job["result"], request_s, time.perf_counter() - began
+    return job["result"], request_s, time.perf_counter() - began, status
+
+
+def _how_ingested(status: int, size_bytes: int, env: dict) -> str:
+    """Who ingested the upload and whether the request saw it done (traces.jobs: an upload of
+    at most SCHEDBENCH_TRACE_INLINE_KB is ingested in the request itself, a bigger one by the
+    Celery worker, which the request waits for up to SCHEDBENCH_IMPORT_WAIT seconds)."""
+    inline = size_bytes <= int(env.get("SCHEDBENCH_TRACE_INLINE_KB", "1024")) * 1024
+    who = "in the request itself" if inline else "by the Celery worker"
+    if status == 201:
+        return f"{who}, done within the request's wait (HTTP 201)"
+    return f"{who}, after the request had answered (HTTP 202, job polled to the end)"
 
 
 def timeline_latencies(url: str, trace_id: int, duration_ms: float, windows: int):
@@ -242,12 +294,20 @@ def main() -> None:
     parser.add_argument("--windows", type=int, default=300)
     parser.add_argument("--rss-events", default="",
                         help="comma-separated trace sizes (events) to print peak RSS for")
+    parser.add_argument("--instructions", action="store_true",
+                        help="print only valgrind instruction counts (load-independent)")
     args = parser.parse_args()
     from tests.conftest import free_port
 
     portal_support.free_port = lambda: free_port(8200, 8299)
     folder = ROOT / "var" / "bench"
     folder.mkdir(parents=True, exist_ok=True)
+    if args.instructions:
+        import schedtrace._compiled
+
+        print(f"schedtrace: {schedtrace._compiled.STATE}", flush=True)
+        print_instructions(folder)
+        return
     path = folder / f"trace-{args.events}.trace"
     started = time.perf_counter()
     lines = write_trace(path, args.events)
@@ -277,11 +337,13 @@ def main() -> None:
     try:
         [web] = server.worker_pids()
         idle = current_rss_mb(web)
-        created, request_s, total_s = upload_through_worker(server, token, path, "bench 1M")
+        created, request_s, total_s, status = upload_through_worker(server, token, path,
+                                                                    "bench 1M")
         web_peak = peak_rss_mb(web)
         worker_peak = worker.stop()
         worker = None
-        print(f"ingest through the Celery worker: {created['events']:,} events stored "
+        print(f"ingest {_how_ingested(status, path.stat().st_size, env)}: "
+              f"{created['events']:,} events stored "
               f"{total_s:.1f} s after the POST ({created['events'] / total_s:,.0f} events/s end "
               f"to end, {created['tasks']} tasks); request held {request_s:.1f} s; gunicorn "
               f"worker RSS {idle:.0f} MB idle, peak {web_peak:.0f} MB; Celery worker peak RSS "
