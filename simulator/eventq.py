@@ -68,15 +68,21 @@ class EventQueue:
 
     def schedule(self, ev: Event, when: int) -> None:
         """Make ``when`` the instant of ``ev``, queued or not, with the next sequence number."""
-        self._stamp(ev, when)
         pos = ev.pos
+        # the new sequence number is the largest yet, so a queued event's (when, seq) grows
+        # exactly when ``when`` does not fall: moved later (or to the same instant) it can only
+        # sink, moved earlier (or new) only rise -- one sift, not both
+        later = pos != NOT_QUEUED and when >= ev.when
+        seq = self.seq = self.seq + 1  # _stamp(), inlined: this runs once per event
+        ev.when = when
+        ev.seq = seq
+        if later:
+            self._sift_down(ev, pos)
+            return
         if pos == NOT_QUEUED:
             pos = len(self.heap)
             self.heap.append(ev)
-        # moved earlier (or new) it may rise, moved later it may sink; the other sift is a no-op
         self._sift_up(ev, pos)
-        if ev.pos == pos:
-            self._sift_down(ev, pos)
 
     def cancel(self, ev: Event) -> None:
         """Take ``ev`` out of the queue (nothing happens if it is not queued)."""
@@ -142,13 +148,17 @@ class EventQueue:
             if child_pos >= size:
                 break
             child = heap[child_pos]
+            child_when = child.when
             right_pos = child_pos + 1
             if right_pos < size:
                 right = heap[right_pos]
-                if right.when < child.when or (right.when == child.when and right.seq < child.seq):
+                right_when = right.when
+                if right_when < child_when or (right_when == child_when
+                                               and right.seq < child.seq):
                     child = right
                     child_pos = right_pos
-            if child.when < when or (child.when == when and child.seq < seq):
+                    child_when = right_when
+            if child_when < when or (child_when == when and child.seq < seq):
                 heap[pos] = child
                 child.pos = pos
                 pos = child_pos
