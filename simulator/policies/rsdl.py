@@ -22,6 +22,17 @@ class Entry:
         self.rotations: int = rotations
 
 
+class LevelQuota:
+    """A level's quota left this epoch on one runqueue, shared by the level's tasks.  An object
+    with a native field rather than an int in a list: the compiled build charges it on every
+    event, and a list would box each new value."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, left: int):
+        self.left: int = left
+
+
 class Bucket:
     """The queue of one level (or the expired array) of a runqueue, as a movable whole.
 
@@ -90,7 +101,7 @@ class RsdlPolicy(Policy):
         rq.seq = 0  # bitmap of the levels that hold live tasks, as the kernel's prio bitmap
         # per level: quota left this epoch; rq.min_vruntime is reused as the first level not
         # yet finished this epoch (levels above it were rotated away)
-        rq.extra = [self.rr] * LEVELS
+        rq.extra = [LevelQuota(self.rr) for _ in range(LEVELS)]
         return rq
 
     def _settle(self, entry: Entry):
@@ -252,7 +263,8 @@ class RsdlPolicy(Policy):
         rq.curr = None
         rq.nr_queued += 1
         level = task.level
-        if not task.expired and rq.extra[level] <= 0 and level >= rq.min_vruntime:
+        quotas: list[LevelQuota] = rq.extra
+        if not task.expired and quotas[level].left <= 0 and level >= rq.min_vruntime:
             self._minor_rotation(rq, level)
         if task.yield_pending:
             task.yield_pending = False
@@ -269,7 +281,9 @@ class RsdlPolicy(Policy):
 
     def _major_rotation(self, rq: RunQueue):
         rq.min_vruntime = 0
-        rq.extra = [self.rr] * LEVELS
+        quota: LevelQuota
+        for quota in rq.extra:
+            quota.left = self.rr
         expired: Bucket = rq.expired
         rq.expired = Bucket(LEVELS, expired=True)
         active: list[Bucket] = rq.active
@@ -327,28 +341,26 @@ class RsdlPolicy(Policy):
 
     def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):
         task.quota -= elapsed
-        quotas: list[int] = rq.extra
-        level = task.level
-        left: int = quotas[level] - elapsed
-        quotas[level] = left
+        quotas: list[LevelQuota] = rq.extra
+        quotas[task.level].left -= elapsed
         if rq.nr_queued == 0:
             # alone: rotations would change nothing visible; apply them lazily
             while task.quota <= 0:
                 self._descend(task)
                 task.expired = False
-            if rq.extra[task.level] <= 0:
+            if quotas[task.level].left <= 0:
                 self._major_rotation(rq)
 
     def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
         if not rq.nr_queued:
             return None
-        quotas: list[int] = rq.extra
-        left = min(task.quota, quotas[task.level])
+        quotas: list[LevelQuota] = rq.extra
+        left = min(task.quota, quotas[task.level].left)
         return start + max(0, left)
 
     def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
-        quotas: list[int] = rq.extra
-        return task.quota <= 0 or quotas[task.level] <= 0
+        quotas: list[LevelQuota] = rq.extra
+        return task.quota <= 0 or quotas[task.level].left <= 0
 
     def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
         return not task.expired and task.level < curr.level
