@@ -114,7 +114,10 @@ def switch_event(ts: int, cpu: int, pid: int, comm: str, line: int, prev_comm: s
                  next_prio: int) -> Event:
     """A sched_switch, built without a fields dict (the parsers' fast path)."""
     event = ParsedEvent(ts, cpu, SWITCH, pid, comm, line)
-    event.prev_comm, event.prev_pid, event.prev_prio = prev_comm, prev_pid, prev_prio
+    # the task switched out is mostly the line's own: its pid is then the same int object
+    # (compiled, each int stored in an Event is boxed, and one over 256 allocated)
+    event.prev_pid = event.pid if prev_pid == pid else prev_pid
+    event.prev_comm, event.prev_prio = prev_comm, prev_prio
     event.prev_state = prev_state
     event.next_comm, event.next_pid, event.next_prio = next_comm, next_pid, next_prio
     return event
@@ -126,4 +129,22 @@ def wake_event(ts: int, cpu: int, kind: str, pid: int, comm: str, line: int, tar
     event = ParsedEvent(ts, cpu, kind, pid, comm, line)
     event.target_comm, event.target_pid = target_comm, target_pid
     event.target_prio, event.target_cpu = target_prio, target_cpu
+    return event
+
+
+def migrate_event(ts: int, cpu: int, pid: int, comm: str, line: int, target_comm: str,
+                  target_pid: int, target_prio: int, orig_cpu: int, dest_cpu: int) -> Event:
+    """A sched_migrate_task, built without a fields dict."""
+    event = ParsedEvent(ts, cpu, MIGRATE, pid, comm, line)
+    event.target_comm, event.target_pid, event.target_prio = target_comm, target_pid, target_prio
+    event.orig_cpu, event.dest_cpu = orig_cpu, dest_cpu
+    return event
+
+
+def fork_event(ts: int, cpu: int, pid: int, comm: str, line: int, parent_comm: str,
+               parent_pid: int, child_comm: str, child_pid: int) -> Event:
+    """A sched_process_fork, built without a fields dict."""
+    event = ParsedEvent(ts, cpu, FORK, pid, comm, line)
+    event.parent_comm, event.parent_pid = parent_comm, parent_pid
+    event.child_comm, event.child_pid = child_comm, child_pid
     return event

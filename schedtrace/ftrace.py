@@ -40,6 +40,10 @@ class FtraceParser(LineParser):
     def fast_event(self, text: str, number: int) -> ev.Event | None:
         return fast_line(text, number)
 
+    def fast_event_at(self, raw: bytes, text: str, first: int, end: int,
+                      number: int) -> ev.Event | None:
+        return fast_line_at(raw, text, first, end, number)
+
     def match_prefix(self, text):
         if self.instance_prefix:
             text = INSTANCE.sub("", text, count=1)
@@ -54,7 +58,8 @@ def looks_like(text: str) -> bool:
     return PREFIX.match(text) is not None or PREFIX.match(INSTANCE.sub("", text, 1)) is not None
 
 
-# The fast path (schedtrace.lines): a sched_switch or wakeup line of tracefs' own layout
+# The fast path (schedtrace.lines): a sched_switch, wakeup, migrate or fork line of tracefs'
+# own layout
 #     <comm>-<pid> [<cpu>] <flags> <seconds>.<6 digits>: <event>: <key=value fields>
 # read from the line's bytes a byte at a time. Compiled, `raw[i]` with a native (i64) index is
 # a bounds check and a load (some 9 instructions), where `ord(text[i])` of a str is some 24 and
@@ -112,7 +117,8 @@ def _digits_end(raw: bytes, start: i64, end: i64) -> i64:
 
 
 def _at(raw: bytes, word: bytes, start: i64) -> bool:
-    """raw.startswith(word, start) for start >= 0, a byte at a time (no slice made)."""
+    """raw.startswith(word, start) for start >= 0, a byte at a time (no slice made). No word
+    holds a newline, so none is found across a line's end."""
     length: i64 = len(word)
     if start + length > len(raw):
         return False
@@ -124,9 +130,9 @@ def _at(raw: bytes, word: bytes, start: i64) -> bool:
     return True
 
 
-def _find(raw: bytes, word: bytes, start: i64) -> i64:
-    """raw.find(word, start) for start >= 0 and a word that starts with a space."""
-    last: i64 = len(raw) - len(word)
+def _find(raw: bytes, word: bytes, start: i64, end: i64) -> i64:
+    """raw.find(word, start, end) for start >= 0 and a word that starts with a space."""
+    last: i64 = end - len(word)
     while start <= last:
         if raw[start] == _SPACE and _at(raw, word, start):
             return start
@@ -150,23 +156,11 @@ def _number(raw: bytes, start: i64, end: i64) -> tuple[i64, i64]:
     return (value if index > start else -1), index
 
 
-def _end_of_text(raw: bytes) -> i64:
-    """len(raw) without its trailing whitespace."""
-    end: i64 = len(raw)
-    while end > 0 and _is_space(raw[end - 1]):
+def _end_of_text(raw: bytes, first: i64, end: i64) -> i64:
+    """Where the line raw[first:end] ends without its trailing whitespace."""
+    while end > first and _is_space(raw[end - 1]):
         end -= 1
     return end
-
-
-def _first_bracket(raw: bytes) -> i64:
-    """raw.find(b"[")."""
-    size: i64 = len(raw)
-    index: i64 = 0
-    while index < size:
-        if raw[index] == 91:  # 91: "["
-            return index
-        index += 1
-    return -1
 
 
 def fast_line(text: str, number: int) -> ev.Event | None:
@@ -175,40 +169,47 @@ def fast_line(text: str, number: int) -> ev.Event | None:
     raw = text.encode("utf-8", "surrogatepass")
     if len(raw) != len(text):
         return None
-    bracket = _first_bracket(raw)
-    if bracket <= 0:
+    return fast_line_at(raw, text, 0, len(raw), number)
+
+
+def fast_line_at(raw: bytes, text: str, first: i64, end: i64, number: int) -> ev.Event | None:
+    """fast_line of the line text[first:end] (its newline, if any, at `end`), read in place
+    from `raw`, the bytes of an ASCII `text`: the same offsets."""
+    bracket = first
+    while bracket < end and raw[bracket] != 91:  # 91: "["
+        bracket += 1
+    if bracket <= first or bracket == end:
         return None
-    size: i64 = len(raw)
-    cpu, close = _number(raw, bracket + 1, size)  # the cpu's digits, then `] `
-    if cpu < 0 or close + 2 >= size or raw[close] != 93 or raw[close + 1] != _SPACE:
+    cpu, close = _number(raw, bracket + 1, end)  # the cpu's digits, then `] `
+    if cpu < 0 or close + 2 >= end or raw[close] != 93 or raw[close + 1] != _SPACE:
         return None
-    end = bracket  # the pid's digits end where the whitespace before `[` starts
-    while end > 0 and _is_space(raw[end - 1]):
-        end -= 1
-    dash = _digits_end_back(raw, end)
-    if end == bracket or dash < 0:
+    digits_end = bracket  # the pid's digits end where the whitespace before `[` starts
+    while digits_end > first and _is_space(raw[digits_end - 1]):
+        digits_end -= 1
+    dash = _digits_end_back(raw, first, digits_end)
+    if digits_end == bracket or dash < 0:
         return None
-    pid = _int_at(raw, dash + 1, end)
-    space = _flags_end(raw, close + 2)
+    pid = _int_at(raw, dash + 1, digits_end)
+    space = _flags_end(raw, close + 2, end)
     if pid < 0 or space < 0:
         return None
-    return _after_flags(raw, text, space + 1, cpu, pid, dash, number)
+    return _after_flags(raw, text, first, end, space + 1, cpu, pid, dash, number)
 
 
-def _digits_end_back(raw: bytes, end: i64) -> i64:
-    """The `-` just before the digits that end at `end`, else -1."""
+def _digits_end_back(raw: bytes, first: i64, end: i64) -> i64:
+    """The `-` just before the digits that end at `end` (not before `first`), else -1."""
     start = end
-    while start > 0:
+    while start > first:
         code: i64 = raw[start - 1]
         if code < _ZERO or code > _NINE:
             break
         start -= 1
-    return start - 1 if start > 0 and raw[start - 1] == 45 else -1  # 45: "-"
+    return start - 1 if start > first and raw[start - 1] == 45 else -1  # 45: "-"
 
 
-def _flags_end(raw: bytes, start: i64) -> i64:
+def _flags_end(raw: bytes, start: i64, end: i64) -> i64:
     """The space after 4 to 6 flag characters (no `:`, no whitespace) from `start`, else -1."""
-    limit: i64 = min(start + 7, len(raw))
+    limit: i64 = min(start + 7, end)
     index = start
     while index < limit:
         code: i64 = raw[index]
@@ -220,15 +221,14 @@ def _flags_end(raw: bytes, start: i64) -> i64:
     return -1
 
 
-def _after_flags(raw: bytes, text: str, stamp: i64, cpu: i64, pid: i64, dash: i64,
-                 number: int) -> ev.Event | None:
+def _after_flags(raw: bytes, text: str, first: i64, end: i64, stamp: i64, cpu: i64, pid: i64,
+                 dash: i64, number: int) -> ev.Event | None:
     """The timestamp (after the flags' spaces), the event's name and its fields."""
-    size: i64 = len(raw)
-    while stamp < size and raw[stamp] == _SPACE:  # tracefs pads the timestamp column
+    while stamp < end and raw[stamp] == _SPACE:  # tracefs pads the timestamp column
         stamp += 1
-    seconds, dot = _number(raw, stamp, size)
+    seconds, dot = _number(raw, stamp, end)
     colon = dot + 7
-    if seconds < 0 or colon + 2 > size or raw[dot] != 46 or raw[colon] != 58 \
+    if seconds < 0 or colon + 2 > end or raw[dot] != 46 or raw[colon] != 58 \
             or raw[colon + 1] != _SPACE:  # 46: ".", 58: ":"
         return None
     micros = _int_at(raw, dot + 1, colon)
@@ -238,71 +238,99 @@ def _after_flags(raw: bytes, text: str, stamp: i64, cpu: i64, pid: i64, dash: i6
     ts: int = int(seconds) * 1_000_000_000 + int(micros) * 1000
     start = colon + 2
     # the letter after `sched_` picks the words worth comparing: s(witch) or w(akeup, aking)
-    letter: i64 = raw[start + 6] if start + 6 < size else 0
-    if letter == 115 and _at(raw, b"sched_switch: prev_comm=", start):
-        return _fast_switch(raw, text, start + 24, ts, cpu, pid, _comm(raw, text, dash), number)
+    letter: i64 = raw[start + 6] if start + 6 < end else 0
+    # (24 bytes: one slice compared costs less than a byte at a time)
+    if letter == 115 and raw[start:start + 24] == b"sched_switch: prev_comm=":
+        comm_first, comm_end = _comm_bounds(raw, first, dash)
+        return _fast_switch(raw, text, end, start + 24, ts, cpu, pid, comm_first, comm_end,
+                            number)
+    if letter == 109 and _at(raw, b"sched_migrate_task: comm=", start):
+        return _fast_migrate(raw, text, first, end, start + 25, ts, cpu, pid, dash, number)
+    if letter == 112 and _at(raw, b"sched_process_fork: comm=", start):
+        return _fast_fork(raw, text, first, end, start + 25, ts, cpu, pid, dash, number)
     if letter != 119 or not _at(raw, b"sched_wak", start):
         return None
     if _at(raw, b"eup: comm=", start + 9):
-        return _fast_wakeup(raw, text, start + 19, ev.WAKEUP, ts, cpu, pid,
-                            _comm(raw, text, dash), number)
+        return _fast_wakeup(raw, text, first, end, start + 19, ev.WAKEUP, ts, cpu, pid, dash,
+                            number)
     if _at(raw, b"eup_new: comm=", start + 9):
-        return _fast_wakeup(raw, text, start + 23, ev.WAKEUP_NEW, ts, cpu, pid,
-                            _comm(raw, text, dash), number)
+        return _fast_wakeup(raw, text, first, end, start + 23, ev.WAKEUP_NEW, ts, cpu, pid,
+                            dash, number)
     if _at(raw, b"ing: comm=", start + 9):
-        return _fast_wakeup(raw, text, start + 19, ev.WAKING, ts, cpu, pid,
-                            _comm(raw, text, dash), number)
+        return _fast_wakeup(raw, text, first, end, start + 19, ev.WAKING, ts, cpu, pid, dash,
+                            number)
     return None
 
 
-def _comm(raw: bytes, text: str, dash: i64) -> str:
-    """text[:dash].strip(), in one slice."""
-    first: i64 = 0
+def _comm_bounds(raw: bytes, first: i64, dash: i64) -> tuple[i64, i64]:
+    """Where text[first:dash].strip() starts and ends."""
     last = dash
     while first < last and _is_space(raw[first]):
         first += 1
     while last > first and _is_space(raw[last - 1]):
         last -= 1
-    return text[first:last]
+    return first, last
 
 
-def _number_then(raw: bytes, start: i64, word: bytes) -> tuple[i64, i64]:
+def _comm(raw: bytes, text: str, first: i64, dash: i64) -> str:
+    """text[first:dash].strip(), in one slice."""
+    start, end = _comm_bounds(raw, first, dash)
+    return text[start:end]
+
+
+def _same(raw: bytes, start: i64, end: i64, other: i64, other_end: i64) -> bool:
+    """raw[start:end] == raw[other:other_end], without slicing."""
+    if end - start != other_end - other:
+        return False
+    while start < end:
+        if raw[start] != raw[other]:
+            return False
+        start += 1
+        other += 1
+    return True
+
+
+def _number_then(raw: bytes, start: i64, end: i64, word: bytes) -> tuple[i64, i64]:
     """(the number of 1-18 digits from `start`, where `word` starts right after them), else
     (-1, -1)."""
-    value, end = _number(raw, start, len(raw))
-    if value < 0 or not _at(raw, word, end):
+    value, stop = _number(raw, start, end)
+    if value < 0 or not _at(raw, word, stop):
         return -1, -1
-    return value, end
+    return value, stop
 
 
-def _fast_switch(raw: bytes, text: str, at: i64, ts: int, cpu: i64, pid: i64, comm: str,
-                 number: int) -> ev.Event | None:
-    """`prev_comm=` has been read; the fields from `at`."""
-    prev_pid_at = _find(raw, b" prev_pid=", at)
+def _fast_switch(raw: bytes, text: str, end: i64, at: i64, ts: int, cpu: i64, pid: i64,
+                 comm_first: i64, comm_end: i64, number: int) -> ev.Event | None:
+    """`prev_comm=` has been read; the fields from `at` (the line ends at `end`; the prefix's
+    comm is text[comm_first:comm_end])."""
+    prev_pid_at = _find(raw, b" prev_pid=", at, end)
     if prev_pid_at < 0:
         return None
-    prev_pid, prev_prio_at = _number_then(raw, prev_pid_at + 10, b" prev_prio=")
+    prev_pid, prev_prio_at = _number_then(raw, prev_pid_at + 10, end, b" prev_prio=")
     if prev_prio_at < 0:
         return None
-    prev_prio, state_at = _number_then(raw, prev_prio_at + 11, b" prev_state=")
+    prev_prio, state_at = _number_then(raw, prev_prio_at + 11, end, b" prev_state=")
     if state_at < 0:
         return None
-    size: i64 = len(raw)
     arrow_at = state_at + 12  # the state ends at the first whitespace: ` ==> next_comm=`
-    while arrow_at < size and not _is_space(raw[arrow_at]):
+    while arrow_at < end and not _is_space(raw[arrow_at]):
         arrow_at += 1
     if arrow_at == state_at + 12 or not _at(raw, b" ==> next_comm=", arrow_at):
         return None
-    next_pid_at = _find(raw, b" next_pid=", arrow_at + 15)
+    next_pid_at = _find(raw, b" next_pid=", arrow_at + 15, end)
     if next_pid_at < 0:
         return None
-    next_pid, next_prio_at = _number_then(raw, next_pid_at + 10, b" next_prio=")
+    next_pid, next_prio_at = _number_then(raw, next_pid_at + 10, end, b" next_prio=")
     if next_prio_at < 0:
         return None
-    next_prio, cut = _number(raw, next_prio_at + 11, size)
-    if next_prio < 0 or cut != _end_of_text(raw):
+    next_prio, cut = _number(raw, next_prio_at + 11, end)
+    if next_prio < 0 or cut != _end_of_text(raw, cut, end):
         return None
-    return ev.switch_event(ts, cpu, pid, comm, number, text[at:prev_pid_at], prev_pid,
+    comm = text[comm_first:comm_end]
+    # the task switched out is mostly the line's own: its name is then the same str object
+    prev_comm = comm if _same(raw, at, prev_pid_at, comm_first, comm_end) \
+        else text[at:prev_pid_at]
+    return ev.switch_event(ts, cpu, pid, comm, number, prev_comm, prev_pid,
                            prev_prio, _state(text, state_at + 12, arrow_at),
                            text[arrow_at + 15:next_pid_at], next_pid, next_prio)
 
@@ -313,27 +341,71 @@ def _state(text: str, start: i64, end: i64) -> str:
     return text[start] if end == start + 1 else text[start:end]
 
 
-def _fast_wakeup(raw: bytes, text: str, at: i64, kind: str, ts: int, cpu: i64, pid: i64,
-                 comm: str, number: int) -> ev.Event | None:
+def _fast_wakeup(raw: bytes, text: str, first: i64, end: i64, at: i64, kind: str, ts: int,
+                 cpu: i64, pid: i64, dash: i64, number: int) -> ev.Event | None:
     """`<kind>: comm=` has been read; `pid=.. prio=.. [success=..] [target_cpu=..]` from `at`."""
-    pid_at = _find(raw, b" pid=", at)
+    pid_at = _find(raw, b" pid=", at, end)
     if pid_at < 0:
         return None
-    target_pid, prio_at = _number_then(raw, pid_at + 5, b" prio=")
+    target_pid, prio_at = _number_then(raw, pid_at + 5, end, b" prio=")
     if prio_at < 0:
         return None
-    end = _end_of_text(raw)
+    end = _end_of_text(raw, prio_at, end)
     prio, cut = _number(raw, prio_at + 6, end)
     if cut < end and _at(raw, b" success=", cut):
         after = _digits_end(raw, cut + 9, end)
         cut = after if after > cut + 9 else -1
+    target_cpu: i64 = -1
     if 0 <= cut < end and _at(raw, b" target_cpu=", cut):
         target_cpu, cut = _number(raw, cut + 12, end)
-        if cut != end or prio < 0 or target_cpu < 0:
+        if target_cpu < 0:
             return None
-        return ev.wake_event(ts, cpu, kind, pid, comm, number, text[at:pid_at], target_pid,
-                             prio, target_cpu)
     if cut != end or prio < 0:
         return None
+    comm = _comm(raw, text, first, dash)
     return ev.wake_event(ts, cpu, kind, pid, comm, number, text[at:pid_at], target_pid, prio,
-                         None)
+                         target_cpu if target_cpu >= 0 else None)
+
+
+def _fast_migrate(raw: bytes, text: str, first: i64, end: i64, at: i64, ts: int, cpu: i64,
+                  pid: i64, dash: i64, number: int) -> ev.Event | None:
+    """`sched_migrate_task: comm=` has been read; `pid=.. prio=.. orig_cpu=.. dest_cpu=..`
+    from `at`."""
+    pid_at = _find(raw, b" pid=", at, end)
+    if pid_at < 0:
+        return None
+    target_pid, prio_at = _number_then(raw, pid_at + 5, end, b" prio=")
+    if prio_at < 0:
+        return None
+    prio, orig_at = _number_then(raw, prio_at + 6, end, b" orig_cpu=")
+    if orig_at < 0:
+        return None
+    orig_cpu, dest_at = _number_then(raw, orig_at + 10, end, b" dest_cpu=")
+    if dest_at < 0:
+        return None
+    dest_cpu, cut = _number(raw, dest_at + 10, end)
+    if dest_cpu < 0 or cut != _end_of_text(raw, cut, end):
+        return None
+    return ev.migrate_event(ts, cpu, pid, _comm(raw, text, first, dash), number,
+                            text[at:pid_at], target_pid, prio, orig_cpu, dest_cpu)
+
+
+def _fast_fork(raw: bytes, text: str, first: i64, end: i64, at: i64, ts: int, cpu: i64,
+               pid: i64, dash: i64, number: int) -> ev.Event | None:
+    """`sched_process_fork: comm=` has been read; `pid=.. child_comm=.. child_pid=..` from
+    `at`."""
+    pid_at = _find(raw, b" pid=", at, end)
+    if pid_at < 0:
+        return None
+    parent_pid, child_at = _number_then(raw, pid_at + 5, end, b" child_comm=")
+    if child_at < 0:
+        return None
+    child_pid_at = _find(raw, b" child_pid=", child_at + 12, end)
+    if child_pid_at < 0:
+        return None
+    child_pid, cut = _number(raw, child_pid_at + 11, end)
+    if child_pid < 0 or cut != _end_of_text(raw, cut, end):
+        return None
+    return ev.fork_event(ts, cpu, pid, _comm(raw, text, first, dash), number,
+                         text[at:pid_at], parent_pid, text[child_at + 12:child_pid_at],
+                         child_pid)

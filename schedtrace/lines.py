@@ -1,17 +1,28 @@
 """Shared line loop: comments, lost-events markers, truncated last line, unknown events.
 
-A parser may override `fast_event(text, line_number) -> Event | None` (and set `use_fast`),
-which reads its most common lines (prefix and fields at once) without the general path's
-steps: a method, so compiled it is a direct call with unboxed arguments. It must read exactly what
-the general path reads from such a line, and give None for any line it cannot read that way
+A parser may override `fast_event(text, line_number) -> Event | None` and
+`fast_event_at(raw, text, first, end, line_number)` (and set `use_fast`), which read its most
+common lines (prefix and fields at once) without the general path's steps: methods, so compiled
+they are direct calls with unboxed arguments. `fast_event_at` reads a line where it lies in a
+chunk of ASCII text (`parse_text`: no str made per line). Both must read exactly what the
+general path reads from such a line, and give None for any line they cannot read that way
 (which then takes the general path): tests/schedtrace/test_fast_path.py runs both over every
-fixture and compares every event and figure."""
+fixture, generated and mutated ("hostile") files and compares every event, figure and refusal."""
 
 import re
+from typing import Final
 
 from . import event as ev
 from .errors import RefusedValue, TraceError
 from .fields import parse_fields, parse_timestamp
+
+# What schedtrace.reader._batches hands the parser: (kind, lines, text)
+LINES: Final = 0      # `lines`, each whole
+LAST_LINE: Final = 1  # `lines`: the trace's last line, without its newline
+TEXT: Final = 2       # `text`: whole lines, ASCII, no CR, each with its newline
+TOO_LONG: Final = 3   # the line after `text`'s whole lines is over MAX_LINE
+MAX_LINE: Final = 1 << 20  # a longer "line" is not a trace line: refusing it keeps
+# memory bounded
 
 KNOWN = frozenset(ev.KINDS)
 LOST = re.compile(r"^\s*CPU:?\s*(\d+)\s*\[(?:LOST (\d+) EVENTS|(\d+) EVENTS DROPPED)\]\s*$")
@@ -61,15 +72,67 @@ class LineParser:
         return None
 
     def parse(self, batches):
-        """`batches`: (lines, complete?) as schedtrace.reader._batches gives them; yields the
-        events of each batch as a list, in input order (a list a batch: no generator step per
+        """`batches`: what schedtrace.reader._batches gives (see Batch there); yields the events
+        of each batch as a list, in input order (a list a batch: no generator step per
         event)."""
-        for lines, complete in batches:
-            events = self.parse_lines(lines, complete)
+        for kind, lines, text in batches:
+            if kind == TEXT:
+                events = self.parse_text(text)
+            elif kind == TOO_LONG:
+                raise TraceError(f"line longer than {MAX_LINE} characters",
+                                 self.lines + text.count("\n") + 1)
+            else:
+                events = self.parse_lines(lines, kind == LINES)
             if events:
                 yield events
             if self.truncated:
                 return
+
+    def fast_event_at(self, raw: bytes, text: str, first: int, end: int,
+                      number: int) -> ev.Event | None:
+        """fast_event of the line text[first:end] read in place (`raw`: the bytes of an ASCII
+        `text`), or None."""
+        return None
+
+    def parse_text(self, text: str) -> list[ev.Event]:
+        """The events of whole lines of ASCII text without a CR, each ending in a newline: the
+        same as parse_lines of its lines, but the fast path reads each line where it is (no
+        str made per line: splitting the text costs more than reading most of its lines)."""
+        if not self.use_fast or (self.refuse_nul and self.read.nul_seen):
+            return self.parse_lines(text.split("\n")[:-1], True)
+        raw = text.encode()
+        number = self.lines
+        last_ts = self.last_ts
+        max_ts = self.max_ts
+        events: list[ev.Event] = []
+        in_order = True
+        first = 0
+        size = len(text)
+        while first < size:
+            end = text.find("\n", first)
+            number += 1
+            self.lines = number
+            event = self.fast_event_at(raw, text, first, end, number)
+            if event is None:
+                event = self._general(number, text[first:end], True, last_ts)
+                first = end + 1
+                if event is None:
+                    continue
+                if event.kind == ev.LOST:
+                    events.append(event)
+                    continue
+            first = end + 1
+            ts = event.ts
+            if max_ts is not None and ts > max_ts:
+                raise RefusedValue(f"the timestamp is out of range (0 to "
+                                   f"{max_ts // 10**9} s)", number)
+            if ts < last_ts:
+                in_order = False
+            last_ts = ts
+            events.append(event)
+        self.last_ts = last_ts
+        self.batch_in_order = in_order
+        return events
 
     def parse_lines(self, lines: list[str], complete: bool) -> list[ev.Event]:
         """The events of the next lines (`complete`: False when the last has no newline)."""

@@ -14,7 +14,7 @@ from . import ftrace, perf
 from .errors import TraceError
 from .event import Event
 from .ftrace import FtraceParser
-from .lines import ReadState
+from .lines import LAST_LINE, LINES, MAX_LINE, TEXT, TOO_LONG, ReadState
 from .perf import PerfParser
 
 FORMATS = ("ftrace", "trace-cmd", "perf")
@@ -23,7 +23,6 @@ _SNIFF_LINES = 200
 
 
 _CHUNK = 1 << 16
-MAX_LINE = 1 << 20  # a longer "line" is not a trace line; refusing it keeps memory bounded
 
 
 def _binary(source):
@@ -58,31 +57,55 @@ def _chunks(stream, compressed, warnings):
 
 
 def _batches(stream, compressed, warnings, owner=None):
-    """The lines of the text, one list per decompressed chunk: (lines, complete?) where
-    `complete` is False only for a last line without its newline (a list of that one line).
-    `owner.nul_seen` turns True once a NUL byte has been read (callers that refuse NULs check
-    lines only from then on). Lists, not single lines, so the parser's loop pays no generator
-    step per line."""
-    pending = ""
-    number = 0  # lines handed out so far
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")  # a chunk may split a character
+    """The text, a decompressed chunk at a time, as (kind, lines, text) (schedtrace.lines):
+    whole lines in one str (TEXT) where they are ASCII without a CR, else split into `lines`
+    (LINES; CRs before newlines removed); the trace's last line when it has no newline
+    (LAST_LINE, a list of that one line); TOO_LONG once the unfinished line after a chunk's
+    whole lines is over MAX_LINE characters (their text is given: the parser counts them for
+    the refusal's line number; the old reader refused them in the same place). `owner.nul_seen`
+    turns True once a NUL byte has been read (callers that refuse NULs check lines only from
+    then on). A chunk, not a line, at a time: the parser's loop pays no generator step per
+    line. The bytes are cut after their last newline before they are decoded, so no character
+    is split and each piece decodes as the whole stream would ("replace": a newline ends any
+    broken sequence before it)."""
+    pending = b""
     for chunk in _chunks(stream, compressed, warnings):
         if owner is not None and b"\x00" in chunk:
             owner.nul_seen = True
-        text = pending + decoder.decode(chunk)
+        cut = chunk.rfind(b"\n") + 1
+        if cut:  # one copy of the chunk's whole lines, with what came before them
+            whole, pending = b"".join((pending, memoryview(chunk)[:cut])), chunk[cut:]
+        else:
+            whole, pending = b"", pending + chunk
+        text = whole.decode("utf-8", "replace")
+        if len(pending) > MAX_LINE and _characters(pending) > MAX_LINE:
+            yield TOO_LONG, None, text
+            return
+        if not text:
+            continue
+        if len(text) == len(whole) and "\r" not in text:
+            yield TEXT, None, text
+            continue
         parts = text.split("\n")
-        pending = parts.pop()
-        if len(pending) > MAX_LINE:
-            # the unfinished line after this chunk's whole ones is the long one
-            raise TraceError(f"line longer than {MAX_LINE} characters", number + len(parts) + 1)
+        parts.pop()  # the text ends with its last newline
         if "\r" in text:
             parts = [line[:-1] if line.endswith("\r") else line for line in parts]
-        if parts:
-            number += len(parts)
-            yield parts, True
-    pending += decoder.decode(b"", final=True)
+        yield LINES, parts, ""
     if pending:
-        yield [pending.rstrip("\r")], False
+        yield LAST_LINE, [pending.decode("utf-8", "replace").rstrip("\r")], ""
+
+
+def _characters(pending: bytes) -> int:
+    """How many characters the unfinished line's bytes are so far (a character whose bytes
+    have not all come yet is not counted)."""
+    return len(codecs.getincrementaldecoder("utf-8")("replace").decode(pending))
+
+
+def _head_lines(batch) -> list[str]:
+    kind, lines, text = batch
+    if kind == TEXT:
+        return text.split("\n")[:-1]
+    return [] if kind == TOO_LONG else lines
 
 
 def detect_format(first_lines) -> str:
@@ -120,14 +143,17 @@ class EventStream:
         self._read = ReadState()  # nul_seen: a NUL byte was read so far (see _batches)
         self._stream, compressed, self._raw, self._owned = _binary(source)
         batches = _batches(self._stream, compressed, self.warnings, self._read)
-        head: list[tuple[list[str], bool]] = []
-        sniffed = 0
+        head = []
+        first: list[str] = []
         for batch in batches:
+            if batch[0] == TOO_LONG:  # refused here, as it always was, with its line
+                raise TraceError(f"line longer than {MAX_LINE} characters",
+                                 len(first) + batch[2].count("\n") + 1)
             head.append(batch)
-            sniffed += len(batch[0])
-            if sniffed >= _SNIFF_LINES:
+            first += _head_lines(batch)
+            if len(first) >= _SNIFF_LINES:
                 break
-        first = [text for lines, _ in head for text in lines][:_SNIFF_LINES]
+        first = first[:_SNIFF_LINES]
         self.format = format or detect_format(first)
         self._parser: PerfParser | FtraceParser
         if self.format == "perf":

@@ -114,6 +114,9 @@ class CpuStats:
                 "first_ms": self.first_ns / 1e6, "last_ms": self.last_ns / 1e6}
 
 
+_CPU_LIST: Final = 4096  # CPU numbers TraceStats finds by list index (see _cpu)
+
+
 class TraceStats:
     """Feed events with `add(event)` (or `consume(iterable)`), then `finish()`.
 
@@ -128,7 +131,7 @@ class TraceStats:
                  on_wakeup: WakeupHook | None = None) -> None:
         self.tasks: list[TaskStats] = []
         self.cpus: dict[int, CpuStats] = {}
-        self._by_pid: dict[int, TaskStats] = {}
+        self._by_pid: dict[int | None, TaskStats] = {}  # keys: int (see _task)
         self.on_segment = on_segment
         self.on_wakeup = on_wakeup
         # A RunRecorder's own hooks are called directly (compiled: no Python call per segment)
@@ -138,17 +141,41 @@ class TraceStats:
                 and on_wakeup == owner.wakeup:
             self._runs = owner
         self.events = 0
-        self.first_ns: int | None = None
-        self.last_ns: int | None = None
+        # first_ns and last_ns (None before the first event) are kept as native ints plus a
+        # flag: compiled, an `int | None` attribute set per event would box the int each time
+        self._seen = False
+        self._first_ns = 0
+        self._last_ns = 0
+        # CpuStats by CPU number for the numbers below _CPU_LIST (self.cpus holds them all):
+        # a list index instead of a dict lookup per event
+        self._cpu_list: list[CpuStats | None] = []
         self.lost_events = 0
         self.inferred_switches = 0     # sched_switch events the trace lacks, found missing
         self.inferred_switch_ins = 0   # ... of them, switch-ins of a task placed by inference
         self.inferred_switch_outs = 0  # tasks taken off a CPU without a recorded switch-out
         self.finished = False
 
+    @property
+    def first_ns(self) -> int | None:
+        """The first event's timestamp (ns), None before any."""
+        return self._first_ns if self._seen else None
+
+    @property
+    def last_ns(self) -> int | None:
+        """The latest timestamp seen (ns), None before any event."""
+        return self._last_ns if self._seen else None
+
     # -- tasks ---------------------------------------------------------------------------------
     def task(self, pid: int, comm: str | None, ts: int, *, new: bool = False,
              parent_pid: int | None = None) -> TaskStats:
+        return self._task(pid, comm, ts, new, parent_pid)
+
+    def _task(self, pid: int | None, comm: str | None, ts: int, new: bool = False,
+              parent_pid: int | None = None) -> TaskStats:
+        """task(), for a pid that is not None. Typed `int | None` so that, compiled, an event's
+        pid (an int object already) is the dict's key as it is: an `int` would be boxed anew
+        for every lookup."""
+        assert pid is not None
         task = self._by_pid.get(pid)
         if task is None or new or task.dead:
             task = TaskStats(len(self.tasks), pid, comm if comm and comm != "<...>" else "",
@@ -228,7 +255,7 @@ class TraceStats:
                           or cpu.current is not None and cpu.current.pid == pid):
             return
         ts = event.ts
-        task = None if pid == 0 else self.task(pid, event.comm, ts)
+        task = None if pid == 0 else self._task(pid, event.comm, ts)
         if not cpu.known:  # the CPU's first line, or its first after lost events
             self._start(cpu, task, ts, recorded=False)
             return
@@ -256,19 +283,18 @@ class TraceStats:
     # -- events --------------------------------------------------------------------------------
     def add(self, event: Event) -> None:
         ts = event.ts
-        cpu = self.cpus.get(event.cpu)
-        if cpu is None:
-            cpu = self.cpus[event.cpu] = CpuStats(event.cpu, ts)
+        cpu = self._cpu(event.cpu, ts)
         kind = event.kind
         if kind == ev.LOST:
             self.lost_events += event.lost or 0
             self._stop(cpu, cpu.last_ns, "?")
             return
         self.events += 1
-        if self.first_ns is None:
-            self.first_ns = ts
-        last = self.last_ns
-        self.last_ns = ts if last is None or ts > last else last
+        if not self._seen:
+            self._seen = True
+            self._first_ns = self._last_ns = ts
+        elif ts > self._last_ns:
+            self._last_ns = ts
         self._reconcile(cpu, event)
         # an if-chain, not a table of methods: compiled, these are direct calls
         if kind == ev.SWITCH:
@@ -285,6 +311,22 @@ class TraceStats:
             raise KeyError(kind)
         if ts > cpu.last_ns:  # after: _placed_at reads the CPU's previous line
             cpu.last_ns = ts
+
+    def _cpu(self, number: int, ts: int) -> CpuStats:
+        """The CpuStats of CPU `number`, made (starting at `ts`) on its first event."""
+        listed = self._cpu_list
+        if 0 <= number < len(listed):
+            found = listed[number]
+            if found is not None:
+                return found
+        cpu = self.cpus.get(number)
+        if cpu is None:
+            cpu = self.cpus[number] = CpuStats(number, ts)
+        if 0 <= number < _CPU_LIST:
+            while len(listed) <= number:
+                listed.append(None)
+            listed[number] = cpu
+        return cpu
 
     def consume(self, events: Iterable[Event]) -> "TraceStats":
         """Add every event; from an EventStream a list at a time (its `event_chunks`)."""
@@ -319,22 +361,24 @@ class TraceStats:
         if prev is None or prev.pid != prev_pid:
             prev = self._by_pid.get(prev_pid) if prev_pid else None
         if prev is not None and state.startswith("R") and not prev.dead:
-            prev.runnable_since, prev.woken = ts, False
-            prev.placed_cpu, prev.placed_ns = cpu.cpu, ts
-        nxt = None if next_pid == 0 else self.task(next_pid, event.next_comm, ts)
+            at: int | None = ts  # compiled: boxed once for the two fields
+            prev.runnable_since, prev.woken = at, False
+            prev.placed_cpu, prev.placed_ns = cpu.cpu, at
+        nxt = None if next_pid == 0 else self._task(next_pid, event.next_comm, ts)
         self._start(cpu, nxt, ts)
 
     def _wakeup(self, cpu: CpuStats, event: Event) -> None:
         ts, pid, target_cpu = event.ts, event.target_pid, event.target_cpu
         assert pid is not None
         new = event.kind == ev.WAKEUP_NEW and self._fresh_needed(pid)
-        task = self.task(pid, event.target_comm, ts, new=new)
+        task = self._task(pid, event.target_comm, ts, new)
+        at: int | None = ts  # compiled: boxed once for the two fields below
         if task.running_on is None and target_cpu is not None:
             # sched_wakeup after sched_waking names the CPU finally chosen: the later one wins
-            task.placed_cpu, task.placed_ns = target_cpu, ts
+            task.placed_cpu, task.placed_ns = target_cpu, at
         if task.running_on is not None or task.runnable_since is not None:
             return  # already runnable: sched_waking then sched_wakeup, or a spurious wakeup
-        task.runnable_since, task.woken = ts, True
+        task.runnable_since, task.woken = at, True
         task.wakeups += 1
         runs, hook = self._runs, self.on_wakeup
         if runs is not None:
@@ -444,14 +488,28 @@ class RunRecorder:
         self.spill = spill
         self.limit = limit
         self.cpus: dict[int, Lists] = {}
+        self._cpu_list: list[Lists | None] = []  # self.cpus by index, as TraceStats._cpu
         self.wakes: Lists = ([], [], [], [])
 
-    def segment(self, cpu: int, task: object, start_ns: int, end_ns: int,
-                end_state: str) -> None:
+    def _lists(self, cpu: int) -> Lists:
+        listed = self._cpu_list
+        if 0 <= cpu < len(listed):
+            found = listed[cpu]
+            if found is not None:
+                return found
         lists = self.cpus.get(cpu)
         if lists is None:
             lists = ([], [], [], [])
             self.cpus[cpu] = lists
+        if 0 <= cpu < _CPU_LIST:
+            while len(listed) <= cpu:
+                listed.append(None)
+            listed[cpu] = lists
+        return lists
+
+    def segment(self, cpu: int, task: object, start_ns: int, end_ns: int,
+                end_state: str) -> None:
+        lists = self._lists(cpu)
         starts = lists[0]
         starts.append(start_ns)
         lists[1].append(end_ns)

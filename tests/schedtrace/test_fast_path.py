@@ -72,7 +72,8 @@ def _lines():
         raw = gzip.decompress(raw) if path.suffix == ".gz" else \
             lzma.decompress(raw) if path.suffix == ".xz" else raw
         lines += [line for line in raw.decode(errors="replace").split("\n")
-                  if "sched_switch" in line or "sched_wak" in line]
+                  if "sched_switch" in line or "sched_wak" in line
+                  or "sched_migrate_task" in line or "sched_process_fork" in line]
     return lines
 
 
@@ -116,10 +117,22 @@ ODD_LINES = [
     "prev_state=S ==> next_comm=b next_pid=2 next_prio=120",
     "  t-1 [000] d..2. 1.000001: sched:sched_switch: prev_comm=a prev_pid=1 prev_prio=120 "
     "prev_state=S ==> next_comm=b next_pid=2 next_prio=120",
+    "  t-1 [000] d..2. 1.000001: sched_migrate_task: comm=u pid=2 prio=120 orig_cpu=0 dest_cpu=1",
+    "  t-1 [000] d..2. 1.000001: sched_migrate_task: comm=u pid=2 x pid=3 prio=1 orig_cpu=0 "
+    "dest_cpu=1",
+    "  t-1 [000] d..2. 1.000001: sched_migrate_task: comm=u pid=2 prio=-1 orig_cpu=0 dest_cpu=1",
+    "  t-1 [000] d..2. 1.000001: sched_migrate_task: comm=u pid=2 prio=1 orig_cpu=0 dest_cpu=1 "
+    "running=0",
+    "  t-1 [000] ..... 1.000001: sched_process_fork: comm=a b pid=1 child_comm=c d child_pid=2",
+    "  t-1 [000] ..... 1.000001: sched_process_fork: comm=a pid=1 child_comm=c child_pid=2 "
+    "child_pid=3",
+    "  t-1 [000] ..... 1.000001: sched_process_fork: comm=a pid=x pid=1 child_comm=c "
+    "child_pid=2",
+    "  t-1 [000] ..... 1.000001: sched_process_fork: comm=a pid=1 child_comm= child_pid=-2",
 ]
 MUTATIONS = list(" -[]():=.0123456789\tx_+٣\u00a0") + [
     " pid=", " prio=", " next_pid=", " prev_pid=", " target_cpu=", " success=1", " ==> ",
-    "sched_", ": ", "-12 [000] "]
+    "sched_", ": ", "-12 [000] ", " orig_cpu=", " dest_cpu=", " child_comm=", " child_pid="]
 
 
 def _general(text):
@@ -155,10 +168,11 @@ def test_no_line_reads_differently_on_the_fast_path():
 
 
 def test_the_fast_path_reads_the_common_lines():
-    """Every switch and wakeup line of the tracefs fixtures takes the fast path (their comms
-    have no brackets): what the speed depends on."""
+    """Every switch, wakeup, migrate and fork line of the tracefs fixtures takes the fast path
+    (their comms have no brackets): what the speed depends on."""
     text = (FIXTURES / "ftrace_burn.trace").read_text().splitlines()
-    common = [line for line in text if ": sched_switch:" in line or ": sched_wakeup" in line]
+    common = [line for line in text if ": sched_switch:" in line or ": sched_wakeup" in line
+              or ": sched_migrate_task:" in line or ": sched_process_fork:" in line]
     assert len(common) > 1000
     assert all(fast_line(line, 1) is not None for line in common)
 
@@ -264,3 +278,112 @@ def test_the_reorder_window_gives_what_its_contract_says(tmp_path, window):
         assert reordered.late_events == late
         if name == "late":
             assert late > 0 or window > 4_960
+
+
+def _outcome(source, **options):
+    """everything(), or the refusal a trace ends in (its type, message and line)."""
+    try:
+        return everything(source, **options)
+    except schedtrace.TraceError as error:
+        return ["refused", type(error).__name__, error.message, error.line]
+
+
+def _accepted_variants(rng, lines, count, ascii_only):
+    """Fixture lines and mutations of them that the general path reads (an event or a line
+    it skips): a file of them is read to its end."""
+    found = []
+    while len(found) < count:
+        text = rng.choice(lines)
+        spot = rng.randrange(len(text) + 1)
+        if rng.random() < 0.5:
+            text = text[:spot] + rng.choice(MUTATIONS) + text[spot:]
+        elif rng.random() < 0.3:
+            text = text[:spot] + text[spot + rng.randint(1, 4):]
+        if (ascii_only and not text.isascii()) or isinstance(_general(text), tuple) \
+                and _general(text)[0] == "error":
+            continue
+        found.append(text)
+    return found
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_hostile_files_read_the_same_both_ways(tmp_path, seed):
+    """Files of fixture lines with accepted mutations among them, several 64 KB chunks long
+    (so chunks cut lines anywhere): the fast path reads an ASCII chunk's lines where they lie
+    in it (schedtrace.lines.parse_text), other chunks line by line; both against the general
+    path. Seeds 4-7 add non-ASCII characters, CRLF endings, a NUL in a comm (refused
+    with its line when NULs are refused), a refused line or a last line without its newline."""
+    rng = random.Random(seed)
+    lines = _accepted_variants(rng, _lines(), 4000, ascii_only=seed < 4)
+    ending = "\r\n" if seed == 5 else "\n"
+    if seed == 6:
+        lines.insert(rng.randrange(100, 3900), lines[0].replace("comm=", "comm=a\x00b", 1))
+    if seed == 7:
+        lines.insert(rng.randrange(100, 3900), "  t-1 [000] d..2. 1.000001: sched_switch: x")
+    text = ending.join(lines) + ("" if seed == 4 else ending)
+    path = tmp_path / "hostile.trace"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    assert path.stat().st_size > 3 * 65536
+    for options in ({}, {"max_ts": 2**63 - 1, "refuse_nul": True}, {"reorder_window": 5}):
+        fast, general = _outcome(path, **options), _outcome(path, fast=False, **options)
+        assert fast == general, options
+        if seed in (6, 7) and options.get("refuse_nul", seed == 7):
+            assert fast[0] == "refused" and fast[3] > 100
+
+
+@pytest.mark.parametrize("at_line", [1, 150, 5000])
+def test_an_overlong_line_is_refused_with_its_number(tmp_path, at_line):
+    """A line over MAX_LINE characters is refused with its number, whether it comes while the
+    format is being detected or later, on both paths; multi-byte characters count once."""
+    from schedtrace.lines import MAX_LINE
+
+    good = "  t-1 [000] d..2. 1.000001: sched_wakeup: comm=u pid=2 prio=120 target_cpu=000"
+    head = "  t-1 [000] d..2. 1.000001: sched_wakeup: comm="
+    long_line = head + "ü" * (MAX_LINE + 200_000)  # over the limit a few chunks before its end
+    body = [good] * (at_line - 1) + [long_line] + [good] * 10
+    path = tmp_path / "long.trace"
+    path.write_text("\n".join(body) + "\n")
+    for fast in (True, False):
+        with pytest.raises(schedtrace.TraceError) as caught:
+            list(schedtrace.open_events(path, fast=fast))
+        assert caught.value.line == at_line
+        assert caught.value.message == f"line longer than {MAX_LINE} characters"
+    # as many bytes as the limit, but fewer characters: read
+    fine = tmp_path / "fine.trace"
+    fine.write_text("\n".join([good, head + "ü" * (MAX_LINE // 2 + 10), good]) + "\n")
+    with pytest.raises(schedtrace.TraceError) as caught:  # the fields do not read
+        list(schedtrace.open_events(fine))
+    assert caught.value.line == 2 and "cannot read the fields" in caught.value.message
+
+
+def test_the_reader_gives_the_lines_a_whole_decode_gives(tmp_path):
+    """schedtrace.reader._batches cuts the bytes after a chunk's last newline before decoding:
+    the lines are those of decoding the whole file at once ("replace") and splitting it at
+    newlines (CRs before them removed), also with characters and broken sequences across
+    the 64 KB chunk edges."""
+    from schedtrace.lines import LAST_LINE, LINES, TEXT
+    from schedtrace.reader import _batches, _binary
+
+    rng = random.Random(7)
+    plain = [b"ascii line", b"x" * 200, b" "]
+    pieces = plain + ["ü€𝄞".encode(), b"\xff\xfe", b"\xe2\x82", b"\r"]
+    for ending in (b"\n", b"\r\r", b""):
+        # ASCII lines first (whole chunks of them are read in place), then mixed ones
+        data = b"\n".join(b"".join(rng.choice(plain if number < 8000 else pieces)
+                                   for _ in range(rng.randint(0, 6)))
+                          for number in range(20_000)) + ending
+        path = tmp_path / "mixed.bin"
+        path.write_bytes(data)
+        expected = data.decode("utf-8", "replace").split("\n")
+        last = expected.pop()
+        expected = [line[:-1] if line.endswith("\r") else line for line in expected]
+        if last:  # the last line without a newline loses all its trailing CRs
+            expected.append(last.rstrip("\r"))
+        stream, compressed, raw, _ = _binary(str(path))
+        got, kinds = [], set()
+        for kind, lines, text in _batches(stream, compressed, []):
+            kinds.add(kind)
+            got += text.split("\n")[:-1] if kind == TEXT else lines
+        raw.close()
+        assert got == expected
+        assert kinds >= {TEXT, LINES} and (LAST_LINE in kinds) == bool(last)
