@@ -153,8 +153,7 @@ class EventQueue:
             if right_pos < size:
                 right = heap[right_pos]
                 right_when = right.when
-                if right_when < child_when or (right_when == child_when
-                                               and right.seq < child.seq):
+                if right_when < child_when or (right_when == child_when and right.seq < child.seq):
                     child = right
                     child_pos = right_pos
                     child_when = right_when
