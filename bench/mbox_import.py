@@ -74,6 +74,30 @@ def reference(path: Path) -> tuple[int, float]:
     return count, time.perf_counter() - started
 
 
+def _status_mb(field: str) -> float | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak_rss() -> float | None:
+    """Start the process's peak RSS (VmHWM) afresh, so the reference parse run before it does
+    not count; the RSS now, or None where Linux's clear_refs is not there."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return None
+    return _status_mb("VmRSS")
+
+
+def peak_rss_mb() -> float | None:
+    return _status_mb("VmHWM")
+
+
 def inner(path: Path) -> None:
     import django
 
@@ -119,6 +143,7 @@ def inner(path: Path) -> None:
 
     importjobs._progress = timed
     backend = server_process(connection)
+    rss_before = reset_peak_rss()
     started, cpu_started = time.perf_counter(), time.process_time()
     server_started = process_cpu(backend)
     outcome = importjobs.import_job_run(job_id=job.pk)
@@ -141,6 +166,12 @@ def inner(path: Path) -> None:
     # CPU time (the database server's is not in it) says what the import itself costs.
     print(f"  CPU time of the importing process: {cpu:.1f} s ({imported / cpu:,.0f} messages "
           f"per CPU-second)")
+    peak = peak_rss_mb()
+    if peak is not None and rss_before is not None:
+        archive_mb = path.stat().st_size / 2**20
+        print(f"  peak RSS of the importing process: {peak:.0f} MB ({rss_before:.0f} MB before "
+              f"the import): {(peak - rss_before) / archive_mb:.1f}x the archive's "
+              f"{archive_mb:.0f} MB")
     if server_cpu is not None:
         # The importer's writer thread overlaps the two: with a CPU free for each, the wall
         # time tends to the larger of them rather than their sum.

@@ -236,7 +236,9 @@ def _new_thread(group: list[MailMessage], user, target: Target | None) -> Thread
 
 
 def _post_row(message: MailMessage, thread: Thread) -> Post:
-    return Post(
+    """The message as a new post. The post takes over the raw message (the message keeps no
+    copy), so the bytes are freed once the post is written (_release_written)."""
+    post = Post(
         thread=thread, message_id=message.message_id, in_reply_to=message.in_reply_to,
         references=" ".join(message.references[-50:]), author=message.author[:300],
         root_id=(message.references or [message.in_reply_to or message.message_id])[0],
@@ -244,6 +246,21 @@ def _post_row(message: MailMessage, thread: Thread) -> Post:
         subject=message.subject[:300] or "(no subject)", body=message.body, raw=message.raw,
         envelope=message.envelope[:300], source=PostSource.MAIL, notes=message.notes[:20],
     )
+    message.raw = b""
+    return post
+
+
+# What a written post no longer needs in memory: the raw message and its rendering, the largest
+# of its values (a third of an import's memory). Dropped from the instance they become deferred
+# fields, so a later read of one loads it from the database, and a save() leaves it alone.
+_HEAVY_FIELDS = ("raw", "body_html")
+
+
+def _release_written(posts: list[Post]) -> None:
+    """Forget the heavy values of posts whose INSERT has its parameters (or ran)."""
+    for post in posts:
+        for name in _HEAVY_FIELDS:
+            post.__dict__.pop(name, None)
 
 
 def _render_rows(posts: list[Post]) -> None:
@@ -311,6 +328,7 @@ def _posts_insert(posts: list[Post], meanwhile=_nothing) -> None:
     if not posts or not (with_ids or connection.features.can_return_rows_from_bulk_insert):
         _render_rows(posts)
         Post.objects.bulk_create(posts, batch_size=BATCH)
+        _release_written(posts)
         meanwhile()
         return
     fields = [f for f in Post._meta.concrete_fields if with_ids or not f.primary_key]
@@ -326,6 +344,7 @@ def _posts_insert(posts: list[Post], meanwhile=_nothing) -> None:
             for part in batches:
                 writer.send(f"{into} VALUES {', '.join([row] * len(part))}",
                             _insert_params(part, fields))
+                _release_written(part)  # the parameters hold them until the batch is written
             meanwhile()
     else:
         with connection.cursor() as cursor:
@@ -334,6 +353,7 @@ def _posts_insert(posts: list[Post], meanwhile=_nothing) -> None:
                                _insert_params(part, fields))
                 for post, (pk,) in zip(part, cursor.fetchall(), strict=True):
                     post.pk = pk
+                _release_written(part)
         meanwhile()
     for post in posts:
         post._state.adding, post._state.db = False, connection.alias
@@ -429,6 +449,7 @@ def _store(messages: list[MailMessage], user, target, report,
             rows = [_post_row(m, thread) for m in group]
             _render_rows(rows)
             Post.objects.bulk_create(rows, batch_size=BATCH)
+            _release_written(rows)
         stored.extend(zip(rows, group, strict=True))
         report.posts_by_thread[thread.pk] = report.posts_by_thread.get(thread.pk, 0) + len(rows)
     Attachment.objects.bulk_create(
