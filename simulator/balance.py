@@ -9,7 +9,7 @@ while some runqueue has a second task, so an idle or evenly loaded machine costs
 from typing import TYPE_CHECKING, Any
 
 from .domains import DomainLevel
-from .program import Task
+from .program import RUNNING, Task
 from .topology import build_domains
 
 if TYPE_CHECKING:  # annotations only (the engine imports this module)
@@ -428,6 +428,8 @@ def _keep_busy_next_balance(eng: "Engine", cpu: "Cpu"):
 def periodic(eng: "Engine", cpu: "Cpu"):
     cpu.bal_at = None
     kicked, cpu.kicked = cpu.kicked, False
+    if eng.policy.rebalance_tick(cpu.rq, eng.now):
+        _weights_changed(eng, cpu)
     if eng.overloaded == 0 or not cpu.domains:
         return
     idle = cpu.curr is None and cpu.rq.nr_running == 0
@@ -444,7 +446,18 @@ def periodic(eng: "Engine", cpu: "Cpu"):
         _schedule_balance(eng, cpu)
 
 
+def _weights_changed(eng: "Engine", cpu: "Cpu"):
+    """Reweighted tasks on ``cpu``: its load, and the running task's slice, are new."""
+    load_changed(eng, cpu)
+    cpu.preempt_valid = False
+    curr = cpu.curr
+    if curr is not None and curr.state == RUNNING:
+        eng.plan(cpu)
+
+
 def newidle(eng: "Engine", cpu: "Cpu"):
+    if eng.policy.rebalance_tick(cpu.rq, eng.now):  # 3.x's idle_balance() updates shares too
+        load_changed(eng, cpu)
     level: DomainLevel
     for level in cpu.domains:
         if NEWIDLE in level.flags and load_balance(eng, cpu, level, "newidle"):

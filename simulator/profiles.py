@@ -160,6 +160,11 @@ FAMILY_TUNABLES = {
                               "key, updated (2.6.23-2.6.38), skip-buddy (2.6.39 on)"),
         "gentle_fair_sleepers": _t(False, "bool", "GENTLE_FAIR_SLEEPERS: a waking sleeper gets "
                                    "half a latency period of vruntime credit instead of one"),
+        "shares_window_ms": _t(0, "int", "sysctl_sched_shares_window (2.6.38 - 3.7): a "
+                               "cgroup's entity on a CPU weighs its cpu.shares x its load there "
+                               "/ its load over all CPUs, the others' averaged over this window "
+                               "(update_cfs_shares()); 0: the shares split evenly over the "
+                               "group's tasks (the flattening)"),
     },
     "rsdl": {
         "rr_interval": _t(8, "int", "quota in ms each task gets at each priority level"),
@@ -223,7 +228,8 @@ PROFILES = {
                 sched_latency_ns=6 * MS, sched_min_granularity_ns=750_000,
                 sched_wakeup_granularity_ns=MS, sched_child_runs_first=0,
                 latency_cap_cpus=8, select_idle_sibling=True, balance_fork=True,
-                yield_semantics="skip", gentle_fair_sleepers=True, wakeup_gran_by_wakee=True),
+                yield_semantics="skip", gentle_fair_sleepers=True, wakeup_gran_by_wakee=True,
+                shares_window_ms=10),
     "6.6-eevdf": {"family": "eevdf", "description": "EEVDF (6.6): earliest eligible virtual "
                   "deadline first, base slice 0.75 ms, yield sets vruntime to the deadline, "
                   "select_idle_sibling; SCHED_DEADLINE (global EDF) for periodic tasks",

@@ -98,7 +98,7 @@ class Task:
         "parent", "joinsem", "data", "never_ran", "period", "release", "lock_mode",
         "yield_pending", "skip", "job_deadline", "spins_left", "wall_until", "spin_busy",
         "spin_phase", "static_prio", "sleep_avg", "sched_stamp", "sleep_type",
-        "entity_weight",
+        "entity_weight", "group_shares",
     )
 
     def __init__(self, tid, name, prog, group="default", nice=0, affinity=None):
@@ -123,6 +123,9 @@ class Task:
         # group's entity (find_matching_se()), whose weight is up to the group's cpu.shares,
         # where the task's own weight is the shares split over the group's tasks.  0: its own.
         self.entity_weight: int = 0
+        # The cpu.shares of the task's cgroup when its entity's weight follows the group's load
+        # across CPUs (3.x's windowed group shares, policies/cfs_shares.py).  0: no such group.
+        self.group_shares: int = 0
         self.vruntime: int = 0
         self.deadline: int = 0
         self.slice_left: int = 0

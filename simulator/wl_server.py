@@ -197,6 +197,7 @@ class Overcommit:
             t = b.task(f"vcpu{i}", prog, group="vm")
             t.weight = max(2, prm["vm_shares"] // n)  # a group's shares split over its tasks
             t.entity_weight = prm["vm_shares"]  # its group's entity, at wakeup preemption
+            t.group_shares = prm["vm_shares"]  # where the profile models windowed shares
             b.start(t)
         sizes = _hog_group_sizes(prm)
         for g, size in enumerate(sizes):
@@ -204,6 +205,7 @@ class Overcommit:
                 t = b.task(f"hog{g}.{h}", [(RUN, FOREVER)], group=f"hogs{g}")
                 t.weight = max(2, prm["hog_shares"] // size)
                 t.entity_weight = prm["hog_shares"]
+                t.group_shares = prm["hog_shares"]
                 b.start(t)
         b.eng.stop_at = prm["duration_ms"] * MS
         b.check_budget(n + sum(sizes), b.eng.stop_at)

@@ -123,6 +123,11 @@ class Policy(ABC):
         rq.curr = None
         rq.load -= task.weight
 
+    def rebalance_tick(self, rq: RunQueue, now: int) -> bool:
+        """Work the periodic balancer does on ``rq`` before balancing (3.x's update_shares());
+        True when task weights on ``rq`` may have changed."""
+        return False
+
     # ------------------------------------------------------------------ time and preemption
     def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):  # noqa: B027 - no-op by default, on purpose
         """Charge ``elapsed`` ns of CPU time to the running ``task`` (vruntime, slice, quota)."""

@@ -1,10 +1,13 @@
 """CFS (2.6.23 - 3.x): a vruntime-ordered queue, slices from the latency target."""
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..program import Task
 from .base import NICE_0, Policy, RunQueue, ilog2
 from .taskheap import Node, push, remove
+
+if TYPE_CHECKING:  # annotations only (the engine imports the policies)
+    from ..engine import Engine
 
 
 class CfsPolicy(Policy):
@@ -37,6 +40,16 @@ class CfsPolicy(Policy):
         # only when this run can ask for it
         self.track_rightmost: bool = self.yield_mode == "compat"
         self.inherit_thread_vruntime: bool = bool(tun.get("thread_fork_inherits_vruntime"))
+        # 3.x's windowed group shares for tasks of a cgroup with cpu.shares (cfs_shares.py);
+        # None: such a task keeps the shares split evenly over its group (the flattening)
+        self.window_ns: int = int(tun.get("shares_window_ms", 0)) * 1_000_000
+        self.shares: Any = None
+
+    def attach(self, eng: "Engine"):
+        super().attach(eng)
+        if self.window_ns > 0:
+            from .cfs_shares import GroupShares
+            self.shares = GroupShares(eng, self.window_ns)
 
     def new_rq(self, cpu_id):
         # The kernel's rbtree gives the leftmost task in O(1) and an insert or removal in
@@ -113,7 +126,10 @@ class CfsPolicy(Policy):
         else:  # wakeup: vruntime was stored relative to the old queue when it slept
             task.vruntime = max(task.vruntime + rq.min_vruntime,
                                 rq.min_vruntime - self.sleeper_credit)
-        rq.load += task.weight
+        if task.group_shares and self.shares is not None:
+            self.shares.join(rq, task, now)  # adds the task's reweighted share to rq.load
+        else:
+            rq.load += task.weight
         self._insert(rq, task)
 
     def dequeue(self, rq: RunQueue, task: Task, now: int):
@@ -121,11 +137,23 @@ class CfsPolicy(Policy):
         self._remove(rq, task)
         rq.load -= task.weight
         task.vruntime -= rq.min_vruntime
+        if task.group_shares and self.shares is not None:
+            self.shares.leave(rq, task, now)
 
     def curr_leaves(self, rq: RunQueue, task: Task, now: int):
         self._update_min(rq)
         super().curr_leaves(rq, task, now)
         task.vruntime -= rq.min_vruntime
+        if task.group_shares and self.shares is not None:
+            self.shares.leave(rq, task, now)
+
+    def rebalance_tick(self, rq: RunQueue, now: int) -> bool:
+        """update_shares(cpu), run by rebalance_domains() and idle_balance() before they
+        balance: True when weights on ``rq`` may have changed."""
+        if self.shares is None:
+            return False
+        self.shares.global_update(rq, now)
+        return True
 
     def put_prev(self, rq: RunQueue, task: Task, now: int):
         self._update_min(rq)
