@@ -2,12 +2,15 @@
 SD_WAKE_AFFINE off) against the unpatched profile, on the overcommitted VM and on bare-metal
 wake-heavy loads.
 
-Run from the repository root:  .venv/bin/python bench/simulator_wake_balance.py [--quick]
+Run from the repository root:
+    .venv/bin/python bench/simulator_wake_balance.py [--quick] [--sensitivity]
 
 Prints, per kernel (3.3, the profile nearest the thread's tip, and 6.6-eevdf): the VM's
 schedstat wait_sum unpatched -> patched and their ratio (the thread: 987,240 -> 280,275 ms,
 3.5x; the direction asks for at least 2x), then bare-metal throughput patched / unpatched for
-each load (the thread: within 10 %, so a ratio of at least 0.90), with the migrations each way.
+each load (the thread: within 10 %, so a ratio of at least 0.90), with the migrations each way;
+with --sensitivity, the bare-metal rows that lose more than 10 % again at other prices of the
+refill a migrated task pays (cache_refill_us).
 Every figure is a simulated one (seed 1), so the machine's load cannot change it; the load
 average is printed beside the figures all the same, as every bench script does.
 """
