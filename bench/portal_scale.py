@@ -1,6 +1,6 @@
 """The portal on a database of a real group's size: 100,000 runs, 10 million samples.
 
-    .venv/bin/python bench/portal_scale.py [--recreate] [--requests 20]
+    .venv/bin/python bench/portal_scale.py [--recreate] [--requests 20] [--only "run list"]
 
 Creates its own PostgreSQL database (schedbench_scale on 127.0.0.1:5432, user postgres; --recreate
 drops it first), migrates it and fills it with generated runs through COPY (not the API):
@@ -17,9 +17,13 @@ shows the floor of any request (HTTP, middleware, rendering): pages whose SQL ta
 cannot come near their SQL's time, so each request's row also gives its p95 ratio less that
 floor (the floor's p50 beyond its SELECT's). Each reference does the work its page cannot skip:
 every read the page shows (names, params, summaries, published summaries, filter choices with
-the page's semantics) and, for the run page's verdicts, the same two verdict tests. Target
-(issue 25): the comparison's p95 within 1.2x of the raw SQL aggregate; the pages' within 1.2x
-of theirs.
+the page's semantics) and, for the run page's verdicts, the same two verdict tests. The run
+list keeps its unfiltered count and its filter choices between changes to the runs and names
+(benchmarks.selectors.RunCounts, checked by one query per request): its row is measured warm
+(nothing changed), and again with the kept values made stale before each request, as any
+write makes them ("kept values stale": count and choices read again), each against the same
+reference. Target (issue 25): the comparison's p95 within 1.2x of the raw SQL aggregate; the
+pages' within 1.2x of theirs.
 """
 
 import argparse
@@ -215,13 +219,16 @@ def fill() -> None:
 
 # --- the measurements ------------------------------------------------------------------------
 
-def paired(portal, raw, count: int) -> tuple[list[float], list[float]]:
+def paired(portal, raw, count: int, before=None) -> tuple[list[float], list[float]]:
     """Each measured `count` times, alternately, so the machine's changing load (it is shared)
-    weighs on both alike; a first call of each warms caches and plans."""
+    weighs on both alike; a first call of each warms caches and plans. `before`, untimed, runs
+    before each call of `portal` (to make a kept result stale, as a write would)."""
     portal(), raw()
     times: tuple[list[float], list[float]] = ([], [])
     for _ in range(count):
         for function, into in ((portal, times[0]), (raw, times[1])):
+            if before is not None and function is portal:
+                before()
             started = time.perf_counter()
             function()
             into.append(time.perf_counter() - started)
@@ -519,8 +526,9 @@ def line(name: str, times: list[float], raw: list[float], target: str = "",
             f" ms | p95 {p95(times) / p95(raw):5.2f}x{less_floor} {target}")
 
 
-def measure(env: dict, requests: int) -> None:
+def measure(env: dict, requests: int, only: str | None = None) -> None:
     from benchmarks.models import Run
+    from benchmarks.selectors import RunCounts
 
     token = api_token(env)
     spec = json.dumps({"filters": {"benchmark": "cmp-bench"}, "x": "param.loops",
@@ -530,48 +538,49 @@ def measure(env: dict, requests: int) -> None:
     run, judged = Run.objects.filter(benchmark__slug="scale-b4").order_by("id")[500:511:10]
     term = "6.13"
     session = session_cookie()
+    rows = [  # (name, portal, reference, before each portal call)
+        ("one-row API read (the floor)", lambda: request(server.url, path="/api/v1/kernels/6.0/"),
+         sql(("SELECT * FROM benchmarks_kernel WHERE version = '6.0'", [])), None),
+        ("run list page (GET /runs/)", lambda: request(server.url, path="/runs/"),
+         run_list_sql(), None),
+        # The count and choices are kept between changes (selectors.RunCounts): renewing the
+        # shared generation before each request makes them stale, as any write would.
+        ("run list page, kept values stale", lambda: request(server.url, path="/runs/"),
+         run_list_sql(), RunCounts.renew),
+        (f"run page (GET /runs/{run.pk}/)", lambda: request(server.url, path=f"/runs/{run.pk}/"),
+         run_page_sql(run.pk), None),
+        (f"run page with verdicts (/runs/{judged.pk}/)",
+         lambda: request(server.url, path=f"/runs/{judged.pk}/"), run_page_sql(judged.pk), None),
+        ("200-series comparison (preview)",
+         lambda: request(server.url, "POST", "/api/v1/comparisons/preview/", spec, auth),
+         sql((COMPARISON_SQL, [])), None),
+        ("home page (GET /)", lambda: request(server.url, path="/"), home_sql(), None),
+        ("machine list (GET /machines/)", lambda: request(server.url, path="/machines/"),
+         sql(MACHINE_COUNTS_SQL), None),
+        ("upload page (GET /upload/, logged in)",
+         lambda: request(server.url, path="/upload/", headers=session),
+         sql(MACHINE_COUNTS_SQL), None),
+        ("comparison builder (GET /compare/)", lambda: request(server.url, path="/compare/"),
+         sql(*BUILDER_SQL), None),
+        (f"search runs (GET /search/?q={term})",
+         lambda: request(server.url, path=f"/search/?q={term}&type=runs"),
+         sql(*search_sql(term)), None),
+    ]
+    rows = [row for row in rows if row is rows[0] or not only or only in row[0]]
     server = Gunicorn(env, workers=2)
     try:
         print(f"{RUNS:,} runs, {TOTAL_SAMPLES:,} samples; {requests} requests each after one "
               f"warm-up; {os.cpu_count()} CPUs, load average {loadavg()}")
-        results = [
-            ("one-row API read (the floor)",
-             *paired(lambda: request(server.url, path="/api/v1/kernels/6.0/"),
-                     sql(("SELECT * FROM benchmarks_kernel WHERE version = '6.0'", [])),
-                     requests)),
-            ("run list page (GET /runs/)",
-             *paired(lambda: request(server.url, path="/runs/"), run_list_sql(), requests)),
-            (f"run page (GET /runs/{run.pk}/)",
-             *paired(lambda: request(server.url, path=f"/runs/{run.pk}/"),
-                     run_page_sql(run.pk), requests)),
-            (f"run page with verdicts (/runs/{judged.pk}/)",
-             *paired(lambda: request(server.url, path=f"/runs/{judged.pk}/"),
-                     run_page_sql(judged.pk), requests)),
-            ("200-series comparison (preview)",
-             *paired(lambda: request(server.url, "POST", "/api/v1/comparisons/preview/", spec,
-                                     auth), sql((COMPARISON_SQL, [])), requests)),
-            ("home page (GET /)",
-             *paired(lambda: request(server.url, path="/"), home_sql(), requests)),
-            ("machine list (GET /machines/)",
-             *paired(lambda: request(server.url, path="/machines/"), sql(MACHINE_COUNTS_SQL),
-                     requests)),
-            ("upload page (GET /upload/, logged in)",
-             *paired(lambda: request(server.url, path="/upload/", headers=session),
-                     sql(MACHINE_COUNTS_SQL), requests)),
-            ("comparison builder (GET /compare/)",
-             *paired(lambda: request(server.url, path="/compare/"), sql(*BUILDER_SQL),
-                     requests)),
-            (f"search runs (GET /search/?q={term})",
-             *paired(lambda: request(server.url, path=f"/search/?q={term}&type=runs"),
-                     sql(*search_sql(term)), requests)),
-        ]
+        results = [(name, *paired(portal, raw, requests, before))
+                   for name, portal, raw, before in rows]
     finally:
         server.stop()
-    results.append(("incremental regression task (+detect)",
-                    *regression_task(max(5, requests // 4))))
+    if not only or only in "incremental regression task":
+        results.append(("incremental regression task (+detect)",
+                        *regression_task(max(5, requests // 4))))
     floor = statistics.median(results[0][1]) - statistics.median(results[0][2])
     for name, times, raw in results:
-        target = "(target <= 1.2x)" if "200-series" in name else ""
+        target = "(target <= 1.2x)" if name.startswith(("200-series", "run list")) else ""
         request_row = not name.startswith(("one-row", "incremental"))
         print(line(name, times, raw, target, floor if request_row else None))
     print(f"less the floor: p95 less {floor * 1e3:.1f} ms (the one-row API read's p50 beyond its "
@@ -584,6 +593,8 @@ def main() -> None:
     parser.add_argument("--recreate", action="store_true",
                         help=f"drop {DATABASE} and fill it again")
     parser.add_argument("--requests", type=int, default=20)
+    parser.add_argument("--only", help="measure only the rows whose name holds this text "
+                        "(and the floor)")
     args = parser.parse_args()
     from tests.conftest import free_port
 
@@ -597,7 +608,7 @@ def main() -> None:
 
     django.setup()
     fill()
-    measure(env, args.requests)
+    measure(env, args.requests, args.only)
 
 
 if __name__ == "__main__":

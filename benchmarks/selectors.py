@@ -259,24 +259,26 @@ FROM (SELECT {column}, COUNT(*) AS n FROM {run} GROUP BY {column}) t
 LEFT JOIN (SELECT {column}, COUNT(*) AS n FROM {run} WHERE withdrawn IS NOT NULL
            GROUP BY {column}) w ON w.{column} = t.{column}"""
 # What any change to the runs moves: a new run's id, a deletion's tombstone, a withdrawal's or
-# restore's record (one query of three index probes).
+# restore's record; and a new benchmark, machine or kernel's id (one query of index probes).
 _RUNS_VERSION_SQL = "SELECT (SELECT MAX(id) FROM {run}), (SELECT MAX(id) FROM {tombstone}), " \
-    "(SELECT MAX(id) FROM {change})"
+    "(SELECT MAX(id) FROM {change}), (SELECT MAX(id) FROM {benchmark}), " \
+    "(SELECT MAX(id) FROM {machine}), (SELECT MAX(id) FROM {kernel})"
 RUN_COUNTS_GENERATION = "run-counts-generation"
 
 
 class RunCounts:
-    """{benchmark or machine id: (runs, live runs)}, kept per process and used while nothing
-    that can move a count has happened: the key is the shared generation (renewed after the
-    commit of any stored, rewritten, withdrawn, restored, saved or deleted run, in whichever
-    process) and the runs' version read from the database (new ids, tombstones, visibility
-    changes: it moves even when a writer's signal was never sent). The counts are read from the
-    runs each time the key moves, never added to: a number shown is the database's. Nothing is
-    kept from inside a transaction (it may roll back)."""
+    """What is read from every run, kept per process and used while nothing that can move it
+    has happened: {benchmark or machine id: (runs, live runs)}, the number of visible runs and
+    the run list's filter choices. The key is the shared generation (renewed after the commit
+    of any stored, rewritten, withdrawn, restored, saved or deleted run, and of any saved or
+    deleted benchmark, machine or kernel, in whichever process) and the version read from the
+    database (new ids, tombstones, visibility changes: it moves even when a writer's signal was
+    never sent). Each is read again each time the key moves, never added to: what a page shows
+    is the database's. Nothing is kept from inside a transaction (it may roll back)."""
 
     def __init__(self):
         self._key: tuple | None = None
-        self._counts: dict[str, dict[int, tuple[int, int]]] = {}
+        self._kept: dict[str, object] = {}
 
     @staticmethod
     def generation() -> str:
@@ -290,22 +292,48 @@ class RunCounts:
     def renew() -> None:
         cache.set(RUN_COUNTS_GENERATION, uuid.uuid4().hex, None)
 
-    def of(self, column: str) -> dict[int, tuple[int, int]]:
-        tables = {"run": Run._meta.db_table, "tombstone": RunTombstone._meta.db_table,
-                  "change": RunVisibilityChange._meta.db_table}
+    def _check(self) -> None:
+        """Forget what was kept if anything changed since (one query)."""
+        tables = {"run": Run, "tombstone": RunTombstone, "change": RunVisibilityChange,
+                  "benchmark": Benchmark, "machine": Machine, "kernel": Kernel}
         with connection.cursor() as cursor:
-            cursor.execute(_RUNS_VERSION_SQL.format(**tables))
+            cursor.execute(_RUNS_VERSION_SQL.format(
+                **{name: model._meta.db_table for name, model in tables.items()}))
             key = (self.generation(), *cursor.fetchone())
         if key != self._key:
-            self._key, self._counts = key, {}
-        if column not in self._counts:
-            with connection.cursor() as cursor:
-                cursor.execute(_RUN_COUNTS_SQL.format(column=column, run=tables["run"]))
-                counts = {pk: (total, live) for pk, total, live in cursor.fetchall()}
+            self._key, self._kept = key, {}
+
+    def _read(self, name: str, read, *, checked: bool = False):
+        if not checked:
+            self._check()
+        if name not in self._kept:
+            found = read()
             if connection.in_atomic_block:
-                return counts
-            self._counts[column] = counts
-        return self._counts[column]
+                return found
+            self._kept[name] = found
+        return self._kept[name]
+
+    def of(self, column: str) -> dict[int, tuple[int, int]]:
+        def read():
+            with connection.cursor() as cursor:
+                cursor.execute(_RUN_COUNTS_SQL.format(column=column, run=Run._meta.db_table))
+                return {pk: (total, live) for pk, total, live in cursor.fetchall()}
+        return self._read(f"counts of {column}", read)
+
+    def run_list(self, *, count: bool) -> tuple[int | None, "RunListChoices"]:
+        """With `count`, Run.objects.visible().count() (at 100k runs it reads every run's
+        withdrawn index entry, ~9 ms); and read_run_list_choices() (five queries, ~3.5 ms):
+        most of the unfiltered run list's SQL, kept for one check (~0.3 ms). Inside a
+        transaction (which keeps nothing), read without the check."""
+        reads = {"run list choices": read_run_list_choices}
+        if count:
+            reads["visible runs"] = Run.objects.visible().count
+        if connection.in_atomic_block:
+            found = {name: read() for name, read in reads.items()}
+        else:
+            self._check()
+            found = {name: self._read(name, read, checked=True) for name, read in reads.items()}
+        return found.get("visible runs"), found["run list choices"]
 
 
 run_counts = RunCounts()
@@ -320,12 +348,26 @@ def _renew_after_commit(**kwargs) -> None:
     transaction.on_commit(RunCounts.renew, robust=True)
 
 
+def _renew_names_after_commit(**kwargs) -> None:
+    """A name saved or deleted: a new one too (its id alone could hide behind a larger id
+    committed first, and a rename moves no id)."""
+    pending = connection.run_on_commit
+    if not (pending and pending[-1][1] is RunCounts.renew):
+        transaction.on_commit(RunCounts.renew, robust=True)
+
+
 def connect_run_counts() -> None:
-    """Every way a count can move renews the counts (BenchmarksConfig.ready() calls this)."""
+    """Every way a count or a choice can move renews them (BenchmarksConfig.ready() calls
+    this). A run's params come and go with the run (RunParam rows are written with it and
+    deleted with it), so the run's signals cover them."""
     runs_stored.connect(_renew_after_commit, dispatch_uid="run-counts-stored")
     runs_visibility_changed.connect(_renew_after_commit, dispatch_uid="run-counts-visibility")
     post_save.connect(_renew_after_commit, sender=Run, dispatch_uid="run-counts-saved")
     post_delete.connect(_renew_after_commit, sender=Run, dispatch_uid="run-counts-deleted")
+    for model in (Benchmark, Machine, Kernel):
+        for signal, kind in ((post_save, "saved"), (post_delete, "deleted")):
+            signal.connect(_renew_names_after_commit, sender=model,
+                           dispatch_uid=f"run-counts-{model._meta.model_name}-{kind}")
 
 
 def _with_live_counts(names: QuerySet, column: str) -> list:
@@ -481,6 +523,80 @@ def param_names_in_use() -> list[str]:
     """The param names of visible runs, in order (one query)."""
     sql = _PARAM_NAMES_SQL.format(run=Run._meta.db_table, param=RunParam._meta.db_table)
     return _column(sql, [])
+
+
+@dataclass(frozen=True, slots=True)
+class RunListChoices:
+    """The run list's filter choices: what its five lists offer."""
+
+    benchmarks: tuple[tuple[str, str], ...]
+    kernels: tuple[str, ...]
+    machines: tuple[tuple[int, str], ...]
+    policies: tuple[str, ...]
+    params: tuple[str, ...]
+
+
+def read_run_list_choices_apart() -> RunListChoices:
+    """The five lists, one query each (the functions above)."""
+    return RunListChoices(benchmarks=tuple(benchmark_choices()), kernels=tuple(kernel_choices()),
+                          machines=tuple(machine_choices()), policies=tuple(policies_in_use()),
+                          params=tuple(param_names_in_use()))
+
+
+# The five queries of read_run_list_choices_apart() as one statement: each list numbered in its
+# own order (ROW_NUMBER over the same ORDER BY, so the database's collation orders it as it
+# orders the list alone), the rows tagged by list. One round trip instead of five: on a loaded
+# machine each costs a wakeup of the database's process.
+_RUN_LIST_CHOICES_SQL = """
+SELECT * FROM (SELECT 0 AS list, ROW_NUMBER() OVER (ORDER BY n.slug) AS rank, {no_id} AS id,
+                      n.slug AS value, n.name AS label
+               FROM {benchmark} n WHERE n.id IN ({visible_benchmarks}){unused_benchmarks}) b
+UNION ALL
+SELECT * FROM (SELECT 1, ROW_NUMBER() OVER (ORDER BY n.sort_key, n.version), {no_id},
+                      n.version, {no_text}
+               FROM {kernel} n WHERE n.id IN ({visible_kernels})) k
+UNION ALL
+SELECT * FROM (SELECT 2, ROW_NUMBER() OVER (ORDER BY n.name, n.id), n.id, {no_text}, n.name
+               FROM {machine} n WHERE n.id IN ({visible_machines}){unused_machines}) m
+UNION ALL
+SELECT * FROM (SELECT 3, ROW_NUMBER() OVER (ORDER BY value), {no_id}, value, {no_text}
+               FROM ({visible_policies}) v) p
+UNION ALL
+SELECT * FROM (SELECT 4, ROW_NUMBER() OVER (ORDER BY name), {no_id}, name, {no_text}
+               FROM ({param_names}) n) n
+ORDER BY 1, 2"""
+
+
+def read_run_list_choices() -> RunListChoices:
+    """read_run_list_choices_apart() in one query (tests/benchmarks/test_run_list_kept.py
+    compares both ways)."""
+    run = Run._meta.db_table
+
+    def visible(column: str) -> str:
+        return _VISIBLE_VALUES_SQL.format(column=column, run=run)
+
+    sql = _RUN_LIST_CHOICES_SQL.format(
+        benchmark=Benchmark._meta.db_table, kernel=Kernel._meta.db_table,
+        machine=Machine._meta.db_table, visible_benchmarks=visible("benchmark_id"),
+        visible_kernels=visible("kernel_id"), visible_machines=visible("machine_id"),
+        visible_policies=visible("policy"),
+        unused_benchmarks=_KEEP_UNUSED.format(run=run, column="benchmark_id"),
+        unused_machines=_KEEP_UNUSED.format(run=run, column="machine_id"),
+        param_names=_PARAM_NAMES_SQL.format(run=run, param=RunParam._meta.db_table),
+        no_id="CAST(NULL AS BIGINT)", no_text="CAST(NULL AS TEXT)")
+    lists: tuple[list, ...] = ([], [], [], [], [])
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [0, 0, 0, ""])
+        for kind, _, pk, value, label in cursor.fetchall():
+            lists[kind].append((value, label) if kind == 0 else (pk, label) if kind == 2
+                               else value)
+    return RunListChoices(*(tuple(found) for found in lists))
+
+
+def run_list_kept(*, count: bool) -> tuple[int | None, RunListChoices]:
+    """The unfiltered run list's count (with `count`) and the filter choices, kept between
+    changes to the runs and names (RunCounts)."""
+    return run_counts.run_list(count=count)
 
 
 def run_successor(run_id: int, hops: int = 10) -> int | None:

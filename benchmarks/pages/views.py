@@ -39,22 +39,25 @@ def home(request):
     return render(request, "benchmarks/home.html", context)
 
 
-def _run_list_options(applied: dict) -> dict:
+def _run_list_options(choices: selectors.RunListChoices, applied: dict) -> dict:
     """The filters' <option>s. They show no counts: listing the names costs an index probe per
     name, where counting would read every run."""
-    choices = {"benchmark": selectors.benchmark_choices(),
-               "kernel": ((version, version) for version in selectors.kernel_choices()),
-               "machine": selectors.machine_choices(),
-               "policy": ((policy, policy) for policy in selectors.policies_in_use())}
-    return {name: options_html(pairs, applied.get(name)) for name, pairs in choices.items()}
+    pairs = {"benchmark": choices.benchmarks,
+             "kernel": ((version, version) for version in choices.kernels),
+             "machine": choices.machines,
+             "policy": ((policy, policy) for policy in choices.policies)}
+    return {name: options_html(values, applied.get(name)) for name, values in pairs.items()}
 
 
 def run_list(request):
     filtered = selectors.run_filter(request.GET)
     paginator = Paginator(filtered.runs.in_natural_order().listing_rows(), RUNS_PER_PAGE)
     # Counted without the rows' joins (a count of those reads every run's names: 100k runs,
-    # ~200 ms where the runs alone take ~10 ms).
-    paginator.count = filtered.runs.count()
+    # ~200 ms where the runs alone take ~10 ms). The count of every visible run and the filter
+    # choices are kept between changes (selectors.RunCounts), as the home page's counts are.
+    unfiltered = not filtered.applied and not filtered.problems
+    visible, choices = selectors.run_list_kept(count=unfiltered)
+    paginator.count = visible if unfiltered else filtered.runs.count()
     page = paginator.get_page(request.GET.get("page"))
     page.object_list = selectors.runs_listed(page.object_list)
     query = request.GET.copy()
@@ -64,8 +67,8 @@ def run_list(request):
         "rows": run_rows_html(page.object_list, selectable=True),
         "filtered": filtered,
         "query": query.urlencode(),
-        "options": _run_list_options(filtered.applied),
-        "params": selectors.param_names_in_use(),
+        "options": _run_list_options(choices, filtered.applied),
+        "params": choices.params,
     }
     return render(request, "benchmarks/run_list.html", context)
 

@@ -1,0 +1,134 @@
+"""The unfiltered run list's count and every list's filter choices are kept per process between
+changes (benchmarks.selectors.RunCounts, as the home page's counts) and read again after any
+change to the runs or to the names: after each change the kept values equal a fresh read (the
+plain path) and the page shows them. Transactional tests: nothing is kept inside a transaction,
+and on_commit must really run."""
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from benchmarks import selectors
+from benchmarks.models import Benchmark, Kernel, Machine, Run
+from benchmarks.services.catalog import machine_get_or_create
+from benchmarks.services.ownership import run_restore, run_withdraw
+from tests.factories import CORE2, make_run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+OTHER = {**CORE2, "name": "other-box", "cpu_model": "Other CPU"}
+
+
+def assert_kept_is_fresh() -> None:
+    count, choices = selectors.run_list_kept(count=True)
+    assert count == Run.objects.visible().count()
+    assert choices == selectors.read_run_list_choices_apart()  # one query per list
+
+
+def test_the_choices_in_one_query_are_the_five_queries(django_user_model):
+    """Names in several cases, accents, quotes and digits (the database's collation orders
+    each list, alone or numbered in the one statement), unused and withdrawn-only names."""
+    owner = django_user_model.objects.create_user("owner")
+    names = ["Zeta", "alpha", "Élan", "b'quote", "10-box", "9-box", "_under", "alpha-2"]
+    for number, name in enumerate(names):
+        make_run(f"2.6.{number}", [1.0], benchmark=name.lower().replace("'", ""),
+                 machine={**CORE2, "name": name, "cpu_model": f"CPU {number}"},
+                 policy=["SCHED_OTHER", "sched_batch", "FIFO"][number % 3],
+                 params={f"p{number % 3}": number, "Loops": 1}, submitter=owner)
+    machine_get_or_create(spec={"name": "unused box"})
+    Benchmark.objects.create(slug="unused-bench", name="Unused")
+    withdrawn = make_run("9.9", [1.0], benchmark="gone", machine={"name": "gone box"},
+                         policy="SCHED_GONE", params={"gone": 1}, submitter=owner)
+    run_withdraw(run=withdrawn, user=owner)
+    apart, together = selectors.read_run_list_choices_apart(), selectors.read_run_list_choices()
+    assert together == apart
+    assert len(apart.machines) == len(names) + 1 and "SCHED_GONE" not in apart.policies
+    assert "gone" not in apart.params and len(apart.kernels) == len(names)
+    empty = selectors.RunListChoices((), (), (), (), ())
+    Run.objects.all().delete()
+    Benchmark.objects.exclude(slug="unused-bench").delete()
+    Machine.objects.all().delete()
+    assert selectors.read_run_list_choices() == selectors.read_run_list_choices_apart() == \
+        selectors.RunListChoices((("unused-bench", "Unused"),), (), (), (), ()) != empty
+
+
+def shown(client) -> tuple[int, list[str]]:
+    """The run list's count and its machine options, as the page shows them."""
+    html = client.get(reverse("run-list")).content.decode()
+    count = int(re.search(r'<span class="muted">(\d+) runs?</span>', html).group(1))
+    select = re.search(r'<select name="machine">(.*?)</select>', html, re.S).group(1)
+    return count, [label for label in re.findall(r"<option [^>]*>([^<]*)</option>", select)
+                   if label != "any"]
+
+
+def test_a_kept_run_list_reads_the_check_and_its_rows(client, django_assert_num_queries):
+    make_run("2.6.20", [1.0, 2.0])
+    with django_assert_num_queries(5):  # the check, the choices (one query), count, rows, summaries
+        client.get(reverse("run-list"))
+    with django_assert_num_queries(3):  # kept: the check, the page's rows, their summaries
+        assert shown(client) == (1, ["core2-laptop"])
+    with django_assert_num_queries(5):  # filtered: the kernel looked up, the check, the count
+        client.get(reverse("run-list"), {"kernel": "2.6.20"})
+
+
+def test_every_change_to_the_runs_and_names_shows_at_once(client, django_user_model):
+    staff = django_user_model.objects.create_user("staff", is_staff=True)
+    first = make_run("2.6.20", [1.0, 2.0], submitter=staff, policy="SCHED_OTHER")
+    make_run("2.6.21", [1.0, 2.0], benchmark="hackbench", machine=OTHER, params={"threads": 2})
+    assert shown(client) == (2, ["core2-laptop", "other-box"])
+    assert_kept_is_fresh()
+    make_run("2.6.22", [1.0, 2.0], policy="SCHED_BATCH")  # a new run, kernel and policy
+    assert_kept_is_fresh()
+    assert shown(client)[0] == 3
+    run_withdraw(run=first, user=staff)
+    assert_kept_is_fresh()
+    assert shown(client)[0] == 2
+    run_restore(run=first, user=staff)
+    assert_kept_is_fresh()
+    # an edit moving a run to another machine, then one renaming the machine (the admin's
+    # forms save them): no new id, tombstone or visibility change, only the saves' signals
+    first.machine = Machine.objects.get(name="other-box")
+    first.save()
+    assert_kept_is_fresh()
+    renamed = Machine.objects.get(name="other-box")
+    renamed.name = "renamed-box"
+    renamed.save()
+    assert_kept_is_fresh()
+    assert shown(client) == (3, ["core2-laptop", "renamed-box"])
+    bench = Benchmark.objects.get(slug="hackbench")
+    bench.name = "Hackbench (renamed)"
+    bench.save()
+    assert_kept_is_fresh()
+    machine_get_or_create(spec={"name": "calibrated-only"})  # a machine no run uses yet
+    assert_kept_is_fresh()
+    assert shown(client) == (3, ["calibrated-only", "core2-laptop", "renamed-box"])
+    Run.objects.filter(pk=first.pk).delete()
+    assert_kept_is_fresh()
+    Kernel.objects.filter(runs__isnull=True).delete()  # a kernel no run uses any more
+    assert_kept_is_fresh()
+    assert shown(client)[0] == 2
+
+
+def test_a_change_another_process_announced_is_read_again():
+    run = make_run("2.6.20", [1.0, 2.0], policy="SCHED_OTHER")
+    assert selectors.run_list_kept(count=True)[1].policies == ("SCHED_OTHER",)
+    # another process changed the run in place and renewed the shared generation: this
+    # process's kept choices are not used, though nothing here saw the change
+    Run.objects.filter(pk=run.pk).update(policy="SCHED_FIFO")
+    selectors.RunCounts.renew()
+    assert selectors.run_list_kept(count=True)[1].policies == ("SCHED_FIFO",)
+    assert_kept_is_fresh()
+
+
+def test_nothing_is_kept_from_inside_a_transaction():
+    from django.db import transaction
+
+    make_run("2.6.20", [1.0, 2.0])
+    with pytest.raises(RuntimeError), transaction.atomic():
+        make_run("2.6.21", [1.0, 2.0], machine=OTHER)
+        count, choices = selectors.run_list_kept(count=True)
+        assert count == 2 and len(choices.machines) == 2  # this transaction's own view
+        raise RuntimeError("rolled back")
+    count, choices = selectors.run_list_kept(count=True)
+    assert count == 1 and [name for _, name in choices.machines] == ["core2-laptop"]
