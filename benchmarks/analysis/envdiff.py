@@ -48,11 +48,20 @@ def _flatten(prefix: str, mapping: dict) -> dict:
     return flat
 
 
-def _setup(run: Run) -> dict[tuple[str, str], object]:
-    machine = run.machine
-    setup = {("kernel", "version"): run.kernel.version, ("kernel", "family"): run.kernel.family}
-    setup.update({("machine", field): getattr(machine, field) for field in MACHINE_FIELDS})
+def _machine_setup(machine: Machine) -> dict[tuple[str, str], object]:
+    setup = {("machine", field): getattr(machine, field) for field in MACHINE_FIELDS}
     setup.update({("machine", f"cache {k}"): v for k, v in (machine.caches or {}).items()})
+    return setup
+
+
+def _setup(run: Run, machines: dict) -> dict[tuple[str, str], object]:
+    """`machines`: the machine parts made so far, by the machine object's identity (the runs
+    of a comparison share their machine objects: a thousand runs, a few machines)."""
+    setup = {("kernel", "version"): run.kernel.version, ("kernel", "family"): run.kernel.family}
+    machine = run.machine
+    if id(machine) not in machines:
+        machines[id(machine)] = _machine_setup(machine)
+    setup.update(machines[id(machine)])
     setup[("run", "benchmark")] = run.benchmark.slug
     setup[("run", "policy")] = run.policy
     setup.update({("params", k): v for k, v in (run.params or {}).items()})
@@ -63,7 +72,8 @@ def _setup(run: Run) -> dict[tuple[str, str], object]:
 
 def environment_diff(runs: list[Run]) -> list[DiffRow]:
     """One row per setting any run records, in a stable order: kernel, machine, run, params..."""
-    setups = [_setup(run) for run in runs]
+    machines: dict = {}
+    setups = [_setup(run, machines) for run in runs]
     order = {"kernel": 0, "machine": 1, "run": 2, "params": 3, "tunables": 4, "environment": 5}
     keys = sorted({key for setup in setups for key in setup}, key=lambda k: (order[k[0]], k[1]))
     return [DiffRow(section, key, tuple(s.get((section, key)) for s in setups))

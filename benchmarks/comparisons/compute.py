@@ -19,6 +19,7 @@ from benchmarks.analysis import stats
 from benchmarks.analysis.envdiff import environment_diff, plain
 from benchmarks.analysis.exercise import CONTEXT_SWITCH_METRIC, not_exercised
 from benchmarks.comparisons import dimensions
+from benchmarks.comparisons.among import among_runs
 from benchmarks.comparisons.published import (
     published_summaries,
     summary_baseline_test,
@@ -64,8 +65,12 @@ def _attach_relations(runs: list[Run]) -> list[Run]:
     """
     for model, name in ((Benchmark, "benchmark"), (Kernel, "kernel"), (Machine, "machine")):
         found = model.objects.in_bulk({getattr(run, f"{name}_id") for run in runs})
+        # Cached on the run as select_related caches it (the run's id column already names
+        # this object): assigning through the descriptor re-checks and re-sets the id, ~2 us a
+        # run and relation.
+        field, attname = Run._meta.get_field(name), f"{name}_id"
         for run in runs:
-            setattr(run, name, found[getattr(run, f"{name}_id")])
+            field.set_cached_value(run, found[getattr(run, attname)])
     return runs
 
 
@@ -96,7 +101,7 @@ def _metric_counts(run_ids: list[int]) -> dict[str, dict[tuple, int]]:
     runs of several metrics each come back as a few rows."""
     counts: dict[str, dict[tuple, int]] = defaultdict(lambda: defaultdict(int))
     measured, published = (
-        model.objects.filter(run_id__in=run_ids).order_by()
+        model.objects.filter(among_runs(model, run_ids)).order_by()
         .values_list("metric__name", "metric__unit", "metric__higher_is_better")
         .annotate(runs=Count("run_id"))
         for model in (MetricSummary, PublishedSummary))
@@ -192,8 +197,10 @@ def needs_every_sample(spec: ComparisonSpec) -> bool:
 def stored_summaries(run_ids: list[int], *metrics: str) -> dict[str, dict[int, stats.Summary]]:
     """Metric -> run id -> the statistics computed when the run was stored (by the same code
     as below): one query for every metric asked for."""
-    rows = MetricSummary.objects.filter(run_id__in=run_ids, metric__name__in=metrics).values_list(
-        "metric__name", "run_id", "n", "mean", "median", "stdev", "minimum", "maximum")
+    rows = (MetricSummary.objects.filter(among_runs(MetricSummary, run_ids),
+                                         metric__name__in=metrics)
+            .values_list("metric__name", "run_id", "n", "mean", "median", "stdev", "minimum",
+                         "maximum"))
     found: dict[str, dict[int, stats.Summary]] = {metric: {} for metric in metrics}
     for metric, run_id, *numbers in rows:
         found[metric][run_id] = stats.Summary(*numbers)
@@ -318,11 +325,14 @@ def apply_baseline(spec: ComparisonSpec, cells: list[Cell], rows: list[dict]) ->
 
 
 def monitor_series(runs: list[Run]) -> list[dict]:
-    series = MonitorSeries.objects.filter(run_id__in=[run.pk for run in runs],
+    series = MonitorSeries.objects.filter(among_runs(MonitorSeries, [run.pk for run in runs]),
                                           kind="vmstat").order_by("run_id")
-    labels = {run.pk: f"#{run.pk} {run.kernel.version}" for run in runs}
-    return [{"run": s.run_id, "label": labels[s.run_id], "columns": s.columns, "rows": s.rows}
-            for s in series]
+    found = list(series)
+    if not found:  # most comparisons: no label to make for a thousand runs
+        return []
+    kernels = {run.pk: run.kernel.version for run in runs}
+    return [{"run": s.run_id, "label": f"#{s.run_id} {kernels[s.run_id]}", "columns": s.columns,
+             "rows": s.rows} for s in found]
 
 
 def _compared(spec: ComparisonSpec, section: str, key: str) -> bool:

@@ -8,6 +8,7 @@ separate them (by `label`, `kernel`, ...). Tests against a baseline go through
 """
 
 from benchmarks.comparisons import dimensions
+from benchmarks.comparisons.among import among_runs
 from benchmarks.comparisons.spec import ComparisonSpec, SpecError
 from benchmarks.comparisons.summary_test import MEANS, summary_test
 from benchmarks.models import PublishedSummary
@@ -16,7 +17,8 @@ SUMMARY_FLAG = "summary only: a published {statistic}, no samples"
 
 
 def published_summaries(run_ids: list[int], metric: str) -> dict[int, dict]:
-    rows = PublishedSummary.objects.filter(run_id__in=run_ids, metric__name=metric)
+    rows = PublishedSummary.objects.filter(among_runs(PublishedSummary, run_ids),
+                                           metric__name=metric)
     return {row.run_id: row.as_dict() for row in rows}
 
 

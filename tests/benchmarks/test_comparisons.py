@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -382,3 +383,39 @@ def test_a_large_comparison_folds_its_statistics_into_a_fragment(api_client, cli
     small = save(api_client, baseline=None, filters={"benchmark": "threadtest", "kernel": "5.1"})
     assert 'class="data cells"' in client.get(f"/c/{small}/").content.decode()
     assert client.get("/c/nosuch/cells").status_code == 404
+
+
+def test_the_runs_read_by_one_array_are_those_of_the_id_lists(sweep, api_client, monkeypatch):
+    """On PostgreSQL a comparison's reads by run id bind the ids as one array
+    (comparisons.among); both ways give the same comparison, byte for byte (on SQLite both
+    are the id list)."""
+    from benchmarks.comparisons import among
+    from benchmarks.services.catalog import (
+        benchmark_get_or_create,
+        kernel_get_or_create,
+        machine_get_or_create,
+    )
+    from benchmarks.services.runs import MetricInput, Provenance, run_create
+    from tests.factories import CORE2
+
+    make_run("2.6.30", [1.0, 2.0], params={"loops": 1_000_000, "iterations": 500},
+             series={"vmstat": {"columns": ["r", "cs"], "rows": [[2, 1200], [3, 1500]]}})
+    run_create(benchmark=benchmark_get_or_create(name="threadtest"),
+               kernel=kernel_get_or_create(version="2.6.31"),
+               machine=machine_get_or_create(spec=CORE2),
+               metrics={"time_ms": MetricInput([5.0, 6.0], "ms"),
+                        "context_switches": MetricInput([3.0, 4.0], "count")},
+               provenance=Provenance(source="api"), params={"loops": 1_000_000})
+    with open(Path(__file__).parent.parent / "fixtures" / "written" / "mmtests" /
+              "hackbench_two_configs.txt", "rb") as upload:
+        body = api_client.post("/api/v1/uploads/", {"file": upload}).json()
+    published = [r["id"] for r in body["runs"] if r["params"] == {"groups": 4}]
+    specs = [spec(), spec(chart="box", baseline={"dim": "kernel", "value": "2.6.22"}),
+             parse_spec({"runs": published, "metric": "time_s.amean", "x": "label",
+                         "baseline": {"dim": "label", "value": "vanilla"}})]
+    one_array = [json.dumps(compute(s), sort_keys=True) for s in specs]
+    monkeypatch.setattr(among, "one_array", lambda: False)
+    id_lists = [json.dumps(compute(s), sort_keys=True) for s in specs]
+    assert one_array == id_lists
+    assert '"monitor_figure": null' not in one_array[0]  # the vmstat series was read
+    assert '"summary": true' in one_array[2]  # the published summaries were read
