@@ -132,3 +132,19 @@ def test_nothing_is_kept_from_inside_a_transaction():
         raise RuntimeError("rolled back")
     count, choices = selectors.run_list_kept(count=True)
     assert count == 1 and [name for _, name in choices.machines] == ["core2-laptop"]
+
+
+def test_the_kept_options_are_those_made_afresh(client):
+    """The unfiltered page's <option>s are made once per kept choices; a filtered page marks
+    its choice, and the next unfiltered page marks none."""
+    from benchmarks.pages import views
+
+    make_run("2.6.20", [1.0, 2.0])
+    make_run("2.6.21", [1.0, 2.0], machine=OTHER)
+    client.get(reverse("run-list"))
+    _, choices = selectors.run_list_kept(count=False)
+    assert views._run_list_options_kept(choices, {}) == views._run_list_options(choices, {})
+    assert views._run_list_options_kept(choices, {}) is views._run_list_options_kept(choices, {})
+    filtered = client.get(reverse("run-list"), {"kernel": "2.6.21"}).content.decode()
+    assert '<option value="2.6.21" selected>' in filtered
+    assert " selected>" not in client.get(reverse("run-list")).content.decode()
