@@ -98,7 +98,7 @@ class Task:
         "parent", "joinsem", "data", "never_ran", "period", "release", "lock_mode",
         "yield_pending", "skip", "job_deadline", "spins_left", "wall_until", "spin_busy",
         "spin_phase", "static_prio", "sleep_avg", "sched_stamp", "sleep_type",
-        "entity_weight", "group_shares",
+        "entity_weight", "group_shares", "rotation",
     )
 
     def __init__(self, tid, name, prog, group="default", nice=0, affinity=None):
@@ -126,6 +126,9 @@ class Task:
         # The cpu.shares of the task's cgroup when its entity's weight follows the group's load
         # across CPUs (3.x's windowed group shares, policies/cfs_shares.py).  0: no such group.
         self.group_shares: int = 0
+        # RSDL (policies/rsdl.py): the runqueue's major rotation the task last ran in (the
+        # kernel's p->rotation); a task that wakes in a later one starts afresh
+        self.rotation: int = 0
         self.vruntime: int = 0
         self.deadline: int = 0
         self.slice_left: int = 0

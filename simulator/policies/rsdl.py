@@ -102,6 +102,7 @@ class RsdlPolicy(Policy):
         # per level: quota left this epoch; rq.min_vruntime is reused as the first level not
         # yet finished this epoch (levels above it were rotated away)
         rq.extra = [LevelQuota(self.rr) for _ in range(LEVELS)]
+        rq.vsum = 0  # reused as the count of major rotations (the kernel's rq->prio_rotation)
         return rq
 
     def _settle(self, entry: Entry):
@@ -146,6 +147,14 @@ class RsdlPolicy(Policy):
         rq.seq |= 1 << task.level
 
     def enqueue(self, rq: RunQueue, task: Task, how, now: int):
+        if task.rotation != rq.vsum and how != "fork":
+            # it last ran in an earlier major epoch of this runqueue (or on another one): its
+            # level and quota belong to that epoch, and it starts at its static level with a
+            # full quota, as the tasks the major rotation restarted
+            task.rotation = rq.vsum
+            task.level = self._start_level(task)
+            task.quota = self.rr
+            task.expired = False
         if task.quota <= 0 and not task.expired:
             if task.never_ran and task.level == 0:
                 task.level = self._start_level(task)
@@ -280,6 +289,7 @@ class RsdlPolicy(Policy):
             self._queue(rq, task, front=True)
 
     def _major_rotation(self, rq: RunQueue):
+        rq.vsum += 1
         rq.min_vruntime = 0
         quota: LevelQuota
         for quota in rq.extra:
@@ -327,6 +337,7 @@ class RsdlPolicy(Policy):
                 task = entry.task
                 task.key = None
                 self._settle(entry)
+                task.rotation = rq.vsum
                 bucket.live -= 1
                 if not bucket.live:
                     rq.seq = bitmap & ~(1 << level)
@@ -367,6 +378,7 @@ class RsdlPolicy(Policy):
 
     def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
         child.level = parent.level
+        child.rotation = parent.rotation
         half = max(1, parent.quota // 2)
         child.quota = half
         parent.quota = max(1, parent.quota - half)

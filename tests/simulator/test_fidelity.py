@@ -179,6 +179,10 @@ def chatroom(kernel, seed=1, jvm_lock=None, **tunables):
     return result["metrics"]["throughput_msgs_per_s"][0], vmstat, result["counters"]
 
 
+@pytest.mark.xfail(strict=True, reason="since RSDL's major-epoch rule (docs/simulator.md, "
+                   "issue 24: RSDL) 0.31 loses 22 % on seed 1 and 1 % on seed 2 under hand-off "
+                   "succession with 1000 yields (0.42x before the rule), with as many runnable "
+                   "tasks as 0.33")
 @pytest.mark.parametrize("seed", [1, 2])
 def test_rsdl_031_soft_yield_collapses_a_yield_spinning_chat_server(seed):
     """JVM-style room locks spin on sched_yield() up to spin_yields times, then block.  RSDL

@@ -128,6 +128,9 @@ class PlainRsdl:
             rq.active[task.level].append(task)
 
     def enqueue(self, rq, task, how, now):
+        if task.rotation != rq.vsum and how != "fork":  # it last ran in an earlier epoch
+            task.rotation, task.level, task.quota = rq.vsum, self._start_level(task), self.rr
+            task.expired = False
         if task.quota <= 0 and not task.expired:
             if task.never_ran and task.level == 0:
                 task.level = self._start_level(task)
@@ -173,6 +176,7 @@ class PlainRsdl:
             self._queue(rq, task, front=True)
 
     def _major_rotation(self, rq):
+        rq.vsum += 1  # the epoch count
         rq.min_vruntime = 0
         rq.extra = [self.rr] * LEVELS
         while rq.expired:
@@ -185,7 +189,9 @@ class PlainRsdl:
             for q in rq.active:
                 if q:
                     rq.nr_queued -= 1
-                    return q.popleft()
+                    task = q.popleft()
+                    task.rotation = rq.vsum
+                    return task
             if not rq.expired:
                 return None
             self._major_rotation(rq)
@@ -217,6 +223,33 @@ class PlainRsdl:
         if rq.nr_queued == 0:
             return False
         return self.yield_expire or any(rq.active[:task.level])
+
+
+def test_rsdl_task_waking_in_a_later_major_epoch_restarts_at_its_static_level():
+    """RSDL's recalc_task_prio() (the patch's design notes): a task queued in the major epoch it
+    last ran in keeps its level and quota; one that last ran in an earlier epoch starts at its
+    static level with a full quota, as the tasks the major rotation restarted."""
+    tun = {"sched_cost_ns": 0, "rr_interval": 8, "priority_levels": 20, "yield_expire": False,
+           "cache_hot_time_ns": 0}
+    policy = RsdlPolicy("rsdl", tun, 1)
+    rq = policy.new_rq(0)
+    stays, sleeps_across = Task(1, "stays", []), Task(2, "sleeps", [])
+    for task in (stays, sleeps_across):
+        policy.enqueue(rq, task, "fork", 0)
+        assert policy.pick_next(rq, None, 0) is task and task.level == 20
+        policy.account(rq, task, 3_000_000, 0)  # alone: no rotation yet
+        task.level, task.quota = 27, 2_000_000  # as if it had descended this epoch
+        policy.curr_leaves(rq, task, 0)  # and blocked
+    policy.enqueue(rq, stays, "wakeup", 0)  # same epoch: its level and quota kept
+    assert (stays.level, stays.quota) == (27, 2_000_000)
+    assert policy.pick_next(rq, None, 0) is stays
+    stays.level, stays.quota = 39, 0  # its last level's quota spent: it expires at put_prev
+    policy.put_prev(rq, stays, 0)
+    assert stays.expired and policy.pick_next(rq, None, 0) is stays  # after a major rotation
+    policy.curr_leaves(rq, stays, 0)
+    policy.enqueue(rq, sleeps_across, "wakeup", 0)
+    assert (sleeps_across.level, sleeps_across.quota, sleeps_across.expired) == (20, 8_000_000,
+                                                                                False)
 
 
 @pytest.mark.parametrize("yield_expire", [False, True])
@@ -389,8 +422,17 @@ def test_rsdl_031_loss_grows_with_the_jvm_spin_count_and_033_recovers_at_every_c
     expire = [chat_msgs_per_s("rsdl-0.33", n) / mainline for n in counts]
     longer = chat_msgs_per_s("rsdl-0.31", 3000, rr_interval=100) / mainline
     assert all(a > b for a, b in zip(soft, soft[1:], strict=False)), soft
-    assert soft[-1] <= 0.5 and min(expire) >= 0.9, (soft, expire)
+    assert soft[-1] < 0.85 and min(expire) >= 0.9, (soft, expire)
     assert soft[-1] < longer < expire[-1], (soft[-1], longer, expire[-1])
+
+
+@pytest.mark.xfail(strict=True, reason="since RSDL's major-epoch rule (a task that wakes in a "
+                   "later major rotation restarts at its static level, docs/simulator.md) 0.31 "
+                   "loses 26 %, not half, at 3000 yields under hand-off succession (0.21x "
+                   "before the rule)")
+def test_rsdl_031_loses_half_at_3000_yields_under_handoff():
+    mainline = chat_msgs_per_s("2.6.22", 10)
+    assert chat_msgs_per_s("rsdl-0.31", 3000) / mainline <= 0.5
 
 
 def j9_chat(kernel, seed=1, **tunables):
@@ -419,24 +461,34 @@ def test_j9_busy_wait_costs_as_the_calibrated_loop():
 
 
 @pytest.mark.parametrize("seed", [1, 2])
+def test_rsdl_033_with_j9_monitors_keeps_mainline_throughput(seed):
+    """J9's documented spin counts, competitive succession, the model's loop_ns (3 ns): 0.33
+    expires a yielder, so a preempted lock holder runs at once and 0.33 keeps at least 0.9x of
+    mainline's throughput; so does 0.31 with rr_interval 100 (rotations rarer)."""
+    mainline = j9_chat("2.6.22", seed)[0]
+    longer = j9_chat("rsdl-0.31", seed, rr_interval=100)[0] / mainline
+    expire = j9_chat("rsdl-0.33", seed)[0] / mainline
+    assert expire >= 0.9 and longer >= 0.9, (longer, expire)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 24's target (0.31 at most 0.5x, rr_interval 100 "
+                   "between, 0.33 at least 0.9x) does not hold since RSDL's major-epoch rule: "
+                   "0.31 gives 0.90x / 0.99x on seeds 1 / 2 (0.51x / 0.55x before the rule, "
+                   "when a task that slept across a major rotation woke at its old, worse level)")
+@pytest.mark.parametrize("seed", [1, 2])
 def test_rsdl_031_with_j9_monitors_loses_033_recovers(seed):
-    """J9's documented spin counts, competitive succession, the model's loop_ns (3 ns):
-    0.31 loses about half of mainline's throughput, rr_interval 100 most of it back, 0.33
-    all of it."""
     mainline = j9_chat("2.6.22", seed)[0]
     soft = j9_chat("rsdl-0.31", seed)[0] / mainline
     longer = j9_chat("rsdl-0.31", seed, rr_interval=100)[0] / mainline
     expire = j9_chat("rsdl-0.33", seed)[0] / mainline
-    assert soft < 0.6 and soft < longer < expire and expire >= 0.9, (soft, longer, expire)
+    assert soft <= 0.5 and soft < longer < expire and expire >= 0.9, (soft, longer, expire)
 
 
-@pytest.mark.xfail(strict=True, reason="under the JVM's competitive succession 0.31 shows more "
-                   "runnable tasks and less idle time than 0.33 and 2.6.22 (r 7.6 vs 6.8 and "
-                   "6.3, id 2.0 vs 3.3 and 4.2 %), also with O(1)'s sleep_avg estimator: the "
-                   "model's chat server keeps 6-7 tasks runnable, every client's sleep_avg "
-                   "reaches the ceiling, no wakeup beats the running task and mainline's "
-                   "switch storm never starts (docs/simulator.md, issue 24: RSDL); only "
-                   "hand-off succession's convoys give the thread's signature")
+@pytest.mark.xfail(strict=True, reason="under the JVM's competitive succession 0.31 shows as "
+                   "many runnable tasks as 2.6.22 and less idle time (r 6.5 vs 6.3, id 3.3 vs "
+                   "4.2 %; 0.33 r 6.8, id 3.1 %): the ring keeps 6-7 tasks runnable, and what "
+                   "emptied the runqueues in the thread (53 % idle) is not modelled "
+                   "(docs/simulator.md, issue 24: RSDL)")
 def test_rsdl_031_vmstat_signature_with_j9_monitors():
     soft_vm = j9_chat("rsdl-0.31")[1]
     for other in ("rsdl-0.33", "2.6.22"):
