@@ -41,6 +41,16 @@ class Chatroom:
                         "it waits to run"),
         "think_us": p(20, "int", "CPU time to build and parse a message", 0, 10**9),
         "cs_us": p(5, "int", "CPU time holding the room lock", 0, 10**9),
+        "broadcast": p(0, "int", "1: VolanoMark's loopback structure instead of the token "
+                       "ring (IBM LTC's VolanoMark workload description): four threads per "
+                       "client (client sender and receiver, server receiver and writer); each "
+                       "sender sends `messages` without waiting, its server receiver takes the "
+                       "room lock and queues the message for the room's other clients' writers, "
+                       "waking each, and every writer takes the room lock to dequeue it and "
+                       "passes it to its client's receiver", 0, 1),
+        "deliver_us": p(5, "int", "with broadcast=1: CPU time a server writer and a client "
+                        "receiver each spend on one delivered copy (socket write or read)",
+                        0, 10**9),
     }
     metrics = {"throughput_msgs_per_s": m("msgs/s", True)}
 
@@ -51,17 +61,19 @@ class Chatroom:
         spins, loops = (J9_YIELDS, J9_SPIN2 * J9_SPIN1) if prm["jvm"] == "j9" else (
             prm["spin_yields"], prm["spin_loops"])
         busy_ns = round(loops * b.tun["loop_ns"])
+        lock_op = (LOCK, None, prm["lock"], spins or None, busy_ns)  # the room filled in below
+        if prm["broadcast"]:
+            _build_broadcast(b, lock_op)
+            return
         messages = prm["rooms"] * clients * prm["messages"]
         b.check_budget(messages, messages * (prm["think_us"] + prm["cs_us"]) * US
                        // len(b.eng.cpus))
         for r in range(prm["rooms"]):
-            lock = Mutex(f"room{r}", handoff=prm["lock"] != "yield"
-                         or prm["succession"] == "handoff")
+            lock = _room_lock(prm, r)
             inbox = [Semaphore(f"r{r}c{i}", 1 if i < tokens else 0) for i in range(clients)]
             for i in range(clients):
                 nxt = inbox[(i + 1) % clients]
-                prog = [(WAIT, inbox[i]), (RUN, prm["think_us"] * US), (LOCK, lock, prm["lock"],
-                         spins or None, busy_ns),
+                prog = [(WAIT, inbox[i]), (RUN, prm["think_us"] * US), _locking(lock_op, lock),
                         (RUN, prm["cs_us"] * US), (POST, nxt, 1), (UNLOCK, lock),
                         (LOOP, prm["messages"], 0), mark_time("end"), (EXIT,)]
                 b.start(b.task(f"r{r}c{i}", prog, group=f"room{r}"))
@@ -71,6 +83,56 @@ class Chatroom:
         total = prm["rooms"] * prm["clients"] * prm["messages"]
         wall = b.eng.marks.get("end", b.eng.now)
         return {"throughput_msgs_per_s": total / (wall / 1e9) if wall else 0.0}
+
+
+def _room_lock(prm, room: int) -> Mutex:
+    return Mutex(f"room{room}", handoff=prm["lock"] != "yield" or prm["succession"] == "handoff")
+
+
+def _locking(lock_op: tuple, lock: Mutex) -> tuple:
+    return (lock_op[0], lock, *lock_op[2:])
+
+
+def _build_broadcast(b, lock_op: tuple):
+    """VolanoMark's loopback test (IBM LTC, "VolanoMark 2.1.2 - Workload Description",
+    lse.sourceforge.net/benchmarks/volanomark/vmarkworkload.html): each client has a sender and
+    a receiver thread, and the server a receiver and a sender (writer) thread for it.  A client
+    sender sends its messages one after the other (a loopback socket's buffer holds them all:
+    it never waits); the server receiver of that connection wakes the room's other writers,
+    which send the message on to their clients' receivers.  The JVM's monitors are modelled as
+    one lock per room: the receiver queues the copies under it (waking each writer while it
+    still holds it, as a notify() inside a synchronized block does), and each writer takes it
+    to dequeue one.  That the writers' queues share the room's monitor is this model's
+    assumption; the description names the threads and the wakeups, not the monitors."""
+    prm = b.params
+    clients = prm["clients"]
+    copies = (clients - 1) * prm["messages"]  # what each writer and client receiver handles
+    sent = prm["rooms"] * clients * prm["messages"]
+    think, cs, deliver = prm["think_us"] * US, prm["cs_us"] * US, prm["deliver_us"] * US
+    b.check_budget(sent * clients * 4, sent * (2 * think + clients * (cs + 2 * deliver))
+                   // len(b.eng.cpus))
+    for r in range(prm["rooms"]):
+        lock = _room_lock(prm, r)
+        lock_room = _locking(lock_op, lock)
+        to_server = [Semaphore(f"r{r}in{i}") for i in range(clients)]
+        queued = [Semaphore(f"r{r}q{i}") for i in range(clients)]
+        to_client = [Semaphore(f"r{r}out{i}") for i in range(clients)]
+        for i in range(clients):
+            # a socket write or a notify() wakes the reader and goes on (no WF_SYNC hint)
+            wake_writers = [(POST, queued[j], 1, False) for j in range(clients) if j != i]
+            programs = {
+                "send": [(RUN, think), (POST, to_server[i], 1, False),
+                         (LOOP, prm["messages"], 0), (EXIT,)],
+                "recv": [(WAIT, to_server[i]), (RUN, think), lock_room, (RUN, cs),
+                         *wake_writers, (UNLOCK, lock), (LOOP, prm["messages"], 0), (EXIT,)],
+                "write": [(WAIT, queued[i]), lock_room, (RUN, cs), (UNLOCK, lock),
+                          (RUN, deliver), (POST, to_client[i], 1, False), (LOOP, copies, 0),
+                          (EXIT,)],
+                "read": [(WAIT, to_client[i]), (RUN, deliver), (LOOP, copies, 0),
+                         mark_time("end"), (EXIT,)],
+            }
+            for role, prog in programs.items():
+                b.start(b.task(f"r{r}c{i}.{role}", prog, group=f"room{r}"))
 
 
 class Pipeline:
