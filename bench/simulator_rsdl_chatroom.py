@@ -11,7 +11,8 @@ Prints, per chat-server model and seed: each kernel's throughput, its ratio to 2
 mean vmstat r and id (10 ms samples), context switches, preemptions, sched_yield() calls and
 spinners that gave up and blocked.  Two models: `ring`, the token ring (each message passed to
 one neighbour under the room's lock), and `broadcast`, VolanoMark's loopback structure (four
-threads per client, each message queued for the room's other 19 writers; `broadcast=1`).
+threads per client, each message queued for the room's other 19 writers; `broadcast=1`),
+with every sender sending at once or with a room's users taking turns (`pacing=turns`).
 Every figure is a simulated one, so the machine's load cannot change it; the load average is
 printed beside the figures all the same, as every bench script does.
 """
@@ -27,7 +28,10 @@ sys.path.insert(0, str(ROOT))
 import simulator  # noqa: E402
 
 JVM = {"lock": "yield", "jvm": "j9", "rooms": 4, "clients": 20, "think_us": 50, "cs_us": 10}
-MODELS = {"ring": {**JVM, "messages": 150}, "broadcast": {**JVM, "messages": 40, "broadcast": 1}}
+MODELS = {"ring": {**JVM, "messages": 150},
+          "broadcast": {**JVM, "messages": 40, "broadcast": 1},
+          "broadcast, users taking turns": {**JVM, "messages": 40, "broadcast": 1,
+                                            "pacing": "turns"}}
 KERNELS = (("2.6.22", {}), ("rsdl-0.31", {}), ("rsdl-0.31", {"rr_interval": 100}),
            ("rsdl-0.33", {}))
 

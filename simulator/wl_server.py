@@ -51,6 +51,10 @@ class Chatroom:
         "deliver_us": p(5, "int", "with broadcast=1: CPU time a server writer and a client "
                         "receiver each spend on one delivered copy (socket write or read)",
                         0, 10**9),
+        "pacing": p("none", "choice:none,turns", "with broadcast=1: `none`: every sender "
+                    "sends all its messages one after the other; `turns`, one reading of "
+                    "Volano's \"simulated test users take turns chatting\": a room's users "
+                    "send in turn, each once its client has read the previous user's message"),
     }
     metrics = {"throughput_msgs_per_s": m("msgs/s", True)}
 
@@ -107,6 +111,7 @@ def _build_broadcast(b, lock_op: tuple):
     prm = b.params
     clients = prm["clients"]
     copies = (clients - 1) * prm["messages"]  # what each writer and client receiver handles
+    turns = prm["pacing"] == "turns"
     sent = prm["rooms"] * clients * prm["messages"]
     think, cs, deliver = prm["think_us"] * US, prm["cs_us"] * US, prm["deliver_us"] * US
     b.check_budget(sent * clients * 4, sent * (2 * think + clients * (cs + 2 * deliver))
@@ -117,22 +122,43 @@ def _build_broadcast(b, lock_op: tuple):
         to_server = [Semaphore(f"r{r}in{i}") for i in range(clients)]
         queued = [Semaphore(f"r{r}q{i}") for i in range(clients)]
         to_client = [Semaphore(f"r{r}out{i}") for i in range(clients)]
+        # turn[i]: user i may send (user 0 first); unused without pacing
+        turn = [Semaphore(f"r{r}turn{i}", 1 if i == 0 else 0) for i in range(clients)]
         for i in range(clients):
             # a socket write or a notify() wakes the reader and goes on (no WF_SYNC hint)
             wake_writers = [(POST, queued[j], 1, False) for j in range(clients) if j != i]
+            send = [(RUN, think), (POST, to_server[i], 1, False)]
+            if turns:
+                send.insert(0, (WAIT, turn[i]))
             programs = {
-                "send": [(RUN, think), (POST, to_server[i], 1, False),
-                         (LOOP, prm["messages"], 0), (EXIT,)],
+                "send": [*send, (LOOP, prm["messages"], 0), (EXIT,)],
                 "recv": [(WAIT, to_server[i]), (RUN, think), lock_room, (RUN, cs),
                          *wake_writers, (UNLOCK, lock), (LOOP, prm["messages"], 0), (EXIT,)],
                 "write": [(WAIT, queued[i]), lock_room, (RUN, cs), (UNLOCK, lock),
                           (RUN, deliver), (POST, to_client[i], 1, False), (LOOP, copies, 0),
                           (EXIT,)],
-                "read": [(WAIT, to_client[i]), (RUN, deliver), (LOOP, copies, 0),
-                         mark_time("end"), (EXIT,)],
+                "read": _reader(i, clients, prm["messages"], to_client[i], deliver,
+                                turn[i] if turns else None),
             }
             for role, prog in programs.items():
                 b.start(b.task(f"r{r}c{i}.{role}", prog, group=f"room{r}"))
+
+
+def _reader(i: int, clients: int, messages: int, inbox: Semaphore, deliver: int,
+            my_turn: Semaphore | None) -> list:
+    """Client i's receiver: it reads the room's other users' messages; taking turns, a round
+    brings one from each user in order, and the one from user i - 1 gives user i its turn."""
+    if my_turn is None:
+        return [(WAIT, inbox), (RUN, deliver), (LOOP, (clients - 1) * messages, 0),
+                mark_time("end"), (EXIT,)]
+    prog: list = []
+    for origin in range(clients):
+        if origin == i:
+            continue
+        prog += [(WAIT, inbox), (RUN, deliver)]
+        if origin == (i - 1) % clients:
+            prog.append((POST, my_turn, 1, False))
+    return [*prog, (LOOP, messages, 0), mark_time("end"), (EXIT,)]
 
 
 class Pipeline:
