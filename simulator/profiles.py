@@ -170,7 +170,8 @@ FAMILY_TUNABLES = {
         "rr_interval": _t(8, "int", "quota in ms each task gets at each priority level"),
         "priority_levels": _t(20, "int", "levels a nice-0 task descends before expiring"),
         "yield_expire": _t(True, "bool", "1: sched_yield() expires the task to the expired "
-                           "array (0.33); 0: requeue at the tail of its current level (0.31)"),
+                           "array (0.33); 0: the yielder keeps its place at the head of its "
+                           "level and its quota, nearly a no-op (0.31)"),
         "cache_hot_time_ns": _t(2_500_000, "int", "cache-hot veto for the balancer"),
     },
     "eevdf": {
