@@ -98,8 +98,9 @@ def test_demo_simulation_is_the_rsdl_case_computed_by_the_worker_task():
     assert job.status == "succeeded"
     medians = {p.kernel: p.run.summaries.get(metric__name="throughput_msgs_per_s").median
                for p in job.points.select_related("run")}
-    # 0.31's near no-op yield loses most of the throughput; 0.33 is back near 2.6.22
-    assert medians["rsdl-0.31"] < 0.6 * medians["rsdl-0.33"]
+    # 0.31's near no-op yield loses throughput (less than the thread's "most of it": the
+    # model's figure, docs/simulator.md); 0.33 is back near 2.6.22
+    assert medians["rsdl-0.31"] < 0.95 * medians["rsdl-0.33"]
     assert medians["rsdl-0.33"] > 0.8 * medians["2.6.22"]
 
 
