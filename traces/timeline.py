@@ -55,8 +55,6 @@ class TimelineWriter:
         self.segment = self._recorder.segment
         self.wakeup = self._recorder.wakeup
         self._files = {}
-        self._pieces = {}    # field -> scratch file of every CPU's levels (see _save_piece)
-        self._piece_at = {}  # (level, cpu, field) -> (byte offset, count) in it
 
     def _spill(self, name, buffers):
         for number, buffer in enumerate(buffers):
@@ -80,120 +78,46 @@ class TimelineWriter:
     def finish(self, *, cpus, task_table, start_ns, end_ns):
         """Write the levels, wakeups and index. `task_table`: [[pid, comm], ...] by index.
 
-        One CPU at a time, CHUNK segments at a time: its levels go to scratch files (a level
-        is merged from the one below, read back in chunks; a stretch that a merge joins is
-        never split), then each level's pieces are copied into one file per field. Peak memory
-        is a chunk and its merge's temporaries, whatever the trace's length (traces with
-        events used late sort a CPU's segments in memory first)."""
+        One CPU at a time, CHUNK segments at a time: each chunk of level 0 is written and
+        merged into level 1, whose rows are written and merged into level 2, and so on (a
+        stretch that a merge joins waits for the next rows, so none is split), straight into
+        the level files (L<level>_<field>.npy: the CPUs in order, each level's header written
+        last, when its length is known). Peak memory is a chunk and its merges' temporaries,
+        whatever the trace's length (traces with events used late sort a CPU's segments in
+        memory first)."""
         span = max(end_ns - start_ns, 1)
-        pieces = {}  # cpu -> number of levels it has
-        counts = {}  # (level, cpu) -> segments
-        for cpu in sorted(cpus):
-            level, count = 0, self._save_level0(cpu)
-            while True:
-                counts[level, cpu] = count
-                if level + 1 == len(WIDTHS_NS) or count <= 1 or WIDTHS_NS[level] > span:
-                    break
-                level += 1
-                count = self._save_merged(level, cpu, WIDTHS_NS[level])
-            pieces[cpu] = level + 1
-        levels = max(pieces.values(), default=1)
-        offsets = {str(level): self._write_level(level, pieces, counts)
-                   for level in range(levels)}
-        for writer, reader in self._pieces.values():
-            writer.close()
-            reader.close()
-        for path in self.directory.glob("pieces-*.bin"):
-            path.unlink()
+        top = 0  # the coarsest level any CPU may need: WIDTHS_NS[top] covers the trace
+        while top + 1 < len(WIDTHS_NS) and WIDTHS_NS[top] <= span:
+            top += 1
+        files = _LevelFiles(self.directory, top)
+        used = 1  # levels written: a CPU stops at its first level of at most one segment
+        try:
+            for cpu in sorted(cpus):
+                counts = self._save_levels(cpu, files, top)
+                used = max(used, next((level + 1 for level, count in enumerate(counts)
+                                       if count <= 1), top + 1))
+        finally:
+            files.close(used)
+        # a CPU with fewer levels of its own repeats its coarsest in the levels above: what
+        # merging one segment (or none) again gives, so those rows were written as they are
+        offsets = {str(level): files.offsets[level] for level in range(used)}
         self._write_wakeups()
-        index = {"levels": levels, "widths_ns": WIDTHS_NS[:levels], "cpus": sorted(cpus),
+        index = {"levels": used, "widths_ns": WIDTHS_NS[:used], "cpus": sorted(cpus),
                  "start_ns": start_ns, "end_ns": end_ns, "offsets": offsets}
         (self.directory / "index.json").write_text(json.dumps(index))
         (self.directory / "tasks.json").write_text(json.dumps(task_table))
 
-    def _save_level0(self, cpu) -> int:
-        self._begin_piece(0, cpu)
-        if cpu not in self._cpu:
-            return 0
-        dtypes = ("i8", "i8", "i4", "i1")
-        paths = self._spilled(f"cpu{cpu}", dtypes)
-        for start, end, task, state in _in_order(paths, dtypes):
-            end = np.maximum(end, start)
-            self._append_piece(0, cpu, {"start": start, "end": end, "task": task,
-                                        "state": state, "count": np.ones(len(start), "i4"),
-                                        "busy": end - start})
-        return self._piece_at[0, cpu, "start"][1]
-
-    def _save_merged(self, level, cpu, width) -> int:
-        """Level `level` of `cpu` from the level below, a chunk at a time: the last stretch a
-        chunk ends in waits for the next chunk, so merge_level sees every stretch whole."""
-        self._begin_piece(level, cpu)
-        carry = None
-        for chunk in self._piece_chunks(level - 1, cpu):
-            combined = chunk if carry is None else {
-                field: np.concatenate([carry[field], chunk[field]]) for field in FIELDS}
-            cut = _last_stretch_start(combined, width)
-            if cut:
-                self._append_piece(level, cpu, merge_level(
-                    {field: values[:cut] for field, values in combined.items()}, width))
-            carry = {field: values[cut:] for field, values in combined.items()}
-        if carry is not None and len(carry["start"]):
-            self._append_piece(level, cpu, merge_level(carry, width))
-        return self._piece_at[level, cpu, "start"][1]
-
-    def _begin_piece(self, level, cpu):
-        """Pieces live in one scratch file per field (creating and deleting a file per level,
-        CPU and field cost more than writing them), each piece contiguous in it."""
-        for field in FIELDS:
-            handles = self._pieces.get(field)
-            if handles is None:
-                path = self.directory / f"pieces-{field}.bin"
-                writer = open(path, "wb")  # noqa: SIM115 - closed in finish()
-                handles = self._pieces[field] = (writer, open(path, "rb"))  # noqa: SIM115
-            self._piece_at[level, cpu, field] = (handles[0].tell(), 0)
-
-    def _append_piece(self, level, cpu, arrays):
-        for field, dtype in zip(FIELDS, DTYPES, strict=True):
-            values = np.ascontiguousarray(arrays[field], dtype=dtype)
-            values.tofile(self._pieces[field][0])
-            offset, count = self._piece_at[level, cpu, field]
-            self._piece_at[level, cpu, field] = (offset, count + len(values))
-
-    def _piece_chunks(self, level, cpu, fields=FIELDS):
-        """A piece read back CHUNK segments at a time, as {field: array}."""
-        count = self._piece_at[level, cpu, "start"][1]
-        for first in range(0, count, CHUNK):
-            chunk = {}
-            for field in fields:
-                writer, reader = self._pieces[field]
-                writer.flush()
-                offset, _ = self._piece_at[level, cpu, field]
-                dtype = np.dtype(DTYPES[FIELDS.index(field)])
-                reader.seek(offset + first * dtype.itemsize)
-                chunk[field] = np.fromfile(reader, dtype=dtype,
-                                           count=min(CHUNK, count - first))
-            yield chunk
-
-    def _write_level(self, level, pieces, counts):
-        """Concatenate the CPUs' pieces of `level` (a CPU with fewer levels repeats its
-        coarsest) into L<level>_<field>.npy; returns [[cpu, first, stop], ...]."""
-        sources = {cpu: min(level, have - 1) for cpu, have in pieces.items()}
-        offsets, position = [], 0
-        for cpu in sorted(sources):
-            size = counts[sources[cpu], cpu]
-            offsets.append([cpu, position, position + size])
-            position += size
-        for field, dtype in zip(FIELDS, DTYPES, strict=True):
-            # Written in sequence, a chunk at a time (no memory map to sync: that cost more
-            # than the writing on a busy disk).
-            with open(self.directory / f"L{level}_{field}.npy", "wb") as target:
-                np.lib.format.write_array_header_1_0(target, {
-                    "descr": np.dtype(dtype).str, "fortran_order": False,
-                    "shape": (position,)})
-                for cpu, _, _ in offsets:
-                    for chunk in self._piece_chunks(sources[cpu], cpu, (field,)):
-                        chunk[field].tofile(target)
-        return offsets
+    def _save_levels(self, cpu, files, top) -> list[int]:
+        """Every level of `cpu` up to `top`, in its place in the level files; their lengths."""
+        cascade = _Cascade(cpu, files, top)
+        if cpu in self._cpu:
+            dtypes = ("i8", "i8", "i4", "i1")
+            for start, end, task, state in _in_order(self._spilled(f"cpu{cpu}", dtypes),
+                                                      dtypes):
+                end = np.maximum(end, start)
+                cascade.feed(0, {"start": start, "end": end, "task": task, "state": state,
+                                 "count": np.ones(len(start), "i4"), "busy": end - start})
+        return cascade.close()
 
     def _write_wakeups(self):
         dtypes = ("i8", "i4", "i4", "i4")
@@ -212,6 +136,90 @@ class TimelineWriter:
         finally:
             for target in targets:
                 target.close()
+
+
+class _LevelFiles:
+    """L<level>_<field>.npy for levels 0 to `top`, open for appending a CPU's rows at a time
+    (`append`); `offsets[level]` gets [cpu, first, stop] per CPU (`begin`). `close(used)`
+    writes the headers of the first `used` levels and removes the others (no CPU needed them).
+    The header's length does not depend on the shape (numpy pads it so that a shape can be
+    rewritten in place): it is written first with length 0 and again once the length is known."""
+
+    def __init__(self, directory: Path, top: int):
+        self.directory = directory
+        self.handles = {}
+        self.offsets = [[] for _ in range(top + 1)]
+        self.lengths = [0] * (top + 1)
+        for level in range(top + 1):
+            for field, dtype in zip(FIELDS, DTYPES, strict=True):
+                handle = open(self._path(level, field), "wb")  # noqa: SIM115 - see close()
+                self.handles[level, field] = handle
+                _write_header(handle, dtype, 0)
+
+    def _path(self, level, field):
+        return self.directory / f"L{level}_{field}.npy"
+
+    def begin(self, level, cpu):
+        self.offsets[level].append([cpu, self.lengths[level], self.lengths[level]])
+
+    def append(self, level, arrays):
+        for field, dtype in zip(FIELDS, DTYPES, strict=True):
+            np.ascontiguousarray(arrays[field], dtype=dtype).tofile(self.handles[level, field])
+        self.lengths[level] += len(arrays["start"])
+        self.offsets[level][-1][2] = self.lengths[level]
+
+    def close(self, used):
+        for (level, field), handle in self.handles.items():
+            if level < used:
+                handle.seek(0)
+                _write_header(handle, DTYPES[FIELDS.index(field)], self.lengths[level])
+            handle.close()
+            if level >= used:
+                self._path(level, field).unlink()
+
+
+def _write_header(handle, dtype, length):
+    np.lib.format.write_array_header_1_0(handle, {
+        "descr": np.dtype(dtype).str, "fortran_order": False, "shape": (length,)})
+
+
+class _Cascade:
+    """One CPU's levels built as its segments stream past: rows of level k given to `feed` are
+    written and merged into level k + 1, all but the last stretch that merge would join (the
+    next rows may continue it: it is carried until they come, or until `close`)."""
+
+    def __init__(self, cpu, files: _LevelFiles, top: int):
+        self.files = files
+        self.top = top
+        self.carry = [None] * (top + 1)  # level -> rows of level - 1 not merged yet
+        self.counts = [0] * (top + 1)
+        for level in range(top + 1):
+            files.begin(level, cpu)
+
+    def feed(self, level, arrays):
+        if not len(arrays["start"]):
+            return
+        self.files.append(level, arrays)
+        self.counts[level] += len(arrays["start"])
+        if level == self.top:
+            return
+        width, carry = WIDTHS_NS[level + 1], self.carry[level + 1]
+        combined = arrays if carry is None else {
+            field: np.concatenate([carry[field], arrays[field]]) for field in FIELDS}
+        cut = _last_stretch_start(combined, width)
+        self.carry[level + 1] = {field: values[cut:] for field, values in combined.items()}
+        if cut:
+            self.feed(level + 1, merge_level(
+                {field: values[:cut] for field, values in combined.items()}, width))
+
+    def close(self) -> list[int]:
+        """Merge what is carried, level by level; each level's number of rows."""
+        for level in range(1, self.top + 1):
+            carry = self.carry[level]
+            if carry is not None and len(carry["start"]):
+                self.carry[level] = None
+                self.feed(level, merge_level(carry, WIDTHS_NS[level]))
+        return self.counts
 
 
 def _in_order(paths, dtypes):

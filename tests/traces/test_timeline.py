@@ -165,3 +165,35 @@ def test_levels_built_a_chunk_at_a_time_are_the_levels_built_whole(tmp_path, mon
     for name, value in whole.items():
         assert np.array_equal(value, chunked[name]) if name.endswith(".npy") \
             else value == chunked[name], name
+
+
+def test_a_cpu_with_fewer_levels_repeats_its_coarsest_in_the_levels_above(tmp_path):
+    """finish() writes every CPU's levels straight into the level files, CPU after CPU: a CPU
+    that runs out of levels (one segment left, or none at all) must still have its coarsest
+    rows in each level the others need, and no level file may be left that no CPU needs."""
+    writer = TimelineWriter(tmp_path)
+    tasks = [Task(i) for i in range(3)]
+    now = 0
+    for step in range(5_000):  # CPU 0: short runs, gaps that part them at each level
+        writer.segment(0, tasks[step % 3], now, now + 700, "S")
+        now += 700 + max([200] + [2 * 4**k * 1000 for k in range(5) if step % 4**(k + 1)
+                                  == 4**(k + 1) - 1])
+    writer.segment(2, tasks[1], 10_000, 4_000_000, "R")  # CPU 2: one long segment
+    writer.finish(cpus=[0, 1, 2], task_table=[[1, "a"], [2, "b"], [3, "c"]],
+                  start_ns=0, end_ns=now)
+    reader = TimelineReader(tmp_path)
+    levels = reader.index["levels"]
+    assert levels >= 4
+    assert sorted(p.name for p in tmp_path.glob("L*_start.npy")) == sorted(
+        f"L{level}_start.npy" for level in range(levels))
+    counts = []
+    for level in range(levels):
+        offsets = {cpu: (first, stop) for cpu, first, stop in reader.index["offsets"][str(level)]}
+        assert offsets[1][0] == offsets[1][1]  # CPU 1: nothing, at every level
+        rows = reader.window(0, now, level=level)["rows"]
+        assert [row[1:4] for row in rows if row[0] == 2] == [(10_000, 4_000_000, 1)]
+        counts.append(sum(row[0] == 0 for row in rows))
+        assert sum(row[6] for row in rows if row[0] == 0) == 5_000 * 700
+    assert counts[0] == 5_000 and counts[-1] == 1
+    # CPU 0 needs every level (1 segment only at the last); CPU 2 has one level of its own
+    assert counts == sorted(counts, reverse=True) and counts[-2] > 1
