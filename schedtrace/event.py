@@ -109,22 +109,26 @@ class ParsedEvent(Event):
         self.line = line
 
 
-def switch_event(ts: int, cpu: int, pid: int, comm: str, line: int, prev_comm: str,
-                 prev_pid: int, prev_prio: int, prev_state: str, next_comm: str, next_pid: int,
-                 next_prio: int) -> Event:
+# The pids below are typed `int | None` though never None: compiled, an int object passed on
+# as it is (the fast path reuses one per pid: schedtrace.ftrace.Names), where an `int` would be
+# unboxed and boxed (allocated, above 256) again for the Event's `int | None` field.
+
+
+def switch_event(ts: int, cpu: int, pid: int | None, comm: str, line: int, prev_comm: str,
+                 prev_pid: int | None, prev_prio: int, prev_state: str, next_comm: str,
+                 next_pid: int | None, next_prio: int) -> Event:
     """A sched_switch, built without a fields dict (the parsers' fast path)."""
     event = ParsedEvent(ts, cpu, SWITCH, pid, comm, line)
-    # the task switched out is mostly the line's own: its pid is then the same int object
-    # (compiled, each int stored in an Event is boxed, and one over 256 allocated)
-    event.prev_pid = event.pid if prev_pid == pid else prev_pid
+    event.prev_pid = prev_pid
     event.prev_comm, event.prev_prio = prev_comm, prev_prio
     event.prev_state = prev_state
     event.next_comm, event.next_pid, event.next_prio = next_comm, next_pid, next_prio
     return event
 
 
-def wake_event(ts: int, cpu: int, kind: str, pid: int, comm: str, line: int, target_comm: str,
-               target_pid: int, target_prio: int, target_cpu: int | None) -> Event:
+def wake_event(ts: int, cpu: int, kind: str, pid: int | None, comm: str, line: int,
+               target_comm: str, target_pid: int | None, target_prio: int,
+               target_cpu: int | None) -> Event:
     """A sched_wakeup / _new / sched_waking, built without a fields dict."""
     event = ParsedEvent(ts, cpu, kind, pid, comm, line)
     event.target_comm, event.target_pid = target_comm, target_pid
@@ -132,8 +136,9 @@ def wake_event(ts: int, cpu: int, kind: str, pid: int, comm: str, line: int, tar
     return event
 
 
-def migrate_event(ts: int, cpu: int, pid: int, comm: str, line: int, target_comm: str,
-                  target_pid: int, target_prio: int, orig_cpu: int, dest_cpu: int) -> Event:
+def migrate_event(ts: int, cpu: int, pid: int | None, comm: str, line: int, target_comm: str,
+                  target_pid: int | None, target_prio: int, orig_cpu: int,
+                  dest_cpu: int) -> Event:
     """A sched_migrate_task, built without a fields dict."""
     event = ParsedEvent(ts, cpu, MIGRATE, pid, comm, line)
     event.target_comm, event.target_pid, event.target_prio = target_comm, target_pid, target_prio
@@ -141,8 +146,8 @@ def migrate_event(ts: int, cpu: int, pid: int, comm: str, line: int, target_comm
     return event
 
 
-def fork_event(ts: int, cpu: int, pid: int, comm: str, line: int, parent_comm: str,
-               parent_pid: int, child_comm: str, child_pid: int) -> Event:
+def fork_event(ts: int, cpu: int, pid: int | None, comm: str, line: int, parent_comm: str,
+               parent_pid: int | None, child_comm: str, child_pid: int | None) -> Event:
     """A sched_process_fork, built without a fields dict."""
     event = ParsedEvent(ts, cpu, FORK, pid, comm, line)
     event.parent_comm, event.parent_pid = parent_comm, parent_pid

@@ -36,13 +36,14 @@ class FtraceParser(LineParser):
         super().__init__(warnings, read, max_ts, refuse_nul)
         self.instance_prefix = instance_prefix
         self.use_fast = fast and not instance_prefix
+        self.names = Names()
 
     def fast_event(self, text: str, number: int) -> ev.Event | None:
-        return fast_line(text, number)
+        return fast_line(text, number, self.names)
 
     def fast_event_at(self, raw: bytes, text: str, first: int, end: int,
                       number: int) -> ev.Event | None:
-        return fast_line_at(raw, text, first, end, number)
+        return fast_line_at(raw, text, first, end, number, self.names)
 
     def match_prefix(self, text):
         if self.instance_prefix:
@@ -163,16 +164,73 @@ def _end_of_text(raw: bytes, first: i64, end: i64) -> i64:
     return end
 
 
-def fast_line(text: str, number: int) -> ev.Event | None:
+_NAME_SLOTS: Final = 4096  # pids cached by Names (pid modulo this)
+
+
+class Names:
+    """The task names and pid objects of the lines read so far, one pid per slot (pid modulo
+    _NAME_SLOTS): most lines name the same few tasks again, and the fast path hands out the
+    str and int objects it made for a pid before instead of new ones (compiled, a name sliced
+    from the line is a str allocated, and a pid stored in an Event an int allocated, each freed
+    with the event; the reorder window holds 20,000 events and all they point to). A name is
+    reused only when its bytes are the line's: for ASCII text the same bytes are the same
+    characters, so the event is the same as with a new str."""
+
+    def __init__(self) -> None:
+        self.pids: list[int] = [-1] * _NAME_SLOTS
+        self.pid_objects: list[int | None] = [None] * _NAME_SLOTS
+        self.names: list[str] = [""] * _NAME_SLOTS
+        self.name_bytes: list[bytes] = [b""] * _NAME_SLOTS
+
+    def _slot(self, pid: i64) -> i64:
+        """pid's slot, taken over for pid when another pid held it."""
+        slot: i64 = pid % _NAME_SLOTS
+        if self.pids[slot] != pid:
+            self.pids[slot] = pid
+            boxed: int | None = pid
+            self.pid_objects[slot] = boxed
+            self.names[slot] = ""
+            self.name_bytes[slot] = b""
+        return slot
+
+    def pid(self, pid: i64) -> int | None:
+        """An int object equal to pid (None never: typed so, compiled, it is not unboxed)."""
+        return self.pid_objects[self._slot(pid)]
+
+    def name(self, raw: bytes, text: str, start: i64, end: i64, pid: i64) -> str:
+        """text[start:end], the name of task `pid` read from the ASCII line in `raw`."""
+        slot = self._slot(pid)
+        known = self.name_bytes[slot]
+        if len(known) == end - start and _same_as(raw, start, known):
+            return self.names[slot]
+        name = text[start:end]
+        self.names[slot] = name
+        self.name_bytes[slot] = raw[start:end]
+        return name
+
+
+def _same_as(raw: bytes, start: i64, word: bytes) -> bool:
+    """raw[start:start + len(word)] == word, the caller having checked the length fits."""
+    length: i64 = len(word)
+    index: i64 = 0
+    while index < length:
+        if raw[start + index] != word[index]:
+            return False
+        index += 1
+    return True
+
+
+def fast_line(text: str, number: int, names: Names | None = None) -> ev.Event | None:
     """The event of a common ftrace line, or None to read it the general way."""
     # every non-ASCII character is 2 to 4 bytes of UTF-8 (a lone surrogate passes as 3)
     raw = text.encode("utf-8", "surrogatepass")
     if len(raw) != len(text):
         return None
-    return fast_line_at(raw, text, 0, len(raw), number)
+    return fast_line_at(raw, text, 0, len(raw), number, Names() if names is None else names)
 
 
-def fast_line_at(raw: bytes, text: str, first: i64, end: i64, number: int) -> ev.Event | None:
+def fast_line_at(raw: bytes, text: str, first: i64, end: i64, number: int,
+                 names: Names) -> ev.Event | None:
     """fast_line of the line text[first:end] (its newline, if any, at `end`), read in place
     from `raw`, the bytes of an ASCII `text`: the same offsets."""
     bracket = first
@@ -193,7 +251,7 @@ def fast_line_at(raw: bytes, text: str, first: i64, end: i64, number: int) -> ev
     space = _flags_end(raw, close + 2, end)
     if pid < 0 or space < 0:
         return None
-    return _after_flags(raw, text, first, end, space + 1, cpu, pid, dash, number)
+    return _after_flags(raw, text, first, end, space + 1, cpu, pid, dash, number, names)
 
 
 def _digits_end_back(raw: bytes, first: i64, end: i64) -> i64:
@@ -222,7 +280,7 @@ def _flags_end(raw: bytes, start: i64, end: i64) -> i64:
 
 
 def _after_flags(raw: bytes, text: str, first: i64, end: i64, stamp: i64, cpu: i64, pid: i64,
-                 dash: i64, number: int) -> ev.Event | None:
+                 dash: i64, number: int, names: Names) -> ev.Event | None:
     """The timestamp (after the flags' spaces), the event's name and its fields."""
     while stamp < end and raw[stamp] == _SPACE:  # tracefs pads the timestamp column
         stamp += 1
@@ -243,22 +301,23 @@ def _after_flags(raw: bytes, text: str, first: i64, end: i64, stamp: i64, cpu: i
     if letter == 115 and raw[start:start + 24] == b"sched_switch: prev_comm=":
         comm_first, comm_end = _comm_bounds(raw, first, dash)
         return _fast_switch(raw, text, end, start + 24, ts, cpu, pid, comm_first, comm_end,
-                            number)
+                            number, names)
     if letter == 109 and _at(raw, b"sched_migrate_task: comm=", start):
-        return _fast_migrate(raw, text, first, end, start + 25, ts, cpu, pid, dash, number)
+        return _fast_migrate(raw, text, first, end, start + 25, ts, cpu, pid, dash, number,
+                             names)
     if letter == 112 and _at(raw, b"sched_process_fork: comm=", start):
-        return _fast_fork(raw, text, first, end, start + 25, ts, cpu, pid, dash, number)
+        return _fast_fork(raw, text, first, end, start + 25, ts, cpu, pid, dash, number, names)
     if letter != 119 or not _at(raw, b"sched_wak", start):
         return None
     if _at(raw, b"eup: comm=", start + 9):
         return _fast_wakeup(raw, text, first, end, start + 19, ev.WAKEUP, ts, cpu, pid, dash,
-                            number)
+                            number, names)
     if _at(raw, b"eup_new: comm=", start + 9):
         return _fast_wakeup(raw, text, first, end, start + 23, ev.WAKEUP_NEW, ts, cpu, pid,
-                            dash, number)
+                            dash, number, names)
     if _at(raw, b"ing: comm=", start + 9):
         return _fast_wakeup(raw, text, first, end, start + 19, ev.WAKING, ts, cpu, pid, dash,
-                            number)
+                            number, names)
     return None
 
 
@@ -272,10 +331,10 @@ def _comm_bounds(raw: bytes, first: i64, dash: i64) -> tuple[i64, i64]:
     return first, last
 
 
-def _comm(raw: bytes, text: str, first: i64, dash: i64) -> str:
-    """text[first:dash].strip(), in one slice."""
+def _comm(raw: bytes, text: str, first: i64, dash: i64, pid: i64, names: Names) -> str:
+    """text[first:dash].strip(), the name of the line's own task `pid`."""
     start, end = _comm_bounds(raw, first, dash)
-    return text[start:end]
+    return names.name(raw, text, start, end, pid)
 
 
 def _same(raw: bytes, start: i64, end: i64, other: i64, other_end: i64) -> bool:
@@ -300,7 +359,7 @@ def _number_then(raw: bytes, start: i64, end: i64, word: bytes) -> tuple[i64, i6
 
 
 def _fast_switch(raw: bytes, text: str, end: i64, at: i64, ts: int, cpu: i64, pid: i64,
-                 comm_first: i64, comm_end: i64, number: int) -> ev.Event | None:
+                 comm_first: i64, comm_end: i64, number: int, names: Names) -> ev.Event | None:
     """`prev_comm=` has been read; the fields from `at` (the line ends at `end`; the prefix's
     comm is text[comm_first:comm_end])."""
     prev_pid_at = _find(raw, b" prev_pid=", at, end)
@@ -326,13 +385,14 @@ def _fast_switch(raw: bytes, text: str, end: i64, at: i64, ts: int, cpu: i64, pi
     next_prio, cut = _number(raw, next_prio_at + 11, end)
     if next_prio < 0 or cut != _end_of_text(raw, cut, end):
         return None
-    comm = text[comm_first:comm_end]
+    comm = names.name(raw, text, comm_first, comm_end, pid)
     # the task switched out is mostly the line's own: its name is then the same str object
     prev_comm = comm if _same(raw, at, prev_pid_at, comm_first, comm_end) \
-        else text[at:prev_pid_at]
-    return ev.switch_event(ts, cpu, pid, comm, number, prev_comm, prev_pid,
+        else names.name(raw, text, at, prev_pid_at, prev_pid)
+    return ev.switch_event(ts, cpu, names.pid(pid), comm, number, prev_comm, names.pid(prev_pid),
                            prev_prio, _state(text, state_at + 12, arrow_at),
-                           text[arrow_at + 15:next_pid_at], next_pid, next_prio)
+                           names.name(raw, text, arrow_at + 15, next_pid_at, next_pid),
+                           names.pid(next_pid), next_prio)
 
 
 def _state(text: str, start: i64, end: i64) -> str:
@@ -342,7 +402,7 @@ def _state(text: str, start: i64, end: i64) -> str:
 
 
 def _fast_wakeup(raw: bytes, text: str, first: i64, end: i64, at: i64, kind: str, ts: int,
-                 cpu: i64, pid: i64, dash: i64, number: int) -> ev.Event | None:
+                 cpu: i64, pid: i64, dash: i64, number: int, names: Names) -> ev.Event | None:
     """`<kind>: comm=` has been read; `pid=.. prio=.. [success=..] [target_cpu=..]` from `at`."""
     pid_at = _find(raw, b" pid=", at, end)
     if pid_at < 0:
@@ -362,13 +422,14 @@ def _fast_wakeup(raw: bytes, text: str, first: i64, end: i64, at: i64, kind: str
             return None
     if cut != end or prio < 0:
         return None
-    comm = _comm(raw, text, first, dash)
-    return ev.wake_event(ts, cpu, kind, pid, comm, number, text[at:pid_at], target_pid, prio,
-                         target_cpu if target_cpu >= 0 else None)
+    comm = _comm(raw, text, first, dash, pid, names)
+    return ev.wake_event(ts, cpu, kind, names.pid(pid), comm, number,
+                         names.name(raw, text, at, pid_at, target_pid), names.pid(target_pid),
+                         prio, target_cpu if target_cpu >= 0 else None)
 
 
 def _fast_migrate(raw: bytes, text: str, first: i64, end: i64, at: i64, ts: int, cpu: i64,
-                  pid: i64, dash: i64, number: int) -> ev.Event | None:
+                  pid: i64, dash: i64, number: int, names: Names) -> ev.Event | None:
     """`sched_migrate_task: comm=` has been read; `pid=.. prio=.. orig_cpu=.. dest_cpu=..`
     from `at`."""
     pid_at = _find(raw, b" pid=", at, end)
@@ -386,12 +447,13 @@ def _fast_migrate(raw: bytes, text: str, first: i64, end: i64, at: i64, ts: int,
     dest_cpu, cut = _number(raw, dest_at + 10, end)
     if dest_cpu < 0 or cut != _end_of_text(raw, cut, end):
         return None
-    return ev.migrate_event(ts, cpu, pid, _comm(raw, text, first, dash), number,
-                            text[at:pid_at], target_pid, prio, orig_cpu, dest_cpu)
+    return ev.migrate_event(ts, cpu, names.pid(pid), _comm(raw, text, first, dash, pid, names),
+                            number, names.name(raw, text, at, pid_at, target_pid),
+                            names.pid(target_pid), prio, orig_cpu, dest_cpu)
 
 
 def _fast_fork(raw: bytes, text: str, first: i64, end: i64, at: i64, ts: int, cpu: i64,
-               pid: i64, dash: i64, number: int) -> ev.Event | None:
+               pid: i64, dash: i64, number: int, names: Names) -> ev.Event | None:
     """`sched_process_fork: comm=` has been read; `pid=.. child_comm=.. child_pid=..` from
     `at`."""
     pid_at = _find(raw, b" pid=", at, end)
@@ -406,6 +468,8 @@ def _fast_fork(raw: bytes, text: str, first: i64, end: i64, at: i64, ts: int, cp
     child_pid, cut = _number(raw, child_pid_at + 11, end)
     if child_pid < 0 or cut != _end_of_text(raw, cut, end):
         return None
-    return ev.fork_event(ts, cpu, pid, _comm(raw, text, first, dash), number,
-                         text[at:pid_at], parent_pid, text[child_at + 12:child_pid_at],
-                         child_pid)
+    return ev.fork_event(ts, cpu, names.pid(pid), _comm(raw, text, first, dash, pid, names),
+                         number, names.name(raw, text, at, pid_at, parent_pid),
+                         names.pid(parent_pid),
+                         names.name(raw, text, child_at + 12, child_pid_at, child_pid),
+                         names.pid(child_pid))

@@ -9,10 +9,11 @@ import lzma
 import os
 import zlib
 from collections.abc import Iterator
+from typing import Final
 
 from . import ftrace, perf
 from .errors import TraceError
-from .event import Event
+from .event import LOST, Event
 from .ftrace import FtraceParser
 from .lines import LAST_LINE, LINES, MAX_LINE, TEXT, TOO_LONG, ReadState
 from .perf import PerfParser
@@ -23,6 +24,8 @@ _SNIFF_LINES = 200
 
 
 _CHUNK = 1 << 16
+# what stands in the reorder window's list for events handed out (EventStream._release)
+_RELEASED: Final = Event(0, 0, LOST, None, None, 0)
 
 
 def _binary(source):
@@ -245,10 +248,16 @@ class EventStream:
         self._order_warnings()
 
     def _release(self, held: list[Event], first: int, count: int) -> list[Event]:
+        """held[first:first + count], their places in `held` filled with a placeholder: once
+        the caller has used them, the events are freed at once, while still in the CPU's
+        caches (held until the list is trimmed, they would each be read again from memory,
+        some 65,000 events later, to be freed)."""
         if count <= 0:
             return []
         self.events += count
-        return held[first:first + count]
+        out = held[first:first + count]
+        held[first:first + count] = [_RELEASED] * count
+        return out
 
     def _heap_ordered(self, heap, chunks, emitted):
         window = self.reorder_window

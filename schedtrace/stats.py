@@ -56,6 +56,10 @@ class TaskStats:
     def __init__(self, index: int, pid: int, comm: str, ts: int,
                  parent_pid: int | None = None) -> None:
         self.index = index
+        # the same number as an int object, made once: compiled, RunRecorder appends it to
+        # its lists for each of the task's segments and wakeups instead of boxing (allocating,
+        # above 256) the index again for each
+        self.index_object: int | None = index
         self.pid = pid
         self.comm = comm
         self.first_ns = ts
@@ -467,7 +471,9 @@ class TraceStats:
 
 # -- timeline recording (schedtrace.runs) ----------------------------------------------------
 
-Lists = tuple[list[int], list[int], list[int], list[int]]
+# the task indexes are int objects given as they are (typed so: see TaskStats.index_object)
+Lists = tuple[list[int], list[int], list[int | None], list[int]]
+WakeLists = tuple[list[int], list[int], list[int], list[int | None]]
 SEGMENT_TYPES = ("q", "q", "i", "b")  # start, end (ns), task index, end state code
 WAKEUP_TYPES = ("q", "i", "i", "i")   # at (ns), from cpu, to cpu, task index
 
@@ -489,7 +495,7 @@ class RunRecorder:
         self.limit = limit
         self.cpus: dict[int, Lists] = {}
         self._cpu_list: list[Lists | None] = []  # self.cpus by index, as TraceStats._cpu
-        self.wakes: Lists = ([], [], [], [])
+        self.wakes: WakeLists = ([], [], [], [])
 
     def _lists(self, cpu: int) -> Lists:
         listed = self._cpu_list
@@ -513,7 +519,7 @@ class RunRecorder:
         starts = lists[0]
         starts.append(start_ns)
         lists[1].append(end_ns)
-        lists[2].append(_index(task))
+        lists[2].append(_index_object(task))
         lists[3].append(self.state_codes.get(end_state[:1], self.other) if end_state
                         else self.unknown)
         if len(starts) >= self.limit:
@@ -524,23 +530,25 @@ class RunRecorder:
         at.append(at_ns)
         source.append(from_cpu)
         target.append(to_cpu)
-        index.append(_index(task))
+        index.append(_index_object(task))
         if len(at) >= self.limit:
             self.flush("wake")
 
     def flush(self, name: str) -> None:
         """Hand what `name` holds ("cpu<N>" or "wake") to `spill`, even when it is nothing."""
+        lists: Lists | WakeLists
         if name == "wake":
             lists, types = self.wakes, WAKEUP_TYPES
         else:
             lists, types = self.cpus.get(int(name[3:]), ([], [], [], [])), SEGMENT_TYPES
-        arrays = tuple(_typed(code, values) for code, values in zip(types, lists, strict=True))
-        for values in lists:
+        columns: list[list[int] | list[int | None]] = list(lists)
+        arrays = tuple(_typed(code, values) for code, values in zip(types, columns, strict=True))
+        for values in columns:
             values.clear()
         self.spill(name, arrays)
 
 
-def _typed(code: str, values: list[int]) -> array:
+def _typed(code: str, values: list[int] | list[int | None]) -> array:
     """array(code, values), the items packed by struct first: struct converts each int
     directly, where array parses each one as a call's argument (some 200 instructions an item
     against 340, and a segment is four items). The same native layout ("@"); a value that does
@@ -551,10 +559,11 @@ def _typed(code: str, values: list[int]) -> array:
         return array(code, values)
 
 
-def _index(task: object) -> int:
-    """The task's index: TraceStats passes its TaskStats (read directly, compiled); anything
-    else with an `index` is accepted too (e.g. a caller building a timeline by hand)."""
+def _index_object(task: object) -> int | None:
+    """The task's index (never None): TraceStats passes its TaskStats (its index_object read
+    directly, compiled); anything else with an `index` is accepted too (e.g. a caller building
+    a timeline by hand)."""
     if isinstance(task, TaskStats):
-        return task.index
+        return task.index_object
     index: int = getattr(task, "index")  # noqa: B009 - typed for the compiled build
     return index

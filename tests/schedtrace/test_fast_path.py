@@ -387,3 +387,38 @@ def test_the_reader_gives_the_lines_a_whole_decode_gives(tmp_path):
         raw.close()
         assert got == expected
         assert kinds >= {TEXT, LINES} and (LAST_LINE in kinds) == bool(last)
+
+
+def test_names_reused_by_pid_are_the_names_each_line_gives(tmp_path):
+    """The fast path hands out the str (and int) it made for a pid before when the line's bytes
+    are the same (schedtrace.ftrace.Names). Names that change under one pid (exec: same
+    length, one byte apart, shorter, longer), pids that share a cache slot (4096 apart) and
+    prev/next/target names that differ from the prefix's must read as the general path reads
+    them; a name seen again is the object made the first time."""
+    rng = random.Random(3)
+    pids = [1000, 1000 + 4096, 1000 + 2 * 4096, 2001, 77]
+    names = ["alpha", "alphb", "alph", "alpha-1", "beta", "b", "gamma delta"]
+    now, lines = 5_000_000_000, ["# tracer: nop"]
+    for _ in range(3000):
+        now += rng.randint(200, 9000)
+        pid, other = rng.choice(pids), rng.choice(pids)
+        head = f"{rng.choice(names) + '-' + str(pid):>24} [{rng.randrange(4):03d}] d..2. " \
+               f"{now // 10**9}.{now % 10**9 // 1000:06d}: "
+        if rng.random() < 0.5:
+            lines.append(f"{head}sched_switch: prev_comm={rng.choice(names)} prev_pid={pid} "
+                         f"prev_prio=120 prev_state=S ==> next_comm={rng.choice(names)} "
+                         f"next_pid={other} next_prio=120")
+        else:
+            lines.append(f"{head}sched_wakeup: comm={rng.choice(names)} pid={other} prio=120 "
+                         f"target_cpu=00{rng.randrange(4)}")
+    path = tmp_path / "names.trace"
+    path.write_text("\n".join(lines) + "\n")
+    fast, general = everything(path), everything(path, fast=False)
+    assert fast[8]["events"] == 3000
+    assert fast == general
+    first, second = (list(schedtrace.open_events(io.BytesIO(
+        b"      gamma-12     [000] d..2. 1.000001: sched_wakeup: comm=beta pid=13 prio=120 "
+        b"target_cpu=000\n" * 2))))
+    assert first.comm == "gamma" and first.target_comm == "beta"
+    assert second.comm is first.comm and second.target_comm is first.target_comm
+    assert second.target_pid is first.target_pid
