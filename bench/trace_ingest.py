@@ -146,8 +146,10 @@ CHILD = {
 }
 
 
-def child_run(kind: str, path: Path) -> tuple[float, float, int]:
-    """(seconds, peak RSS MB, printed count) of a fresh interpreter doing `kind`."""
+def child_run(kind: str, path: Path) -> tuple[float, float, int, float]:
+    """(seconds, peak RSS MB, printed count, CPU seconds: user + system) of a fresh interpreter
+    doing `kind`. The CPU time is what the child itself ran: less at the mercy of the other
+    processes on a shared machine than the wall time (not free of them: caches are shared)."""
     code = f"PATH = {str(path)!r}\n{CHILD[kind]}"
     started = time.perf_counter()
     process = subprocess.Popen([PYTHON, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
@@ -159,7 +161,8 @@ def child_run(kind: str, path: Path) -> tuple[float, float, int]:
     elapsed = time.perf_counter() - started
     if process.returncode:
         raise SystemExit(f"{kind} child failed with {process.returncode}")
-    return elapsed, usage.ru_maxrss / 1024, int(output.split()[-1])
+    return (elapsed, usage.ru_maxrss / 1024, int(output.split()[-1]),
+            usage.ru_utime + usage.ru_stime)
 
 
 def child_instructions(kind: str, path: Path) -> tuple[int, int]:
@@ -194,6 +197,24 @@ def print_instructions(folder: Path, small: int = 20_000, big: int = 100_000) ->
             path.unlink(missing_ok=True)
 
 
+def timed_pairs(path: Path, runs: int) -> tuple[tuple, tuple]:
+    """The line count and the parse child (child_run's figures), alternated `runs` times: the
+    load on a shared machine changes from second to second, so each pair's ratio is measured
+    close together. Prints each pair; returns the pair with the median wall ratio."""
+    pairs = []
+    for run in range(runs):
+        count = child_run("count", path)
+        parse = child_run("schedtrace", path)
+        pairs.append((count, parse))
+        print(f"  run {run + 1}: line count {count[0]:.2f} s (CPU {count[3]:.2f} s), parse "
+              f"{parse[0]:.2f} s (CPU {parse[3]:.2f} s) = {parse[2] / parse[0]:,.0f} events/s "
+              f"({parse[2] / parse[3]:,.0f} a CPU second); {parse[0] / count[0]:.1f}x the line "
+              f"count's time, {parse[3] / count[3]:.1f}x its CPU time (load {load()})",
+              flush=True)
+    pairs.sort(key=lambda pair: pair[1][0] / pair[0][0])
+    return pairs[len(pairs) // 2]
+
+
 def load() -> str:
     return ", ".join(f"{value:.1f}" for value in os.getloadavg())
 
@@ -204,7 +225,7 @@ def rss_by_size(sizes: list[int], folder: Path) -> None:
         path = folder / f"trace-rss-{size}.trace"
         try:
             written = write_trace(path, size)
-            seconds, rss, events = child_run("schedtrace", path)
+            seconds, rss, events, _ = child_run("schedtrace", path)
             print(f"peak RSS at {written:,} event lines ({path.stat().st_size / 2**20:.0f} MB): "
                   f"{rss:.0f} MB ({events / seconds:,.0f} events/s, load {load()})", flush=True)
         finally:
@@ -296,6 +317,11 @@ def main() -> None:
                         help="comma-separated trace sizes (events) to print peak RSS for")
     parser.add_argument("--instructions", action="store_true",
                         help="print only valgrind instruction counts (load-independent)")
+    parser.add_argument("--parse-only", action="store_true",
+                        help="stop after the line count and parse rows (no upload, no server)")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="line count and parse, alternated this many times (the ratio of "
+                             "each pair is printed, then the median pair's)")
     args = parser.parse_args()
     from tests.conftest import free_port
 
@@ -317,16 +343,21 @@ def main() -> None:
     import schedtrace._compiled
 
     print(f"schedtrace: {schedtrace._compiled.STATE}", flush=True)
-    count_s, count_rss, counted = child_run("count", path)
-    parse_s, parse_rss, events = child_run("schedtrace", path)
+    (count_s, count_rss, counted, count_cpu), (parse_s, parse_rss, events, parse_cpu) = \
+        timed_pairs(path, args.runs)
     print(f"reference line count: {counted:,} lines in {count_s:.2f} s = "
-          f"{counted / count_s:,.0f} lines/s, peak RSS {count_rss:.0f} MB (load {load()})")
+          f"{counted / count_s:,.0f} lines/s (CPU {count_cpu:.2f} s), peak RSS "
+          f"{count_rss:.0f} MB (load {load()})")
     print(f"schedtrace parse + stats + timeline files: {events:,} events in {parse_s:.2f} s = "
-          f"{events / parse_s:,.0f} events/s, peak RSS {parse_rss:.0f} MB "
-          f"({parse_s / count_s:.1f}x the line count's time, {parse_rss / count_rss:.2f}x its "
-          f"RSS; file {size:.0f} MB; load {load()})", flush=True)
+          f"{events / parse_s:,.0f} events/s (CPU {parse_cpu:.2f} s: {events / parse_cpu:,.0f} "
+          f"a CPU second), peak RSS {parse_rss:.0f} MB ({parse_s / count_s:.1f}x the line "
+          f"count's time, {parse_cpu / count_cpu:.1f}x its CPU time, {parse_rss / count_rss:.2f}x"
+          f" its RSS; file {size:.0f} MB; load {load()})", flush=True)
     if args.rss_events:
         rss_by_size([int(n) for n in args.rss_events.split(",")], folder)
+    if args.parse_only:
+        path.unlink()
+        return
 
     env = bench_env(SCHEDBENCH_TRACE_MAX_MB=str(int(size) + 64),
                     SCHEDBENCH_CELERY_QUEUE=f"bench-traces-{os.getpid()}")
