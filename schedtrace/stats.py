@@ -104,6 +104,9 @@ class CpuStats:
         self.cpu = cpu
         self.current: TaskStats | None = None  # the task running, None for idle (when known)
         self.since = ts        # when `current` (or idle) started
+        # `since` as an int object when one was at hand (else None): the segment that ends
+        # records it as it is (see TraceStats._switch)
+        self.since_object: int | None = None
         self.known = False     # False until a line on this CPU says who runs
         self.first_ns = ts
         self.last_ns = ts
@@ -192,8 +195,9 @@ class TraceStats:
         return task
 
     # -- CPU state machine ---------------------------------------------------------------------
-    def _stop(self, cpu: CpuStats, ts: int, state: str) -> None:
-        """End whatever runs on `cpu` at `ts` (task segment or idle gap)."""
+    def _stop(self, cpu: CpuStats, ts: int, state: str, ts_object: int | None = None) -> None:
+        """End whatever runs on `cpu` at `ts` (task segment or idle gap); `ts_object`: `ts` as
+        an int object, when the caller has one (see _switch)."""
         if not cpu.known:
             return
         start = cpu.since
@@ -208,22 +212,27 @@ class TraceStats:
             cpu.busy_ns += length
             task.runtime_ns += length
             task.running_on = None
-            task.left_ns = max(ts, start)
+            end: int | None = ts_object if ts_object is not None and ts >= start \
+                else max(ts, start)
+            task.left_ns = end
             if state in ("X", "Z") or task.exited:
                 task.dead = True
             if length:
                 runs = self._runs
                 if runs is not None:
-                    runs.segment(cpu.cpu, task, start, max(ts, start), state)
+                    began: int | None = start if cpu.since_object is None else cpu.since_object
+                    runs.record_segment(cpu.cpu, task, began, end, state)
                 elif self.on_segment is not None:
                     self.on_segment(cpu.cpu, task, start, max(ts, start), state)
         cpu.known = False
 
     def _start(self, cpu: CpuStats, task: TaskStats | None, ts: int, *, recorded: bool = True,
-               inferred: bool = False) -> None:
+               inferred: bool = False, ts_object: int | None = None) -> None:
         """`task` (None = idle) runs on `cpu` from `ts`; `recorded`: a sched_switch said so;
-        `inferred`: a lost switch-in placed at `ts` (counted like a recorded one)."""
+        `inferred`: a lost switch-in placed at `ts` (counted like a recorded one); `ts_object`:
+        `ts` as an int object, when the caller has one."""
         cpu.current, cpu.since, cpu.known = task, ts, True
+        cpu.since_object = ts_object
         if task is None:
             return
         elsewhere = task.running_on
@@ -361,22 +370,25 @@ class TraceStats:
         state, prev_pid, next_pid = event.prev_state, event.prev_pid, event.next_pid
         assert state is not None and next_pid is not None
         prev = cpu.current if cpu.known else None
-        self._stop(cpu, ts, state)
+        # compiled: the timestamp boxed once (allocated) for every field and timeline record
+        # that keeps it: the end of the segment switched out and the start of the next one,
+        # the task's left_ns, runnable_since and placed_ns
+        at: int | None = ts
+        self._stop(cpu, ts, state, at)
         if prev is None or prev.pid != prev_pid:
             prev = self._by_pid.get(prev_pid) if prev_pid else None
         if prev is not None and state.startswith("R") and not prev.dead:
-            at: int | None = ts  # compiled: boxed once for the two fields
             prev.runnable_since, prev.woken = at, False
             prev.placed_cpu, prev.placed_ns = cpu.cpu, at
         nxt = None if next_pid == 0 else self._task(next_pid, event.next_comm, ts)
-        self._start(cpu, nxt, ts)
+        self._start(cpu, nxt, ts, ts_object=at)
 
     def _wakeup(self, cpu: CpuStats, event: Event) -> None:
         ts, pid, target_cpu = event.ts, event.target_pid, event.target_cpu
         assert pid is not None
         new = event.kind == ev.WAKEUP_NEW and self._fresh_needed(pid)
         task = self._task(pid, event.target_comm, ts, new)
-        at: int | None = ts  # compiled: boxed once for the two fields below
+        at: int | None = ts  # compiled: boxed once for the fields and the record below
         if task.running_on is None and target_cpu is not None:
             # sched_wakeup after sched_waking names the CPU finally chosen: the later one wins
             task.placed_cpu, task.placed_ns = target_cpu, at
@@ -386,7 +398,8 @@ class TraceStats:
         task.wakeups += 1
         runs, hook = self._runs, self.on_wakeup
         if runs is not None:
-            runs.wakeup(cpu.cpu, target_cpu if target_cpu is not None else cpu.cpu, task, ts)
+            runs.record_wakeup(cpu.cpu, target_cpu if target_cpu is not None else cpu.cpu,
+                               task, at)
         elif hook is not None:
             hook(cpu.cpu, target_cpu if target_cpu is not None else cpu.cpu, task, ts)
 
@@ -472,8 +485,8 @@ class TraceStats:
 # -- timeline recording (schedtrace.runs) ----------------------------------------------------
 
 # the task indexes are int objects given as they are (typed so: see TaskStats.index_object)
-Lists = tuple[list[int], list[int], list[int | None], list[int]]
-WakeLists = tuple[list[int], list[int], list[int], list[int | None]]
+Lists = tuple[list[int | None], list[int | None], list[int | None], list[int]]
+WakeLists = tuple[list[int | None], list[int], list[int], list[int | None]]
 SEGMENT_TYPES = ("q", "q", "i", "b")  # start, end (ns), task index, end state code
 WAKEUP_TYPES = ("q", "i", "i", "i")   # at (ns), from cpu, to cpu, task index
 
@@ -515,6 +528,12 @@ class RunRecorder:
 
     def segment(self, cpu: int, task: object, start_ns: int, end_ns: int,
                 end_state: str) -> None:
+        self.record_segment(cpu, task, start_ns, end_ns, end_state)
+
+    # record_segment and record_wakeup take the times as int objects (never None; typed so
+    # that, compiled, TraceStats' objects are appended as they are, not unboxed and boxed again)
+    def record_segment(self, cpu: int, task: object, start_ns: int | None, end_ns: int | None,
+                       end_state: str) -> None:
         lists = self._lists(cpu)
         starts = lists[0]
         starts.append(start_ns)
@@ -526,6 +545,10 @@ class RunRecorder:
             self.flush(f"cpu{cpu}")
 
     def wakeup(self, from_cpu: int, to_cpu: int, task: object, at_ns: int) -> None:
+        self.record_wakeup(from_cpu, to_cpu, task, at_ns)
+
+    def record_wakeup(self, from_cpu: int, to_cpu: int, task: object,
+                      at_ns: int | None) -> None:
         at, source, target, index = self.wakes
         at.append(at_ns)
         source.append(from_cpu)
