@@ -16,10 +16,10 @@ from . import event as ev
 from .errors import RefusedValue, TraceError
 from .fields import parse_fields, parse_timestamp
 
-# What schedtrace.reader._batches hands the parser: (kind, lines, text)
+# What schedtrace.reader._batches hands the parser: (kind, lines, text, raw)
 LINES: Final = 0      # `lines`, each whole
 LAST_LINE: Final = 1  # `lines`: the trace's last line, without its newline
-TEXT: Final = 2       # `text`: whole lines, ASCII, no CR, each with its newline
+TEXT: Final = 2       # `text`: whole lines, ASCII, no CR, each with its newline; `raw` its bytes
 TOO_LONG: Final = 3   # the line after `text`'s whole lines is over MAX_LINE
 MAX_LINE: Final = 1 << 20  # a longer "line" is not a trace line: refusing it keeps
 # memory bounded
@@ -75,9 +75,9 @@ class LineParser:
         """`batches`: what schedtrace.reader._batches gives (see Batch there); yields the events
         of each batch as a list, in input order (a list a batch: no generator step per
         event)."""
-        for kind, lines, text in batches:
+        for kind, lines, text, raw in batches:
             if kind == TEXT:
-                events = self.parse_text(text)
+                events = self.parse_text(text, raw)
             elif kind == TOO_LONG:
                 raise TraceError(f"line longer than {MAX_LINE} characters",
                                  self.lines + text.count("\n") + 1)
@@ -94,13 +94,15 @@ class LineParser:
         `text`), or None."""
         return None
 
-    def parse_text(self, text: str) -> list[ev.Event]:
+    def parse_text(self, text: str, raw: bytes | None = None) -> list[ev.Event]:
         """The events of whole lines of ASCII text without a CR, each ending in a newline: the
         same as parse_lines of its lines, but the fast path reads each line where it is (no
-        str made per line: splitting the text costs more than reading most of its lines)."""
+        str made per line: splitting the text costs more than reading most of its lines).
+        `raw`: the text's bytes, when the caller has them (the reader: the bytes it decoded)."""
         if not self.use_fast or (self.refuse_nul and self.read.nul_seen):
             return self.parse_lines(text.split("\n")[:-1], True)
-        raw = text.encode()
+        if raw is None:
+            raw = text.encode()
         number = self.lines
         last_ts = self.last_ts
         max_ts = self.max_ts

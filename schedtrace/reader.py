@@ -60,8 +60,9 @@ def _chunks(stream, compressed, warnings):
 
 
 def _batches(stream, compressed, warnings, owner=None):
-    """The text, a decompressed chunk at a time, as (kind, lines, text) (schedtrace.lines):
-    whole lines in one str (TEXT) where they are ASCII without a CR, else split into `lines`
+    """The text, a decompressed chunk at a time, as (kind, lines, text, raw)
+    (schedtrace.lines): whole lines in one str (TEXT, with `raw` its bytes) where they are
+    ASCII without a CR, else split into `lines`
     (LINES; CRs before newlines removed); the trace's last line when it has no newline
     (LAST_LINE, a list of that one line); TOO_LONG once the unfinished line after a chunk's
     whole lines is over MAX_LINE characters (their text is given: the parser counts them for
@@ -82,20 +83,22 @@ def _batches(stream, compressed, warnings, owner=None):
             whole, pending = b"", pending + chunk
         text = whole.decode("utf-8", "replace")
         if len(pending) > MAX_LINE and _characters(pending) > MAX_LINE:
-            yield TOO_LONG, None, text
+            yield TOO_LONG, None, text, b""
             return
         if not text:
             continue
-        if len(text) == len(whole) and "\r" not in text:
-            yield TEXT, None, text
+        # ASCII, not just as long as its bytes: an invalid byte decodes to one U+FFFD, whose
+        # UTF-8 is 3 bytes (the fast path reads the str's characters at its bytes' offsets)
+        if text.isascii() and "\r" not in text:
+            yield TEXT, None, text, whole
             continue
         parts = text.split("\n")
         parts.pop()  # the text ends with its last newline
         if "\r" in text:
             parts = [line[:-1] if line.endswith("\r") else line for line in parts]
-        yield LINES, parts, ""
+        yield LINES, parts, "", b""
     if pending:
-        yield LAST_LINE, [pending.decode("utf-8", "replace").rstrip("\r")], ""
+        yield LAST_LINE, [pending.decode("utf-8", "replace").rstrip("\r")], "", b""
 
 
 def _characters(pending: bytes) -> int:
@@ -105,7 +108,7 @@ def _characters(pending: bytes) -> int:
 
 
 def _head_lines(batch) -> list[str]:
-    kind, lines, text = batch
+    kind, lines, text, _ = batch
     if kind == TEXT:
         return text.split("\n")[:-1]
     return [] if kind == TOO_LONG else lines

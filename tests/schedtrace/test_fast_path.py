@@ -381,9 +381,10 @@ def test_the_reader_gives_the_lines_a_whole_decode_gives(tmp_path):
             expected.append(last.rstrip("\r"))
         stream, compressed, raw, _ = _binary(str(path))
         got, kinds = [], set()
-        for kind, lines, text in _batches(stream, compressed, []):
+        for kind, lines, text, text_bytes in _batches(stream, compressed, []):
             kinds.add(kind)
             got += text.split("\n")[:-1] if kind == TEXT else lines
+            assert text_bytes == (text.encode() if kind == TEXT else b"")
         raw.close()
         assert got == expected
         assert kinds >= {TEXT, LINES} and (LAST_LINE in kinds) == bool(last)
@@ -422,3 +423,22 @@ def test_names_reused_by_pid_are_the_names_each_line_gives(tmp_path):
     assert first.comm == "gamma" and first.target_comm == "beta"
     assert second.comm is first.comm and second.target_comm is first.target_comm
     assert second.target_pid is first.target_pid
+
+
+@pytest.mark.parametrize("bad", [b"\xff", b"\x80", b"\xc3"])
+def test_an_invalid_byte_reads_the_same_both_ways(bad):
+    """A byte that is not UTF-8 decodes to one U+FFFD: the text is as many characters as
+    bytes, yet not ASCII (U+FFFD is 3 bytes of UTF-8). Read in place at the offsets of its
+    encoding, the lines after it were misread (a next_prio of 1 for 120, names cut
+    elsewhere); such text goes the line by line way."""
+    lines = [b"# tracer: nop"]
+    for i in range(40):
+        comm = b"wo" + bad + b"ker" if i == 0 else b"worker"
+        lines.append(b"%20s [000] d..2. 5.%06d: sched_switch: prev_comm=worker prev_pid=%d "
+                     b"prev_prio=120 prev_state=S ==> next_comm=worker next_pid=%d "
+                     b"next_prio=120" % (comm + b"-%d" % (100 + i), i, 100 + i, 101 + i))
+    data = b"\n".join(lines) + b"\n"
+    fast, general = everything(io.BytesIO(data)), everything(io.BytesIO(data), fast=False)
+    assert fast == general
+    assert [key[4] for key in fast[0][:2]] == ["wo\ufffdker", "worker"]
+    assert all(dict(key[6])["next_prio"] == 120 for key in fast[0] if key[0] != "segment")
