@@ -268,12 +268,13 @@ RUN_COUNTS_GENERATION = "run-counts-generation"
 
 class RunCounts:
     """What is read from every run, kept per process and used while nothing that can move it
-    has happened: {benchmark or machine id: (runs, live runs)}, the number of visible runs and
-    the run list's filter choices. The key is the shared generation (renewed after the commit
-    of any stored, rewritten, withdrawn, restored, saved or deleted run, and of any saved or
-    deleted benchmark, machine or kernel, in whichever process) and the version read from the
-    database (new ids, tombstones, visibility changes: it moves even when a writer's signal was
-    never sent). Each is read again each time the key moves, never added to: what a page shows
+    has happened: {benchmark or machine id: (runs, live runs)}, the number of visible runs,
+    the run list's filter choices and its unfiltered first page. The key is the shared
+    generation (renewed after the commit of any stored, rewritten, withdrawn, restored, saved
+    or deleted run, and of any saved or deleted benchmark, machine, kernel or metric, in
+    whichever process) and the version read from the database (new ids, tombstones,
+    visibility changes: it moves even when a writer's signal was never sent). Each is read
+    again each time the key moves, never added to: what a page shows
     is the database's. Nothing is kept from inside a transaction (it may roll back)."""
 
     def __init__(self):
@@ -320,20 +321,25 @@ class RunCounts:
                 return {pk: (total, live) for pk, total, live in cursor.fetchall()}
         return self._read(f"counts of {column}", read)
 
-    def run_list(self, *, count: bool) -> tuple[int | None, "RunListChoices"]:
-        """With `count`, Run.objects.visible().count() (at 100k runs it reads every run's
-        withdrawn index entry, ~9 ms); and read_run_list_choices() (five queries, ~3.5 ms):
-        most of the unfiltered run list's SQL, kept for one check (~0.3 ms). Inside a
-        transaction (which keeps nothing), read without the check."""
+    def run_list(self, *, count: bool, first_page=None) -> tuple:
+        """(count, choices, first page) of the run list, each kept for one check (~0.3 ms):
+        with `count`, Run.objects.visible().count() (at 100k runs it reads every run's
+        withdrawn index entry, ~9 ms); read_run_list_choices() (~3.5 ms); and with
+        `first_page`, what it returns (the unfiltered page's first rows, made by the view).
+        None for what was not asked. Inside a transaction (which keeps nothing), read without
+        the check."""
         reads = {"run list choices": read_run_list_choices}
         if count:
             reads["visible runs"] = Run.objects.visible().count
+        if first_page is not None:
+            reads["run list first page"] = first_page
         if connection.in_atomic_block:
             found = {name: read() for name, read in reads.items()}
         else:
             self._check()
             found = {name: self._read(name, read, checked=True) for name, read in reads.items()}
-        return found.get("visible runs"), found["run list choices"]
+        return (found.get("visible runs"), found["run list choices"],
+                found.get("run list first page"))
 
 
 run_counts = RunCounts()
@@ -349,8 +355,8 @@ def _renew_after_commit(**kwargs) -> None:
 
 
 def _renew_names_after_commit(**kwargs) -> None:
-    """A name saved or deleted: a new one too (its id alone could hide behind a larger id
-    committed first, and a rename moves no id)."""
+    """A name saved or deleted (a metric's too: the run list's rows show it): a new one too
+    (its id alone could hide behind a larger id committed first, and a rename moves no id)."""
     pending = connection.run_on_commit
     if not (pending and pending[-1][1] is RunCounts.renew):
         transaction.on_commit(RunCounts.renew, robust=True)
@@ -364,7 +370,7 @@ def connect_run_counts() -> None:
     runs_visibility_changed.connect(_renew_after_commit, dispatch_uid="run-counts-visibility")
     post_save.connect(_renew_after_commit, sender=Run, dispatch_uid="run-counts-saved")
     post_delete.connect(_renew_after_commit, sender=Run, dispatch_uid="run-counts-deleted")
-    for model in (Benchmark, Machine, Kernel):
+    for model in (Benchmark, Machine, Kernel, Metric):
         for signal, kind in ((post_save, "saved"), (post_delete, "deleted")):
             signal.connect(_renew_names_after_commit, sender=model,
                            dispatch_uid=f"run-counts-{model._meta.model_name}-{kind}")
@@ -593,10 +599,11 @@ def read_run_list_choices() -> RunListChoices:
     return RunListChoices(*(tuple(found) for found in lists))
 
 
-def run_list_kept(*, count: bool) -> tuple[int | None, RunListChoices]:
-    """The unfiltered run list's count (with `count`) and the filter choices, kept between
-    changes to the runs and names (RunCounts)."""
-    return run_counts.run_list(count=count)
+def run_list_kept(*, count: bool, first_page=None) -> tuple:
+    """The unfiltered run list's count (with `count`), the filter choices and (with
+    `first_page`, a function making it) its first page, kept between changes to the runs and
+    names (RunCounts): (count or None, RunListChoices, first page or None)."""
+    return run_counts.run_list(count=count, first_page=first_page)
 
 
 def run_successor(run_id: int, hops: int = 10) -> int | None:

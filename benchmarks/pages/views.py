@@ -64,22 +64,37 @@ def _run_list_options_kept(choices: selectors.RunListChoices, applied: dict) -> 
     return _unselected_options[1]
 
 
+def _first_page(runs):
+    """The unfiltered list's first page: its runs (the template asks whether there are any)
+    and their rows' markup, made once per kept choices and count (selectors.RunCounts: any
+    change to a run, a name or a metric renews them; rows hold no per-request content)."""
+    listed = selectors.runs_listed(runs.in_natural_order().listing_rows()[:RUNS_PER_PAGE])
+    return listed, run_rows_html(listed, selectable=True)
+
+
 def run_list(request):
     filtered = selectors.run_filter(request.GET)
     paginator = Paginator(filtered.runs.in_natural_order().listing_rows(), RUNS_PER_PAGE)
     # Counted without the rows' joins (a count of those reads every run's names: 100k runs,
-    # ~200 ms where the runs alone take ~10 ms). The count of every visible run and the filter
-    # choices are kept between changes (selectors.RunCounts), as the home page's counts are.
+    # ~200 ms where the runs alone take ~10 ms). The count of every visible run, the filter
+    # choices and the first page are kept between changes (selectors.RunCounts), as the home
+    # page's counts are.
     unfiltered = not filtered.applied and not filtered.problems
-    visible, choices = selectors.run_list_kept(count=unfiltered)
+    first = unfiltered and request.GET.get("page") in (None, "", "1")
+    visible, choices, first_page = selectors.run_list_kept(
+        count=unfiltered, first_page=(lambda: _first_page(filtered.runs)) if first else None)
     paginator.count = visible if unfiltered else filtered.runs.count()
     page = paginator.get_page(request.GET.get("page"))
-    page.object_list = selectors.runs_listed(page.object_list)
+    if first_page is not None:
+        page.object_list, rows = first_page
+    else:
+        page.object_list = selectors.runs_listed(page.object_list)
+        rows = run_rows_html(page.object_list, selectable=True)
     query = request.GET.copy()
     query.pop("page", None)
     context = {
         "page": page,
-        "rows": run_rows_html(page.object_list, selectable=True),
+        "rows": rows,
         "filtered": filtered,
         "query": query.urlencode(),
         "options": _run_list_options_kept(choices, filtered.applied),
