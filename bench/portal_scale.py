@@ -18,10 +18,10 @@ cannot come near their SQL's time, so each request's row also gives its p95 rati
 floor (the floor's p50 beyond its SELECT's). Each reference does the work its page cannot skip:
 every read the page shows (names, params, summaries, published summaries, filter choices with
 the page's semantics) and, for the run page's verdicts, the same two verdict tests. The run
-list keeps its unfiltered count and its filter choices between changes to the runs and names
-(benchmarks.selectors.RunCounts, checked by one query per request): its row is measured warm
-(nothing changed), and again with the kept values made stale before each request, as any
-write makes them ("kept values stale": count and choices read again), each against the same
+list keeps its unfiltered count, filter choices and first page between changes to the runs
+and names (benchmarks.selectors.RunCounts, checked by one query per request): its row is
+measured warm (nothing changed), and again with the kept values made stale before each
+request, as any write makes them ("kept values stale": all read again), each against the same
 reference. Target (issue 25): the comparison's p95 within 1.2x of the raw SQL aggregate; the
 pages' within 1.2x of theirs.
 """
