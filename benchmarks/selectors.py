@@ -293,8 +293,10 @@ class RunCounts:
     def renew() -> None:
         cache.set(RUN_COUNTS_GENERATION, uuid.uuid4().hex, None)
 
-    def _check(self) -> None:
-        """Forget what was kept if anything changed since (one query)."""
+    def _check(self) -> dict[str, object]:
+        """What is kept for the key read now (one query): a new, empty dict when the key moved.
+        A read made after this check goes into this dict only, so a thread whose key another
+        thread has since moved stores nothing the new key would use."""
         tables = {"run": Run, "tombstone": RunTombstone, "change": RunVisibilityChange,
                   "benchmark": Benchmark, "machine": Machine, "kernel": Kernel}
         with connection.cursor() as cursor:
@@ -303,16 +305,16 @@ class RunCounts:
             key = (self.generation(), *cursor.fetchone())
         if key != self._key:
             self._key, self._kept = key, {}
+        return self._kept
 
-    def _read(self, name: str, read, *, checked: bool = False):
-        if not checked:
-            self._check()
-        if name not in self._kept:
+    def _read(self, name: str, read, kept: dict | None = None):
+        kept = self._check() if kept is None else kept
+        if name not in kept:
             found = read()
             if connection.in_atomic_block:
                 return found
-            self._kept[name] = found
-        return self._kept[name]
+            kept[name] = found
+        return kept[name]
 
     def of(self, column: str) -> dict[int, tuple[int, int]]:
         def read():
@@ -336,8 +338,8 @@ class RunCounts:
         if connection.in_atomic_block:
             found = {name: read() for name, read in reads.items()}
         else:
-            self._check()
-            found = {name: self._read(name, read, checked=True) for name, read in reads.items()}
+            kept = self._check()
+            found = {name: self._read(name, read, kept) for name, read in reads.items()}
         return (found.get("visible runs"), found["run list choices"],
                 found.get("run list first page"))
 

@@ -164,3 +164,15 @@ def test_the_kept_options_are_those_made_afresh(client):
     filtered = client.get(reverse("run-list"), {"kernel": "2.6.21"}).content.decode()
     assert '<option value="2.6.21" selected>' in filtered
     assert " selected>" not in client.get(reverse("run-list")).content.decode()
+
+
+def test_a_read_checked_under_an_older_key_is_not_kept_for_the_new_one():
+    """A thread that checked, then read after another thread saw the key move, stores its read
+    where only its own (older) key finds it."""
+    make_run("2.6.20", [1.0, 2.0])
+    older = selectors.run_counts._check()
+    make_run("2.6.21", [1.0, 2.0])  # another thread's request sees the new run's id
+    newer = selectors.run_counts._check()
+    assert newer is not older
+    assert selectors.run_counts._read("probe", lambda: "read before", older) == "read before"
+    assert "probe" not in newer and "probe" not in selectors.run_counts._check()
