@@ -13,7 +13,7 @@ them (slice expiry, a due balance pass).
 
 import random
 import time
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from . import balance
 from .domains import DomainLevel
@@ -32,6 +32,9 @@ from .program import (
     Mutex,
     Task,
 )
+
+if TYPE_CHECKING:
+    from mypy_extensions import i64  # see simulator/eventq.py
 
 # the CPU-time budget is looked at once every CPU_CHECK_MASK + 1 events
 CPU_CHECK_MASK: Final = 8191
@@ -274,7 +277,7 @@ class Engine:
         # the event being handled stays queued until the next turn of the loop settles it
         # (EventQueue.first()): rescheduling it then costs one move, not a removal and a push
         in_hand: Event | None = None
-        in_hand_seq = 0
+        in_hand_seq: i64 = 0
         while self.alive > 0:
             if in_hand is not None:
                 queue.settle(in_hand, in_hand_seq)
@@ -980,9 +983,10 @@ class Engine:
             acc[1] += t.sum_exec
         return totals
 
-    def notify_spinners(self, obj):
-        """Something a spinner waits for changed: running spinners re-check now."""
-        spinners: list[Task] = obj.spinners  # a Mutex's or a Counter's
+    def notify_spinners(self, spinners: list[Task]):
+        """Something spinners wait for changed (``spinners``: a Mutex's or a Counter's, passed
+        as the list so that the compiled build reads it natively, not by attribute name):
+        running spinners re-check now."""
         for t in spinners:
             if t.state == RUNNING:
                 assert t.cpu is not None  # a running task is on a CPU

@@ -20,8 +20,18 @@ Two queues implement that one contract:
 and requires identical results.
 """
 
+from __future__ import annotations
+
 import heapq
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
+
+if TYPE_CHECKING:
+    # mypyc's native 64-bit integer, an annotation only (as pure Python an i64 is an int, and
+    # the package imports nothing outside the standard library at run time).  Positions and
+    # sequence numbers are i64: compiled, the sifts then index the heap and compare sequence
+    # numbers as plain machine integers, without the tagged-int checks and reference counts
+    # of an int.  An instant stays an int (a hostile workload may ask for any duration).
+    from mypy_extensions import i64
 
 NOT_QUEUED: Final = -1
 # LazyHeapQueue compacts its heap once it outgrows twice its live events, never below this size
@@ -35,11 +45,11 @@ class Event:
 
     def __init__(self, kind: int, obj: Any) -> None:
         self.when: int = 0
-        self.seq: int = 0
+        self.seq: i64 = 0
         self.kind: int = kind
         self.obj: Any = obj
         # EventQueue: the index in its heap; LazyHeapQueue: 0 while queued; NOT_QUEUED otherwise
-        self.pos: int = NOT_QUEUED
+        self.pos: i64 = NOT_QUEUED
 
     @property
     def queued(self) -> bool:
@@ -53,13 +63,13 @@ class EventQueue:
 
     def __init__(self) -> None:
         self.heap: list[Event] = []
-        self.seq: int = 0
+        self.seq: i64 = 0
 
     def __len__(self) -> int:
         """Live events (an indexed heap holds no others)."""
         return len(self.heap)
 
-    def _stamp(self, ev: Event, when: int) -> int:
+    def _stamp(self, ev: Event, when: int) -> i64:
         """Give ``ev`` its new instant and the next sequence number, which it returns."""
         seq = self.seq = self.seq + 1
         ev.when = when
@@ -104,7 +114,7 @@ class EventQueue:
         heap = self.heap
         return heap[0] if heap else None
 
-    def settle(self, ev: Event, seq: int) -> None:
+    def settle(self, ev: Event, seq: i64) -> None:
         """``ev``, returned by first() with sequence number ``seq``, has been handled: take it
         out of the queue unless the handling scheduled it again (or cancelled it)."""
         if ev.seq == seq:
@@ -122,7 +132,7 @@ class EventQueue:
         top.pos = NOT_QUEUED
         return top
 
-    def _sift_up(self, ev: Event, pos: int) -> None:
+    def _sift_up(self, ev: Event, pos: i64) -> None:
         heap = self.heap
         when = ev.when
         seq = ev.seq
@@ -138,9 +148,9 @@ class EventQueue:
         heap[pos] = ev
         ev.pos = pos
 
-    def _sift_down(self, ev: Event, pos: int) -> None:
+    def _sift_down(self, ev: Event, pos: i64) -> None:
         heap = self.heap
-        size = len(heap)
+        size: i64 = len(heap)
         when = ev.when
         seq = ev.seq
         while True:

@@ -84,7 +84,8 @@ def run_actions(eng: "Engine", cpu: "Cpu", task: Task) -> None:
                 continue
         elif code == POST:
             psem: Semaphore = op[1]
-            if not psem.waiters and op[2] == 1:
+            posts: int = op[2]  # typed: an int test, not a generic == on an object
+            if not psem.waiters and posts == 1:
                 psem.count += 1
                 continue
         elif code == LOCK:
@@ -179,7 +180,7 @@ def _charge(eng: "Engine", cpu: "Cpu", task: Task, ns: int) -> bool:
     return True
 
 
-def _op_wait(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
+def _op_wait(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...]) -> bool:
     sem: Semaphore = op[1]
     if sem.count > 0:
         sem.count -= 1
@@ -189,7 +190,7 @@ def _op_wait(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     return True
 
 
-def _op_post(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
+def _op_post(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...]) -> bool:
     sem: Semaphore = op[1]
     posts: int = op[2]
     # a futex/pipe post hints that the poster is about to sleep (WF_SYNC); a 4th field False
@@ -207,7 +208,7 @@ def _op_post(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     return False
 
 
-def _op_lock(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
+def _op_lock(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...]) -> bool:
     mutex: Mutex = op[1]
     mode: str = op[2]
     if mutex.owner is None:
@@ -226,7 +227,7 @@ def _op_lock(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     return True
 
 
-def _op_unlock(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
+def _op_unlock(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...]) -> bool:
     mutex: Mutex = op[1]
     if mutex.waiters and mutex.handoff:
         mutex.owner = mutex.waiters.pop(0)
@@ -237,11 +238,11 @@ def _op_unlock(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
         heir = mutex.waiters.pop(0)
         heir.pc -= 1
         if mutex.spinners:
-            eng.notify_spinners(mutex)
+            eng.notify_spinners(mutex.spinners)
         eng.wake(heir, cpu.id)
         return _charge(eng, cpu, task, eng.wakeup_ns)
     if mutex.spinners:
-        eng.notify_spinners(mutex)
+        eng.notify_spinners(mutex.spinners)
     return False
 
 
@@ -256,7 +257,7 @@ def _op_spin(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
 def _op_add(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     op[1].value += op[2]
     if op[1].spinners:
-        eng.notify_spinners(op[1])
+        eng.notify_spinners(op[1].spinners)
     return False
 
 

@@ -206,7 +206,7 @@ class GoodnessPolicy(GlobalPolicy):
                 self._index(node)
 
     def enqueue(self, rq: RunQueue, task: Task, how, now: int):
-        if how == "fork" and task.quota == 0:
+        if task.quota == 0 and how == "fork":  # the int test first: `how` is compared generically
             task.quota = self.refill
         rq.load += task.weight
         self._append(rq, task)
@@ -236,7 +236,8 @@ class GoodnessPolicy(GlobalPolicy):
         if it last ran here, against the best static part + bonus among this CPU's tasks."""
         best = self.by_goodness[0]
         best_g = -best.key
-        if best.task.last_cpu == cpu_id:
+        last = best.task.last_cpu
+        if last is not None and last == cpu_id:  # an int test, not a generic == on int | None
             best_g += self.penalty
         mine = self.by_cpu[cpu_id]
         if mine:
@@ -246,11 +247,11 @@ class GoodnessPolicy(GlobalPolicy):
                 best = local
         return best.task
 
-    def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
+    def pick_next(self, rq: RunQueue, cpu: "Cpu", now: int) -> Task | None:
         data: dict[Task, None] = rq.data
         if not data:
             return None
-        cpu_id: int = cpu.id
+        cpu_id = cpu.id  # typed Cpu: a native field read, not an attribute lookup by name
         if self.by_goodness:
             best = self._indexed_pick(cpu_id)
         else:

@@ -1,12 +1,24 @@
 """RSDL (Rotating Staircase DeadLine, 2.6.21-era patches): per-level quotas and rotations."""
 
 from collections import deque
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from ..program import Task
 from .base import MS, Policy, RunQueue
 
 LEVELS = 40
+
+# the index of a power of two 2**k (k < 66) from its remainder modulo 67, which differs for each
+# k (2 generates the multiplicative group modulo the prime 67): sched_find_first_bit() without
+# int.bit_length(), a method call by name in the compiled build
+_BIT_BY_REMAINDER: Final[list[int]] = [0] * 67
+for _bit in range(LEVELS):
+    _BIT_BY_REMAINDER[(1 << _bit) % 67] = _bit
+
+
+def _lowest_bit(bitmap: int) -> int:
+    """The index of the lowest set bit of ``bitmap`` (> 0, below bit LEVELS)."""
+    return _BIT_BY_REMAINDER[(bitmap & -bitmap) % 67]
 
 
 class Entry:
@@ -328,7 +340,7 @@ class RsdlPolicy(Policy):
         for _ in range(2):
             bitmap = rq.seq
             if bitmap:
-                level = (bitmap & -bitmap).bit_length() - 1  # the best level with tasks
+                level = _lowest_bit(bitmap)  # the best level with tasks
                 bucket: Bucket = rq.active[level]
                 q = bucket.items
                 entry: Entry = q.popleft()
