@@ -729,11 +729,14 @@ class Engine:
         if self.tick_preempts and (cpu.rq.nr_running > 1 or self.global_queue):
             raw = self.policy.preempt_time(cpu.rq, task, start)
             if raw is not None:
+                # an int of its own: the rounded instant kept in ``raw`` (int | None) would be
+                # boxed into a new object by the compiled build, at every slice re-plan
+                at: int = raw
                 if not self.hrtick:  # cpu_tick_after(), inlined: the CPU's own tick
                     tick = self.tick_ns
                     phase = cpu.tick_phase
-                    raw = -(-(raw - phase) // tick) * tick + phase
-                preempt_at = raw if raw > start else start
+                    at = -(-(at - phase) // tick) * tick + phase
+                preempt_at = at if at > start else start
         cpu.preempt_at = preempt_at
         cpu.preempt_valid = True
         return preempt_at

@@ -235,7 +235,7 @@ def _op_unlock(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...]) -> bo
         return _charge(eng, cpu, task, eng.wakeup_ns)
     mutex.owner = None
     if mutex.waiters:  # competitive succession: the woken waiter runs its LOCK again
-        heir = mutex.waiters.pop(0)
+        heir: Task = mutex.waiters.pop(0)  # typed: pc read and written natively
         heir.pc -= 1
         if mutex.spinners:
             eng.notify_spinners(mutex.spinners)

@@ -15,6 +15,12 @@ _BIT_BY_REMAINDER: Final[list[int]] = [0] * 67
 for _bit in range(LEVELS):
     _BIT_BY_REMAINDER[(1 << _bit) % 67] = _bit
 
+# deque's methods called through their descriptors: the compiled build calls the C function
+# directly, where q.popleft() looks the method up by name at every call (deque is no native
+# class); hot in every pick and queueing
+_POPLEFT: Final = deque.popleft
+_APPEND: Final = deque.append
+_APPENDLEFT: Final = deque.appendleft
 
 def _lowest_bit(bitmap: int) -> int:
     """The index of the lowest set bit of ``bitmap`` (> 0, below bit LEVELS)."""
@@ -144,18 +150,19 @@ class RsdlPolicy(Policy):
 
     def _queue(self, rq: RunQueue, task: Task, front: bool = False):
         self._place(rq, task)
-        bucket: Bucket = rq.expired if task.expired else rq.active[task.level]
+        active: list[Bucket] = rq.active  # typed: a native index, not a boxed int
+        bucket: Bucket = rq.expired if task.expired else active[task.level]
         entry = Entry(task, bucket, bucket.rotations)
         task.key = entry
         bucket.live += 1
         bucket.starts |= 1 << self._start_level(task)
         if task.expired:  # the expired array only grows at its tail
-            bucket.items.append(entry)
+            _APPEND(bucket.items, entry)
             return
         if front:
-            bucket.items.appendleft(entry)
+            _APPENDLEFT(bucket.items, entry)
         else:
-            bucket.items.append(entry)
+            _APPEND(bucket.items, entry)
         rq.seq |= 1 << task.level
 
     def enqueue(self, rq: RunQueue, task: Task, how, now: int):
@@ -341,12 +348,13 @@ class RsdlPolicy(Policy):
             bitmap = rq.seq
             if bitmap:
                 level = _lowest_bit(bitmap)  # the best level with tasks
-                bucket: Bucket = rq.active[level]
+                active: list[Bucket] = rq.active  # typed: a native index, not a boxed int
+                bucket: Bucket = active[level]
                 q = bucket.items
-                entry: Entry = q.popleft()
+                entry: Entry = _POPLEFT(q)
                 while entry.task.key is not entry:  # skip the entries of tasks that left
-                    entry = q.popleft()
-                task = entry.task
+                    entry = _POPLEFT(q)
+                task: Task = entry.task  # typed: mypy took it for an object (a generic setattr)
                 task.key = None
                 self._settle(entry)
                 task.rotation = rq.vsum
@@ -378,8 +386,10 @@ class RsdlPolicy(Policy):
         if not rq.nr_queued:
             return None
         quotas: list[LevelQuota] = rq.extra
-        left = min(task.quota, quotas[task.level].left)
-        return start + max(0, left)
+        left = quotas[task.level].left  # min(), max() spelt out: native in the compiled build
+        if task.quota < left:
+            left = task.quota
+        return start + (left if left > 0 else 0)
 
     def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
         quotas: list[LevelQuota] = rq.extra
