@@ -128,18 +128,40 @@ def start_run(eng: "Engine", cpu: "Cpu", task: Task, ns: int) -> None:
         eng.queue.schedule(cpu.seg_event, end)
 
 
-def _loop_jump(task: Task, op: tuple[Any, ...], pc: int) -> int:
-    """The pc after a LOOP action at pc - 1: its iterations left are kept at the LOOP's pc + 1
-    (None: not begun); jump back to op[2] until op[1] are done."""
+class LoopLeft:
+    """The iterations a LOOP action has left (0: not begun), kept in task.loops at the LOOP's
+    pc + 1.  An object with a native field rather than an int in the list: the compiled build
+    counts down in place, where storing a new count in the list boxed it (a new object for
+    every count above 256, once per iteration)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left: int = 0
+
+
+def _loop_counter(task: Task, pc: int) -> LoopLeft:
+    """The LOOP counter kept at ``pc`` (made on the task's first LOOP)."""
     loops = task.loops
     if loops is None:
         loops = task.loops = [None] * (len(task.prog) + 1)
-    done = loops[pc]
-    count: int = op[1] if done is None else done
+    counter: LoopLeft | None = loops[pc]
+    if counter is None:
+        counter = loops[pc] = LoopLeft()
+    return counter
+
+
+def _loop_jump(task: Task, op: tuple[Any, ...], pc: int) -> int:
+    """The pc after a LOOP action at pc - 1: jump back to op[2] until op[1] iterations are
+    done."""
+    counter = _loop_counter(task, pc)
+    count = counter.left  # a begun loop has 1 or more left
+    if not count:  # two statements, not `x if c else op[1]`: an int joined with an object is
+        count = op[1]  # an object, and the compiled build boxed the count to join them
     if count > 1:
-        loops[pc] = count - 1
+        counter.left = count - 1
         return op[2]
-    loops[pc] = None
+    counter.left = 0
     return pc
 
 
@@ -197,7 +219,9 @@ def _op_post(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...]) -> bool
     # posts without the hint (a kick from a task that keeps running)
     sync: bool = len(op) < 4 or bool(op[3])
     woke = 0
-    for _ in range(posts):
+    posted = 0
+    while posted < posts:  # not `for _ in range(posts)`: the compiled build boxed the `_`
+        posted += 1
         if sem.waiters:
             eng.wake(sem.waiters.pop(0), cpu.id, sync=sync)
             woke += 1
@@ -353,15 +377,13 @@ def _op_run(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
 
 def _op_loop(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:
     """Jump back to op[2] until op[1] iterations are done (state per LOOP action's pc + 1)."""
-    if task.loops is None:
-        task.loops = [None] * (len(task.prog) + 1)
-    pc = task.pc
-    left = (op[1] if task.loops[pc] is None else task.loops[pc]) - 1
+    counter = _loop_counter(task, task.pc)
+    left = (counter.left if counter.left else op[1]) - 1
     if left > 0:
-        task.loops[pc] = left
+        counter.left = left
         task.pc = op[2]
     else:
-        task.loops[pc] = None
+        counter.left = 0
     return False
 
 

@@ -344,7 +344,9 @@ class RsdlPolicy(Policy):
             rq.seq |= 1 << t.level
 
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
-        for _ in range(2):
+        attempt = 0  # a counted while, not `for _ in range(2)`: no boxed loop variable
+        while attempt < 2:
+            attempt += 1
             bitmap = rq.seq
             if bitmap:
                 level = _lowest_bit(bitmap)  # the best level with tasks
