@@ -142,3 +142,17 @@ def test_2_4_yielders_same_result_as_the_scan():
     plain.pop("wall_seconds")
     assert fast == plain
     assert fast["counters"]["sched_decisions"] > 500
+
+
+def test_rsdl_best_level_from_the_remainder_table_is_the_lowest_set_bit():
+    """RSDL's pick finds its best level (the lowest set bit of the level bitmap) from a table
+    indexed by the lowest bit's remainder modulo 67, instead of int.bit_length(): the same
+    level for every bitmap of its 40 levels, single bits and random mixes alike."""
+    from simulator.policies.rsdl import LEVELS, _lowest_bit
+
+    rng = random.Random(24)
+    bitmaps = [1 << level for level in range(LEVELS)]
+    bitmaps += [rng.randrange(1, 1 << LEVELS) for _ in range(20_000)]
+    bitmaps += [(1 << LEVELS) - 1, 1 << (LEVELS - 1) | 1]
+    for bitmap in bitmaps:
+        assert _lowest_bit(bitmap) == (bitmap & -bitmap).bit_length() - 1, bitmap
