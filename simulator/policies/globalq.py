@@ -307,12 +307,20 @@ class GoodnessPolicy(GlobalPolicy):
         mine = self._goodness(task, -1)
         bonus = self.penalty if task.quota > 0 else 0
         last: int = -1 if task.last_cpu is None else task.last_cpu
+        tick = self.tick
+        penalty = self.penalty
         for cpu in eng.cpus:
             curr = cpu.curr
             if curr is None or cpu.need_resched:
                 continue
             cpu_id = cpu.id
-            gap = mine + (bonus if last == cpu_id else 0) - self._goodness(curr, cpu_id)
+            theirs = 0  # _goodness(curr, cpu_id), inlined: it runs for every CPU at every wakeup
+            quota = curr.quota
+            if quota > 0:
+                ran = curr.last_cpu
+                theirs = quota // tick + 1 + (20 - curr.nice) + (
+                    penalty if ran is not None and ran == cpu_id else 0)
+            gap = mine + (bonus if last == cpu_id else 0) - theirs
             if gap > worst_gap:
                 worst, worst_gap = cpu, gap
         return worst
