@@ -449,3 +449,17 @@ class MachineCalibration(models.Model):
 
     def __str__(self):
         return f"calibration of {self.machine} ({self.measured_at:%Y-%m-%d})"
+
+
+class KeptValuesGeneration(models.Model):
+    """A counter moved after the commit of any change that values kept per process (the run
+    list's counts, choices and first page; selectors.RunCounts) may show: a rename, an
+    in-place save of a run. It lives in the database every web host reads, so a host sees
+    another host's change with the query it checks its kept values by, whatever cache each
+    host has. One row per name."""
+
+    name = models.CharField(max_length=40, primary_key=True)
+    value = models.BigIntegerField(default=0)
+
+    def __str__(self):
+        return f"{self.name} {self.value}"

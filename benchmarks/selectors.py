@@ -1,13 +1,11 @@
 """Reads. Filters people use on runs, with a human message when a value matches nothing."""
 
 import math
-import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, TextField
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, TextField
 from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Cast
@@ -16,6 +14,7 @@ from django.db.models.signals import post_delete, post_save
 from benchmarks.models import (
     Benchmark,
     Comparison,
+    KeptValuesGeneration,
     Kernel,
     Machine,
     MachineCalibration,
@@ -258,51 +257,52 @@ SELECT t.{column}, t.n, t.n - COALESCE(w.n, 0)
 FROM (SELECT {column}, COUNT(*) AS n FROM {run} GROUP BY {column}) t
 LEFT JOIN (SELECT {column}, COUNT(*) AS n FROM {run} WHERE withdrawn IS NOT NULL
            GROUP BY {column}) w ON w.{column} = t.{column}"""
-# What any change to the runs moves: a new run's id, a deletion's tombstone, a withdrawal's or
-# restore's record; and a new benchmark, machine or kernel's id (one query of index probes).
-_RUNS_VERSION_SQL = "SELECT (SELECT MAX(id) FROM {run}), (SELECT MAX(id) FROM {tombstone}), " \
+RUN_COUNTS_GENERATION = "run-counts"  # its row of KeptValuesGeneration
+# What any change to the runs moves: the generation (moved after a rename or an in-place save),
+# a new run's id, a deletion's tombstone, a withdrawal's or restore's record; and a new
+# benchmark, machine or kernel's id (one query of index probes).
+_RUNS_VERSION_SQL = "SELECT (SELECT value FROM {generation} WHERE name = '" \
+    f"{RUN_COUNTS_GENERATION}'), " \
+    "(SELECT MAX(id) FROM {run}), (SELECT MAX(id) FROM {tombstone}), " \
     "(SELECT MAX(id) FROM {change}), (SELECT MAX(id) FROM {benchmark}), " \
     "(SELECT MAX(id) FROM {machine}), (SELECT MAX(id) FROM {kernel})"
-RUN_COUNTS_GENERATION = "run-counts-generation"
 
 
 class RunCounts:
     """What is read from every run, kept per process and used while nothing that can move it
     has happened: {benchmark or machine id: (runs, live runs)}, the number of visible runs,
-    the run list's filter choices and its unfiltered first page. The key is the shared
-    generation (renewed after the commit of any stored, rewritten, withdrawn, restored, saved
-    or deleted run, and of any saved or deleted benchmark, machine, kernel or metric, in
-    whichever process) and the version read from the database (new ids, tombstones,
-    visibility changes: it moves even when a writer's signal was never sent). Each is read
-    again each time the key moves, never added to: what a page shows
-    is the database's. Nothing is kept from inside a transaction (it may roll back)."""
+    the run list's filter choices and its unfiltered first page. The key, read in one query, is
+    the generation (a row in the database, moved after the commit of any stored, rewritten,
+    withdrawn, restored, saved or deleted run, and of any saved or deleted benchmark, machine,
+    kernel or metric, by whichever process on whichever host) and the newest ids (new runs,
+    tombstones, visibility changes: they move even when a writer's signal was never sent).
+    Each is read again each time the key moves, never added to: what a page shows is the
+    database's. Nothing is kept from inside a transaction (it may roll back)."""
 
     def __init__(self):
         self._key: tuple | None = None
         self._kept: dict[str, object] = {}
 
     @staticmethod
-    def generation() -> str:
-        found = cache.get(RUN_COUNTS_GENERATION)
-        if found is None:  # evicted or never set: a value no process has seen yet
-            cache.add(RUN_COUNTS_GENERATION, uuid.uuid4().hex, None)
-            found = cache.get(RUN_COUNTS_GENERATION) or uuid.uuid4().hex
-        return found
-
-    @staticmethod
     def renew() -> None:
-        cache.set(RUN_COUNTS_GENERATION, uuid.uuid4().hex, None)
+        """Move the generation every process checks (run after a commit: the value read
+        before it would otherwise be kept under the moved key). In the database, so every
+        web host sees it, whatever cache each has."""
+        generation = KeptValuesGeneration.objects.filter(name=RUN_COUNTS_GENERATION)
+        if not generation.update(value=F("value") + 1):
+            KeptValuesGeneration.objects.get_or_create(name=RUN_COUNTS_GENERATION)
 
     def _check(self) -> dict[str, object]:
         """What is kept for the key read now (one query): a new, empty dict when the key moved.
         A read made after this check goes into this dict only, so a thread whose key another
         thread has since moved stores nothing the new key would use."""
-        tables = {"run": Run, "tombstone": RunTombstone, "change": RunVisibilityChange,
-                  "benchmark": Benchmark, "machine": Machine, "kernel": Kernel}
+        tables = {"generation": KeptValuesGeneration, "run": Run, "tombstone": RunTombstone,
+                  "change": RunVisibilityChange, "benchmark": Benchmark, "machine": Machine,
+                  "kernel": Kernel}
         with connection.cursor() as cursor:
             cursor.execute(_RUNS_VERSION_SQL.format(
                 **{name: model._meta.db_table for name, model in tables.items()}))
-            key = (self.generation(), *cursor.fetchone())
+            key = tuple(cursor.fetchone())
         if key != self._key:
             self._key, self._kept = key, {}
         return self._kept

@@ -7,6 +7,7 @@ and on_commit must really run."""
 import re
 
 import pytest
+from django.test import override_settings
 from django.urls import reverse
 
 from benchmarks import selectors
@@ -176,3 +177,24 @@ def test_a_read_checked_under_an_older_key_is_not_kept_for_the_new_one():
     assert newer is not older
     assert selectors.run_counts._read("probe", lambda: "read before", older) == "read before"
     assert "probe" not in newer and "probe" not in selectors.run_counts._check()
+
+
+def _host_cache(name: str) -> dict:
+    return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                        "LOCATION": name}}
+
+
+def test_another_hosts_rename_shows_whatever_cache_each_host_has(client):
+    """Web hosts that keep their data directories (and so their file caches) apart: a rename
+    made on another host moves no id, and reaches this host's kept run list through the
+    generation it reads from the database."""
+    make_run("2.6.20", [1.0, 2.0])
+    with override_settings(CACHES=_host_cache("this host")):
+        assert shown(client) == (1, ["core2-laptop"])  # kept from here on
+    with override_settings(CACHES=_host_cache("the other host")):
+        Machine.objects.filter(name="core2-laptop").update(name="renamed-box")
+        with override_settings(CACHES=_host_cache("this host")):
+            assert shown(client) == (1, ["core2-laptop"])  # no id moved: still kept
+        selectors.RunCounts.renew()  # what the other host's commit runs, with its cache
+    with override_settings(CACHES=_host_cache("this host")):
+        assert shown(client) == (1, ["renamed-box"])
