@@ -22,7 +22,7 @@ from .eventq import Event, EventQueue, new_queue
 from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER, NO_TIME
 from .interp import run_actions, step, step_reference
 from .policies import NICE_0, Policy
-from .policies.base import RunQueue, remove_task
+from .policies.base import NO_SLICE_END, RunQueue, remove_task
 from .program import (
     BLOCKED,
     DONE,
@@ -727,11 +727,8 @@ class Engine:
         """When the running task's slice expires (>= start), or NO_TIME if it does not."""
         preempt_at = NO_TIME
         if self.tick_preempts and (cpu.rq.nr_running > 1 or self.global_queue):
-            raw = self.policy.preempt_time(cpu.rq, task, start)
-            if raw is not None:
-                # an int of its own: the rounded instant kept in ``raw`` (int | None) would be
-                # boxed into a new object by the compiled build, at every slice re-plan
-                at: int = raw
+            at = self.policy.preempt_time(cpu.rq, task, start)
+            if at != NO_SLICE_END:
                 if not self.hrtick:  # cpu_tick_after(), inlined: the CPU's own tick
                     tick = self.tick_ns
                     phase = cpu.tick_phase

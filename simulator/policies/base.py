@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # annotations only (the engine imports the policies)
 MS: Final = 1_000_000
 NICE_0: Final = 1024
 NICE_0_SHIFT: Final = 10  # NICE_0 == 1 << NICE_0_SHIFT
+NO_SLICE_END: Final = -1  # preempt_time()'s "no slice end": its instants are >= start >= 0
 
 
 def remove_task(tasks: list[Task], task: Task) -> None:
@@ -133,8 +134,10 @@ class Policy(ABC):
         """Charge ``elapsed`` ns of CPU time to the running ``task`` (vruntime, slice, quota)."""
 
     @abstractmethod
-    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
-        """The instant the running task's slice ends if others wait, else None."""
+    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
+        """The instant the running task's slice ends (>= start) if others wait, else NO_SLICE_END
+        (an int, not None: an ``int | None`` is a boxed object in the compiled build, made at
+        every slice re-plan)."""
 
     @abstractmethod
     def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:

@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..program import Task
-from .base import NICE_0, Policy, RunQueue, ilog2
+from .base import NICE_0, NO_SLICE_END, Policy, RunQueue, ilog2
 from .taskheap import Node, push, remove
 
 if TYPE_CHECKING:  # annotations only (the engine imports the policies)
@@ -201,9 +201,9 @@ class CfsPolicy(Policy):
         period = self.latency if nr <= self.nr_latency else self.min_gran * nr
         return period * task.weight // max(rq.load, task.weight)
 
-    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
+    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
         if rq.nr_queued == 0:
-            return None
+            return NO_SLICE_END
         # ideal_slice(), inlined (this runs at every re-plan of a busy CPU)
         nr = rq.nr_running
         period = self.latency if nr <= self.nr_latency else self.min_gran * nr

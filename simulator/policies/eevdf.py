@@ -3,7 +3,7 @@
 from typing import ClassVar, Final
 
 from ..program import Task
-from .base import NICE_0, NICE_0_SHIFT, Policy, RunQueue, ilog2
+from .base import NICE_0, NICE_0_SHIFT, NO_SLICE_END, Policy, RunQueue, ilog2
 from .taskheap import Node, push, remove
 
 # Node.home: which of a runqueue's two heaps a queued task's node is in
@@ -174,9 +174,9 @@ class EevdfPolicy(Policy):
         if task.vruntime >= task.deadline and rq.nr_queued == 0:
             task.deadline = task.vruntime + self._vslice(task)
 
-    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
+    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
         if rq.nr_queued == 0:
-            return None
+            return NO_SLICE_END
         return start + max(0, (task.deadline - task.vruntime) * task.weight // NICE_0)
 
     def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:

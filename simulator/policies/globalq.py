@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING, ClassVar
 
 from ..program import Task
-from .base import Policy, RunQueue, remove_task
+from .base import NO_SLICE_END, Policy, RunQueue, remove_task
 from .taskheap import NOT_QUEUED, Node, push, remove
 
 if TYPE_CHECKING:  # annotations only (the engine imports the policies)
@@ -284,9 +284,9 @@ class GoodnessPolicy(GlobalPolicy):
         if task.quota <= 0 and not rq.data:
             task.quota = self.refill
 
-    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
+    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
         if not rq.data:
-            return None
+            return NO_SLICE_END
         quota = task.quota  # max(0, quota) spelt out: native in the compiled build
         return start + (quota if quota > 0 else 0)
 
@@ -351,8 +351,8 @@ class EdfPolicy(GlobalPolicy):
         remove_task(data, best)
         return best
 
-    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
-        return None
+    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
+        return NO_SLICE_END
 
     def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
         return False

@@ -15,7 +15,7 @@ from collections import deque
 from typing import ClassVar, Final
 
 from ..program import Task
-from .base import MS, Policy, RunQueue
+from .base import MS, NO_SLICE_END, Policy, RunQueue
 
 # 2.6.22 kernel/sched.c and include/linux/sched.h
 MAX_RT_PRIO: Final = 100
@@ -283,8 +283,8 @@ class O1Policy(Policy):
                 task.sched_stamp = first + (expiries - 1) * ts
                 return
 
-    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
-        return start + max(0, task.slice_left) if rq.nr_queued else None
+    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
+        return start + max(0, task.slice_left) if rq.nr_queued else NO_SLICE_END
 
     def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
         return task.slice_left <= 0

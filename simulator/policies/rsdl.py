@@ -4,7 +4,7 @@ from collections import deque
 from typing import ClassVar, Final
 
 from ..program import Task
-from .base import MS, Policy, RunQueue
+from .base import MS, NO_SLICE_END, Policy, RunQueue
 
 LEVELS = 40
 
@@ -384,9 +384,9 @@ class RsdlPolicy(Policy):
             if quotas[task.level].left <= 0:
                 self._major_rotation(rq)
 
-    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int | None:
+    def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
         if not rq.nr_queued:
-            return None
+            return NO_SLICE_END
         quotas: list[LevelQuota] = rq.extra
         left = quotas[task.level].left  # min(), max() spelt out: native in the compiled build
         if task.quota < left:
