@@ -116,11 +116,17 @@ def _wake_levels(eng: "Engine", cpu: int, prev: int, want_affine: bool):
     levels: list[DomainLevel] = eng.cpus[cpu].domains
     for i in range(len(levels)):
         level = levels[i]
-        if want_affine and WAKE_AFFINE in level.flags and prev in level.span:
+        if want_affine and WAKE_AFFINE in level.flags and _spans(level.span, prev):
             return level, i
         if BALANCE_WAKE in level.flags:
             balance_at = i
     return None, balance_at
+
+
+def _spans(span: tuple[int, ...], cpu: int) -> bool:
+    """``cpu in span``, compared as machine integers in the compiled build (a tuple's ``in``
+    compares through PyObject_RichCompare, at every wakeup)."""
+    return any(member == cpu for member in span)  # mypyc makes this a loop, not a generator
 
 
 def select_wake_cpu(eng: "Engine", task: Task, waker_cpu: int | None, sync: bool = False) -> int:
@@ -487,7 +493,7 @@ def _sync_history(eng: "Engine", cpu: "Cpu"):
     if ticks <= 0:
         return
     cpu.load_tick = tick
-    cur = cpu.load_now
+    cur: Any = cpu.load_now  # an object, as it was: stored into the float history as it is
     hist = cpu.load_hist
     hist[0] = cur
     for i in range(1, len(hist)):
@@ -501,7 +507,8 @@ def _find_imbalance(eng: "Engine", cpu: "Cpu", level: DomainLevel, kind: str):
     cpus = eng.cpus
     for cid in level.span:  # every load history up to date before any is read
         _sync_history(eng, cpus[cid])
-    this_load: Any = max(cpu.load_hist[idx] if idx else cpu.load_now, cpu.load_now)  # target
+    load_now: Any = cpu.load_now  # an object: max() keeps the int or the float it was given
+    this_load: Any = max(cpu.load_hist[idx] if idx else load_now, load_now)  # target
     total: Any = this_load
     busiest: Any = None
     max_load: Any = -1.0

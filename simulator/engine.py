@@ -65,7 +65,7 @@ class Cpu:
         # when the running task's slice expires, NO_TIME when it does not
         self.preempt_at: int = NO_TIME
         self.load_hist: list[float] = [0.0] * 5
-        self.load_now: Any = 0
+        self.load_now: int = 0  # policy.load_of(): typed, not boxed at every load change
         self.load_tick: int = 0
         self.kicked: bool = False
         self.preempt_valid: bool = False
