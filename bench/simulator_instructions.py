@@ -3,6 +3,7 @@ heapq loop of bench/simulator_speed.py counted the same way.
 
 Run from the repository root:
     .venv/bin/python bench/simulator_instructions.py [--messages 150] [--kernels K1,K2]
+    .venv/bin/python bench/simulator_instructions.py --in-loop [--messages 2000] [--kernels ...]
 
 On a shared virtual machine the CPU time of the same code moves by a fifth or more between runs
 (docs/simulator.md, Speed); an instruction count does not. Each figure is the difference between
@@ -13,6 +14,10 @@ time (cache misses cost nothing here), so the time ratio is lower than this one.
 The chatroom is the speed case (10 rooms x 20 clients, 8 CPUs) at --messages (150: about a
 tenth of a second of simulation natively, half a minute under callgrind per profile). Needs
 valgrind; the simulator measured is whichever build `import simulator` picks.
+
+--in-loop counts only inside the compiled Engine._event_loop (callgrind's --toggle-collect), one
+run per profile, divided by its events: no start-up or set-up to cancel, so one size is enough
+and the bench's own (2,000 messages) can be measured. Needs the compiled build.
 """
 
 import argparse
@@ -50,11 +55,16 @@ print(json.dumps(result["counters"]["events"]))
 """
 
 
-def instructions(code: str) -> tuple[int, str]:
-    """(instructions executed, stdout) of `python -c code` under callgrind."""
+EVENT_LOOP = "CPyDef_engine___Engine____event_loop"  # the compiled loop's C function
+
+
+def instructions(code: str, only: str | None = None) -> tuple[int, str]:
+    """(instructions executed, stdout) of `python -c code` under callgrind; with ``only``,
+    those executed inside that C function (and what it calls)."""
+    toggle = [f"--toggle-collect={only}"] if only else []
     proc = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-         "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *toggle,
+         sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     found = re.search(r"Collected : (\d+)", proc.stderr)
     if found is None:
         raise SystemExit(f"no instruction count from callgrind:\n{proc.stderr[-2000:]}")
@@ -71,20 +81,39 @@ def per_event(make_code, small: int, large: int) -> tuple[float, int]:
     return (i_large - i_small) / (e_large - e_small), e_large
 
 
+def in_loop(kernels: list[str], messages: int) -> None:
+    """Instructions per event inside the compiled event loop, one run per profile."""
+    if simulator._compiled.STATE.startswith("pure"):
+        raise SystemExit("simulator_instructions --in-loop: the simulator is not compiled")
+    for kernel in kernels:
+        count, out = instructions(
+            CHATROOM.format(root=str(ROOT), kernel=kernel, messages=messages), EVENT_LOOP)
+        events = int(out)
+        print(f"chatroom 10 x 20 x {messages}, 8 CPUs, {kernel:9}: {events} events, "
+              f"{count / events:,.1f} instructions/event inside Engine._event_loop")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=150)
     parser.add_argument("--kernels", help="comma-separated profiles (default: every one)")
+    parser.add_argument("--in-loop", action="store_true",
+                        help="count inside the compiled event loop only (see the docstring)")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("simulator_instructions: valgrind is not installed")
+    kernels = args.kernels.split(",") if args.kernels else list(simulator.catalog()["kernels"])
+    if args.in_loop:
+        print(f"simulator {simulator.__version__} ({simulator._compiled.STATE}), instructions "
+              "counted by callgrind inside the event loop")
+        in_loop(kernels, args.messages)
+        return
     print(f"simulator {simulator.__version__} ({simulator._compiled.STATE}), instructions "
           "counted by callgrind; each figure is the difference between two sizes")
     bare, _ = per_event(lambda n: BARE.format(root=str(ROOT), events=n), 10_000, 210_000)
     print(f"bare heapq loop (pop + push one follow-up): {bare:,.0f} instructions/event")
     own, _ = per_event(lambda n: ENGINE_QUEUE.format(root=str(ROOT), events=n), 10_000, 210_000)
     print(f"context: the same loop on the engine's own queue: {own:,.0f} instructions/event")
-    kernels = args.kernels.split(",") if args.kernels else list(simulator.catalog()["kernels"])
     for kernel in kernels:
         cost, events = per_event(
             lambda m, k=kernel: CHATROOM.format(root=str(ROOT), kernel=k, messages=m),
