@@ -239,6 +239,9 @@
     try { data = buildData(dryRun); } catch (problem) { showError({ error: problem.message }); return; }
     var request = new XMLHttpRequest();
     request.open("POST", "/api/v1/uploads/");
+    // Until the answer comes the table shown is the last one, about to be replaced: say so
+    // (what is typed into it now would be lost), and let tests wait for the new state.
+    preview.dataset.state = dryRun ? "previewing" : "committing";
     request.setRequestHeader("X-CSRFToken", form.elements.csrfmiddlewaretoken.value);
     request.setRequestHeader("Accept", "application/json");
     progress.hidden = false; progress.value = 0;
@@ -265,10 +268,14 @@
       } else {
         commitButton.disabled = true;
         statusLine.textContent = "";
+        preview.dataset.state = "refused";
         showError(body);
       }
     };
-    request.onerror = function () { showError({ error: "The portal could not be reached." }); };
+    request.onerror = function () {
+      preview.dataset.state = "refused";
+      showError({ error: "The portal could not be reached." });
+    };
     request.send(data);
   }
 

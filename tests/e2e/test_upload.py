@@ -103,6 +103,7 @@ def test_per_kernel_sweep_preview_assign_commit_and_compare_over_loop_size(signe
     page.click("#commit-button")  # refused: the block after the prose line has no kernel
     page.wait_for_selector("#upload-error:not([hidden])")
     assert "Line 8" in page.text_content("#upload-error")
+    assert page.get_attribute("#preview", "data-state") == "refused"
     assert Run.objects.count() == 0
 
     page.click("#preview-button")
