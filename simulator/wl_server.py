@@ -124,9 +124,12 @@ def _build_broadcast(b, lock_op: tuple):
         to_client = [Semaphore(f"r{r}out{i}") for i in range(clients)]
         # turn[i]: user i may send (user 0 first); unused without pacing
         turn = [Semaphore(f"r{r}turn{i}", 1 if i == 0 else 0) for i in range(clients)]
+        # a socket write or a notify() wakes the reader and goes on (no WF_SYNC hint); one
+        # step object per writer, shared by the room's receivers: each receiver's program
+        # lists clients - 1 of them, so a room holds clients^2 references, not clients^2 tuples
+        wake = [(POST, queued[j], 1, False) for j in range(clients)]
         for i in range(clients):
-            # a socket write or a notify() wakes the reader and goes on (no WF_SYNC hint)
-            wake_writers = [(POST, queued[j], 1, False) for j in range(clients) if j != i]
+            wake_writers = wake[:i] + wake[i + 1:]
             send = [(RUN, think), (POST, to_server[i], 1, False)]
             if turns:
                 send.insert(0, (WAIT, turn[i]))
@@ -152,10 +155,11 @@ def _reader(i: int, clients: int, messages: int, inbox: Semaphore, deliver: int,
         return [(WAIT, inbox), (RUN, deliver), (LOOP, (clients - 1) * messages, 0),
                 mark_time("end"), (EXIT,)]
     prog: list = []
+    read = [(WAIT, inbox), (RUN, deliver)]  # the same two step objects for every message
     for origin in range(clients):
         if origin == i:
             continue
-        prog += [(WAIT, inbox), (RUN, deliver)]
+        prog += read
         if origin == (i - 1) % clients:
             prog.append((POST, my_turn, 1, False))
     return [*prog, (LOOP, messages, 0), mark_time("end"), (EXIT,)]
