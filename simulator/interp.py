@@ -259,12 +259,16 @@ def _op_unlock(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...]) -> bo
         return _charge(eng, cpu, task, eng.wakeup_ns)
     mutex.owner = None
     if mutex.waiters:  # competitive succession: the woken waiter runs its LOCK again
-        heir: Task = mutex.waiters.pop(0)  # typed: pc read and written natively
-        heir.pc -= 1
+        heirs: list[Task] = mutex.waiters[:] if mutex.wake_all else [mutex.waiters[0]]
+        del mutex.waiters[:len(heirs)]
+        heir: Task  # typed: pc read and written natively
+        for heir in heirs:
+            heir.pc -= 1
         if mutex.spinners:
             eng.notify_spinners(mutex.spinners)
-        eng.wake(heir, cpu.id)
-        return _charge(eng, cpu, task, eng.wakeup_ns)
+        for heir in heirs:
+            eng.wake(heir, cpu.id)
+        return _charge(eng, cpu, task, eng.wakeup_ns * len(heirs))
     if mutex.spinners:
         eng.notify_spinners(mutex.spinners)
     return False

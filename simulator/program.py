@@ -63,14 +63,19 @@ class Semaphore:
 class Mutex:
     """A lock taken either by blocking (futex) or by spinning on sched_yield() (JVM style)."""
 
-    __slots__ = ("name", "owner", "waiters", "spinners", "contended", "handoff")
+    __slots__ = ("name", "owner", "waiters", "spinners", "contended", "handoff", "wake_all")
 
-    def __init__(self, name, handoff=True):
+    def __init__(self, name, handoff=True, wake_all=False):
         self.name: str = name
         # True: unlock passes the lock to the first blocked waiter (a FIFO futex lock); False:
         # competitive succession, as the JVM monitors: unlock frees the lock and wakes the
         # first blocked waiter, which competes for it again when it runs
         self.handoff: bool = handoff
+        # with competitive succession, True: unlock wakes every blocked waiter, each to spin
+        # afresh, as J9's three-tier monitors (Apache Harmony's hythread, IBM's contribution:
+        # monitor_exit() -> unblock_spinlock_threads(), "Notify all threads blocked on the
+        # monitor's mutex"); False: the first blocked waiter only
+        self.wake_all: bool = wake_all
         self.owner: Any = None
         self.waiters: list[Any] = []
         self.spinners: list[Any] = []

@@ -34,11 +34,13 @@ class Chatroom:
                  "and spin_loops say; `j9` takes IBM J9's documented multi-CPU object-monitor "
                  "defaults instead: 45 sched_yield() calls (thrMaxYieldsBeforeBlocking), each "
                  "after 32 x 256 spin-loop iterations (thrMaxSpins2/1BeforeBlocking)"),
-        "succession": p("competitive", "choice:competitive,handoff", "with lock=yield: "
+        "succession": p("competitive", "choice:competitive,wakeall,handoff", "with lock=yield: "
                         "`competitive` (the JVM monitors' documented policy): unlock frees the "
                         "lock and wakes the first blocked waiter, which competes for it again; "
-                        "`handoff`: unlock passes the lock to that waiter, which owns it while "
-                        "it waits to run"),
+                        "`wakeall`: unlock frees the lock and wakes every blocked waiter, each "
+                        "to spin again (J9's three-tier monitors, Apache Harmony's hythread "
+                        "monitor_exit()); `handoff`: unlock passes the lock to the first "
+                        "blocked waiter, which owns it while it waits to run"),
         "think_us": p(20, "int", "CPU time to build and parse a message", 0, 10**9),
         "cs_us": p(5, "int", "CPU time holding the room lock", 0, 10**9),
         "broadcast": p(0, "int", "1: VolanoMark's loopback structure instead of the token "
@@ -90,7 +92,8 @@ class Chatroom:
 
 
 def _room_lock(prm, room: int) -> Mutex:
-    return Mutex(f"room{room}", handoff=prm["lock"] != "yield" or prm["succession"] == "handoff")
+    return Mutex(f"room{room}", handoff=prm["lock"] != "yield" or prm["succession"] == "handoff",
+                 wake_all=prm["succession"] == "wakeall")
 
 
 def _locking(lock_op: tuple, lock: Mutex) -> tuple:

@@ -18,8 +18,9 @@ from simulator.policies.cfs import CfsPolicy
 from simulator.policies.cfs_shares import GroupShares
 from simulator.policies.eevdf import EevdfPolicy
 from simulator.policies.rsdl import LEVELS, RsdlPolicy
-from simulator.program import Task
+from simulator.program import EXIT, LOCK, MARK, RUN, SLEEP, UNLOCK, Mutex, Task
 from simulator.topology import parse_topology
+from simulator.wl_common import MS, Build
 from tests.simulator.test_fidelity import chatroom
 
 
@@ -458,6 +459,31 @@ def test_j9_busy_wait_costs_as_the_calibrated_loop():
     mainline = j9_chat("2.6.22")[0]
     soft = [j9_chat("rsdl-0.31", loop_ns=ns)[0] / mainline for ns in (0.5, 1.0, 3.0)]
     assert soft[0] > soft[1] > soft[2], soft
+
+
+def _blocked_after_unlock(wake_all):
+    """Three tasks blocked on a lock whose holder sleeps holding it; how many are still blocked
+    right after the holder's unlock (competitive succession)."""
+    norm = validate({"workload": "chatroom", "kernel": "2.6.22", "cpus": 1})
+    eng = Engine(parse_topology(norm["topology"]), make_policy(norm, 1), norm["tunables"], 1,
+                 10**6)
+    b = Build(eng, norm["params"])
+    room = Mutex("room", handoff=False, wake_all=wake_all)
+    seen: list[int] = []
+    b.start(b.task("holder", [(LOCK, room, "futex"), (SLEEP, 5 * MS), (UNLOCK, room),
+                              (MARK, lambda eng, task: seen.append(len(room.waiters))), (EXIT,)]))
+    for i in range(3):
+        b.start(b.task(f"w{i}", [(LOCK, room, "futex"), (RUN, MS), (UNLOCK, room), (EXIT,)]))
+    eng.run()
+    return seen[0]
+
+
+def test_j9_monitor_exit_wakes_every_blocked_waiter():
+    """`succession=wakeall`: J9's three-tier monitor exit (Apache Harmony's hythread,
+    monitor_exit() -> unblock_spinlock_threads()) notifies every thread blocked on the monitor,
+    each to spin again; the JVM's competitive succession as modelled before wakes the first."""
+    assert _blocked_after_unlock(wake_all=False) == 2
+    assert _blocked_after_unlock(wake_all=True) == 0
 
 
 @pytest.mark.parametrize("seed", [1, 2])
