@@ -7,12 +7,15 @@ The target (the thread): RSDL 0.31 at most 0.5x of 2.6.22's throughput, rr_inter
 between, 0.33 at least 0.9x, with fewer runnable tasks and more idle time than mainline
 (vmstat: RSDL r 1-12 against 380-470, 53 % idle against 3-8 %) and fewer context switches.
 
+Each RSDL profile runs twice: with one rr_interval per level shared by its tasks (the model's
+default) and with a level's quota the sum of its tasks' quotas (`level_quota_sum`, "summed").
 Prints, per chat-server model and seed: each kernel's throughput, its ratio to 2.6.22's, the
 mean vmstat r and id (10 ms samples), context switches, preemptions, sched_yield() calls and
 spinners that gave up and blocked.  Two models: `ring`, the token ring (each message passed to
 one neighbour under the room's lock), and `broadcast`, VolanoMark's loopback structure (four
 threads per client, each message queued for the room's other 19 writers; `broadcast=1`),
-with every sender sending at once or with a room's users taking turns (`pacing=turns`).
+with every sender sending at once or with a room's users taking turns (`pacing=turns`); each
+under the JVM's competitive succession and under J9's wake-all monitor exit (`succession=wakeall`).
 Every figure is a simulated one, so the machine's load cannot change it; the load average is
 printed beside the figures all the same, as every bench script does.
 """
@@ -32,8 +35,19 @@ MODELS = {"ring": {**JVM, "messages": 150},
           "broadcast": {**JVM, "messages": 40, "broadcast": 1},
           "broadcast, users taking turns": {**JVM, "messages": 40, "broadcast": 1,
                                             "pacing": "turns"}}
+# J9's own monitor exit wakes every blocked waiter (`succession=wakeall`, Apache Harmony's
+# hythread monitor_exit()), where the JVM's competitive succession above wakes the first
+MODELS.update({f"{model}, J9's wake-all exit": {**params, "succession": "wakeall"}
+               for model, params in list(MODELS.items())})
+SUMMED = {"level_quota_sum": 1}  # a level's quota the sum of its tasks' (the RSDL readme)
 KERNELS = (("2.6.22", {}), ("rsdl-0.31", {}), ("rsdl-0.31", {"rr_interval": 100}),
-           ("rsdl-0.33", {}))
+           ("rsdl-0.33", {}), ("rsdl-0.31", SUMMED), ("rsdl-0.31", {**SUMMED, "rr_interval": 100}),
+           ("rsdl-0.33", SUMMED))
+
+
+def label(kernel, tunables):
+    return kernel + (f" rr{tunables['rr_interval']}" if "rr_interval" in tunables else "") + (
+        " summed" if tunables.get("level_quota_sum") else "")
 
 
 def run(kernel, seed, params, tunables):
@@ -54,9 +68,8 @@ def report(model, params, seeds):
         print(f"{'kernel':<22}{'msgs/s':>9}{'ratio':>7}{'r':>7}{'id %':>6}{'cs':>8}"
               f"{'preempt':>8}{'yields':>8}{'blocks':>7}")
         for kernel, tun, x in rows:
-            name = kernel + (f" rr{tun['rr_interval']}" if tun else "")
-            print(f"{name:<22}{x['msgs']:>9.0f}{x['msgs'] / mainline:>7.2f}{x['r']:>7.1f}"
-                  f"{x['id']:>6.1f}{x['context_switches']:>8}{x['preemptions']:>8}"
+            print(f"{label(kernel, tun):<22}{x['msgs']:>9.0f}{x['msgs'] / mainline:>7.2f}"
+                  f"{x['r']:>7.1f}{x['id']:>6.1f}{x['context_switches']:>8}{x['preemptions']:>8}"
                   f"{x['yields']:>8}{x['spin_blocks']:>7}")
 
 

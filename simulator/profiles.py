@@ -173,6 +173,10 @@ FAMILY_TUNABLES = {
                            "array (0.33); 0: the yielder keeps its place at the head of its "
                            "level and its quota, nearly a no-op (0.31)"),
         "cache_hot_time_ns": _t(2_500_000, "int", "cache-hot veto for the balancer"),
+        "level_quota_sum": _t(False, "bool", "1: a level's quota is the sum of the quotas its "
+                              "tasks brought when queued at it this epoch (the RSDL readme: "
+                              "the CPU a task is queued onto keeps a record of its quota); 0: "
+                              "one rr_interval per level, shared by its tasks"),
     },
     "eevdf": {
         "base_slice_ns": _t(750_000, "int", "sched_base_slice (unscaled)"),

@@ -99,6 +99,11 @@ class RsdlPolicy(Policy):
     Below the last level a task waits in the expired array; when no level has tasks the arrays
     swap and every task restarts at its static level with fresh quotas (major rotation).
 
+    ``level_quota_sum``: 1 gives a level, instead of one rr_interval, the sum of the quotas its
+    tasks brought when queued at it this epoch (the RSDL readme: "When each task is queued, the
+    cpu that it is queued onto also keeps a record of that quota"), so a level finishes only
+    once its tasks' quotas are spent, and minor rotations are rarer.
+
     sched_yield() (``yield_expire``): 1 sends the yielder to the expired array (RSDL 0.33);
     0 is RSDL 0.31's softened yield, nearly a no-op: the yielder keeps its place at the head of
     its level and its quota, so only a task at a strictly better level could run first.
@@ -111,6 +116,7 @@ class RsdlPolicy(Policy):
         self.rr: int = tun["rr_interval"] * MS
         self.last_level: int = min(LEVELS - 1, 20 + tun["priority_levels"] - 1)
         self.yield_expire = bool(tun["yield_expire"])
+        self.summed: bool = bool(tun["level_quota_sum"])
 
     def new_rq(self, cpu_id):
         rq = RunQueue(cpu_id)
@@ -119,7 +125,8 @@ class RsdlPolicy(Policy):
         rq.seq = 0  # bitmap of the levels that hold live tasks, as the kernel's prio bitmap
         # per level: quota left this epoch; rq.min_vruntime is reused as the first level not
         # yet finished this epoch (levels above it were rotated away)
-        rq.extra = [LevelQuota(self.rr) for _ in range(LEVELS)]
+        # (summed: nothing until tasks are queued)
+        rq.extra = [LevelQuota(0 if self.summed else self.rr) for _ in range(LEVELS)]
         rq.vsum = 0  # reused as the count of major rotations (the kernel's rq->prio_rotation)
         return rq
 
@@ -140,16 +147,27 @@ class RsdlPolicy(Policy):
         level = 20 + task.nice
         return level if level < self.last_level else self.last_level
 
-    def _place(self, rq: RunQueue, task: Task):
-        """A task may not sit on a level that finished this epoch: move it to the first open one."""
+    def _place(self, rq: RunQueue, task: Task) -> bool:
+        """A task may not sit on a level that finished this epoch: move it to the first open
+        one (True: it was moved)."""
         if not task.expired and task.level < rq.min_vruntime:
             task.level = rq.min_vruntime
             task.quota = self.rr
             if task.level > self.last_level:
                 self._expire(task)
+            return True
+        return False
 
-    def _queue(self, rq: RunQueue, task: Task, front: bool = False):
-        self._place(rq, task)
+    def _count(self, rq: RunQueue, task: Task):
+        """With summed level quotas: the task, queued at a level it was not counted at, adds
+        its quota to the level's."""
+        if self.summed and not task.expired:
+            quotas: list[LevelQuota] = rq.extra
+            quotas[task.level].left += task.quota
+
+    def _queue(self, rq: RunQueue, task: Task, front: bool = False) -> bool:
+        """Queue the task at its level (True: _place() moved it to a new level)."""
+        moved = self._place(rq, task)
         active: list[Bucket] = rq.active  # typed: a native index, not a boxed int
         bucket: Bucket = rq.expired if task.expired else active[task.level]
         entry = Entry(task, bucket, bucket.rotations)
@@ -158,12 +176,13 @@ class RsdlPolicy(Policy):
         bucket.starts |= 1 << self._start_level(task)
         if task.expired:  # the expired array only grows at its tail
             _APPEND(bucket.items, entry)
-            return
+            return moved
         if front:
             _APPENDLEFT(bucket.items, entry)
         else:
             _APPEND(bucket.items, entry)
         rq.seq |= 1 << task.level
+        return moved
 
     def enqueue(self, rq: RunQueue, task: Task, how, now: int):
         if task.rotation != rq.vsum and how != "fork":
@@ -181,6 +200,7 @@ class RsdlPolicy(Policy):
         rq.load += task.weight
         rq.nr_queued += 1
         self._queue(rq, task)
+        self._count(rq, task)  # every queueing adds the task's quota (none taken off on leaving)
 
     def dequeue(self, rq: RunQueue, task: Task, now: int):
         entry: Entry = task.key
@@ -232,6 +252,9 @@ class RsdlPolicy(Policy):
             self._merge_expired(rq, moving)
             return
         moving.level = level + 1
+        if self.summed:  # each moving task brings a fresh quota to the level below
+            quotas: list[LevelQuota] = rq.extra
+            quotas[level + 1].left += self.rr * moving.live
         below: Bucket = active[level + 1]
         rq.seq |= 1 << (level + 1)
         if not below.live:
@@ -299,20 +322,22 @@ class RsdlPolicy(Policy):
             if self.yield_expire:
                 self._expire(task)
                 self._queue(rq, task)
-            else:
-                self._queue(rq, task, front=True)
+            elif self._queue(rq, task, front=True):
+                self._count(rq, task)
         elif task.quota <= 0:
             self._descend(task)
             self._queue(rq, task)
-        else:
-            self._queue(rq, task, front=True)
+            self._count(rq, task)  # a new level, a fresh quota
+        elif self._queue(rq, task, front=True):
+            self._count(rq, task)
 
     def _major_rotation(self, rq: RunQueue):
         rq.vsum += 1
         rq.min_vruntime = 0
         quota: LevelQuota
+        fresh = 0 if self.summed else self.rr
         for quota in rq.extra:
-            quota.left = self.rr
+            quota.left = fresh
         expired: Bucket = rq.expired
         rq.expired = Bucket(LEVELS, expired=True)
         active: list[Bucket] = rq.active
@@ -322,6 +347,9 @@ class RsdlPolicy(Policy):
             # expired array becomes that level's queue whole, in its order; each task takes
             # the level, a fresh quota and leaves the expired state when next looked at
             level = starts.bit_length() - 1
+            if self.summed:
+                quotas: list[LevelQuota] = rq.extra
+                quotas[level].left = self.rr * expired.live
             expired.rotations += 1
             expired.expired = False
             expired.level = level
@@ -342,6 +370,7 @@ class RsdlPolicy(Policy):
             bucket.live += 1
             bucket.starts |= 1 << t.level
             rq.seq |= 1 << t.level
+            self._count(rq, t)
 
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
         attempt = 0  # a counted while, not `for _ in range(2)`: no boxed loop variable
@@ -381,8 +410,10 @@ class RsdlPolicy(Policy):
             while task.quota <= 0:
                 self._descend(task)
                 task.expired = False
+                self._count(rq, task)
             if quotas[task.level].left <= 0:
                 self._major_rotation(rq)
+                self._count(rq, task)  # the running task is on the runqueue in the kernel
 
     def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
         if not rq.nr_queued:

@@ -102,13 +102,18 @@ class PlainRsdl:
         self.rr = tun["rr_interval"] * 1_000_000
         self.last_level = min(LEVELS - 1, 20 + tun["priority_levels"] - 1)
         self.yield_expire = tun["yield_expire"]
+        self.summed = tun.get("level_quota_sum", False)
 
     def new_rq(self, cpu_id):
         rq = RunQueue(cpu_id)
         rq.active = [deque() for _ in range(LEVELS)]
         rq.expired = deque()
-        rq.extra = [self.rr] * LEVELS
+        rq.extra = [0 if self.summed else self.rr] * LEVELS
         return rq
+
+    def _count(self, rq, task):  # summed level quotas: a task new at a level adds its quota
+        if self.summed and not task.expired:
+            rq.extra[task.level] += task.quota
 
     def _start_level(self, task):
         return min(self.last_level, 20 + task.nice)
@@ -117,7 +122,8 @@ class PlainRsdl:
         task.expired, task.level, task.quota = True, self._start_level(task), self.rr
 
     def _queue(self, rq, task, front=False):
-        if not task.expired and task.level < rq.min_vruntime:  # its level finished this epoch
+        moved = not task.expired and task.level < rq.min_vruntime
+        if moved:  # its level finished this epoch
             task.level, task.quota = rq.min_vruntime, self.rr
             if task.level > self.last_level:
                 self._expire(task)
@@ -127,6 +133,7 @@ class PlainRsdl:
             rq.active[task.level].appendleft(task)
         else:
             rq.active[task.level].append(task)
+        return moved
 
     def enqueue(self, rq, task, how, now):
         if task.rotation != rq.vsum and how != "fork":  # it last ran in an earlier epoch
@@ -138,6 +145,7 @@ class PlainRsdl:
             task.quota = self.rr
         rq.nr_queued += 1
         self._queue(rq, task)
+        self._count(rq, task)
 
     def dequeue(self, rq, task, now):
         (rq.expired if task.expired else rq.active[task.level]).remove(task)
@@ -159,6 +167,7 @@ class PlainRsdl:
                 rq.expired.append(t)
             else:
                 rq.active[t.level].appendleft(t)
+                self._count(rq, t)
 
     def put_prev(self, rq, task, now):
         rq.curr = None
@@ -169,21 +178,24 @@ class PlainRsdl:
             task.yield_pending = False
             if self.yield_expire:
                 self._expire(task)
-            self._queue(rq, task, front=not self.yield_expire)
+            if self._queue(rq, task, front=not self.yield_expire):
+                self._count(rq, task)
         elif task.quota <= 0:
             self._descend(task)
             self._queue(rq, task)
-        else:
-            self._queue(rq, task, front=True)
+            self._count(rq, task)
+        elif self._queue(rq, task, front=True):
+            self._count(rq, task)
 
     def _major_rotation(self, rq):
         rq.vsum += 1  # the epoch count
         rq.min_vruntime = 0
-        rq.extra = [self.rr] * LEVELS
+        rq.extra = [0 if self.summed else self.rr] * LEVELS
         while rq.expired:
             t = rq.expired.popleft()
             t.expired = False
             rq.active[t.level].append(t)
+            self._count(rq, t)
 
     def pick_next(self, rq, cpu, now):
         for _ in range(2):
@@ -211,8 +223,10 @@ class PlainRsdl:
             while task.quota <= 0:
                 self._descend(task)
                 task.expired = False
+                self._count(rq, task)
             if rq.extra[task.level] <= 0:
                 self._major_rotation(rq)
+                self._count(rq, task)
 
     def queued_tasks(self, rq):
         tasks = list(reversed(rq.expired))
@@ -231,7 +245,7 @@ def test_rsdl_task_waking_in_a_later_major_epoch_restarts_at_its_static_level():
     last ran in keeps its level and quota; one that last ran in an earlier epoch starts at its
     static level with a full quota, as the tasks the major rotation restarted."""
     tun = {"sched_cost_ns": 0, "rr_interval": 8, "priority_levels": 20, "yield_expire": False,
-           "cache_hot_time_ns": 0}
+           "cache_hot_time_ns": 0, "level_quota_sum": False}
     policy = RsdlPolicy("rsdl", tun, 1)
     rq = policy.new_rq(0)
     stays, sleeps_across = Task(1, "stays", []), Task(2, "sleeps", [])
@@ -253,9 +267,10 @@ def test_rsdl_task_waking_in_a_later_major_epoch_restarts_at_its_static_level():
                                                                                 False)
 
 
+@pytest.mark.parametrize("summed", [False, True])
 @pytest.mark.parametrize("yield_expire", [False, True])
 @pytest.mark.parametrize("nices", [(0,), (-2, -1, 0, 0, 1, 3)])
-def test_rsdl_lazy_queues_pick_as_the_plain_deques(yield_expire, nices):
+def test_rsdl_lazy_queues_pick_as_the_plain_deques(yield_expire, nices, summed):
     """RSDL's queues drop a migrating task's entry lazily (O(1)) and move a whole level at a
     minor rotation (its tasks' levels and quotas settled when next looked at, two non-empty
     levels merged smaller into larger) and make the expired array a level's queue whole at a
@@ -263,10 +278,11 @@ def test_rsdl_lazy_queues_pick_as_the_plain_deques(yield_expire, nices):
     random histories of wakeups, migrations, runs (quota spent, minor and major rotations),
     yields and blocks, with tasks starting at one level or several: the same picks (with the
     same level, quota and expiry), the same yield answers, the balancer's same order, at every
-    step."""
+    step; with one rr_interval per level or the sum of its tasks' quotas (``level_quota_sum``),
+    whose level quotas must agree too."""
     rng = random.Random(5 + yield_expire + len(nices))
     tun = {"sched_cost_ns": 0, "rr_interval": 1, "priority_levels": 3 + len(nices),
-           "yield_expire": yield_expire, "cache_hot_time_ns": 0}
+           "yield_expire": yield_expire, "cache_hot_time_ns": 0, "level_quota_sum": summed}
     nice_of = [rng.choice(nices) for _ in range(60)]
     sides = []
     for policy in (RsdlPolicy("rsdl", tun, 1), PlainRsdl(tun)):
@@ -318,14 +334,15 @@ def test_rsdl_lazy_queues_pick_as_the_plain_deques(yield_expire, nices):
         orders = [[t.tid for t in policy.queued_tasks(rq)] for policy, rq, _ in sides]
         assert orders[0] == orders[1]
         assert sides[0][1].nr_queued == sides[1][1].nr_queued == len(orders[0])
+        assert [q.left for q in sides[0][1].extra] == sides[1][1].extra
         if curr is not None:
             answers = {policy.yield_hands_over(rq, tasks[curr], 0) for policy, rq, tasks in sides}
             assert len(answers) == 1
     # with one nice level every major rotation hands the expired array over whole (O(1));
     # with several it is mostly visited task by task (the handover only when the tasks that
-    # expired share their level)
+    # expired share their level); summed level quotas finish levels, and so epochs, less often
     if len(nices) == 1:
-        assert handovers >= 100
+        assert handovers >= (1 if summed else 100), handovers
 
 
 @pytest.mark.parametrize("compat", [0, 1])
@@ -500,7 +517,10 @@ def test_rsdl_033_with_j9_monitors_keeps_mainline_throughput(seed):
 @pytest.mark.xfail(strict=True, reason="issue 24's target (0.31 at most 0.5x, rr_interval 100 "
                    "between, 0.33 at least 0.9x) does not hold since RSDL's major-epoch rule: "
                    "0.31 gives 0.90x / 0.99x on seeds 1 / 2 (0.51x / 0.55x before the rule, "
-                   "when a task that slept across a major rotation woke at its old, worse level)")
+                   "when a task that slept across a major rotation woke at its old, worse level)"
+                   "; J9's wake-all monitor exit (succession=wakeall) 0.90x / 0.99x; summed "
+                   "level quotas (level_quota_sum) 0.89x / 0.92x with rr_interval 100 at 1.02x, "
+                   "not between")
 @pytest.mark.parametrize("seed", [1, 2])
 def test_rsdl_031_with_j9_monitors_loses_033_recovers(seed):
     mainline = j9_chat("2.6.22", seed)[0]
@@ -514,7 +534,8 @@ def test_rsdl_031_with_j9_monitors_loses_033_recovers(seed):
                    "many runnable tasks as 2.6.22 and less idle time (r 6.5 vs 6.3, id 3.3 vs "
                    "4.2 %; 0.33 r 6.8, id 3.1 %): the ring keeps 6-7 tasks runnable, and what "
                    "emptied the runqueues in the thread (53 % idle) is not modelled "
-                   "(docs/simulator.md, issue 24: RSDL)")
+                   "(docs/simulator.md, issue 24: RSDL); with summed level quotas "
+                   "(level_quota_sum) r 6.9 and id 2.3 %, with J9's wake-all exit as before")
 def test_rsdl_031_vmstat_signature_with_j9_monitors():
     soft_vm = j9_chat("rsdl-0.31")[1]
     for other in ("rsdl-0.33", "2.6.22"):
