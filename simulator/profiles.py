@@ -188,6 +188,11 @@ FAMILY_TUNABLES = {
         "run_to_parity": _t(True, "bool", "sched_feat RUN_TO_PARITY: no wakeup preemption "
                             "while the running task is eligible and on the slice it was "
                             "picked with"),
+        "group_shares_pelt": _t(False, "bool", "6.6's group shares: a cgroup's entity on a "
+                                "CPU weighs its cpu.shares x its load there (the larger of "
+                                "its runnable weight and its PELT average) / the group's PELT "
+                                "load over all CPUs (calc_group_shares()); 0: the shares split "
+                                "evenly over the group's tasks (the flattening)"),
     },
 }
 
@@ -238,7 +243,7 @@ PROFILES = {
     "6.6-eevdf": {"family": "eevdf", "description": "EEVDF (6.6): earliest eligible virtual "
                   "deadline first, base slice 0.75 ms, yield sets vruntime to the deadline, "
                   "select_idle_sibling; SCHED_DEADLINE (global EDF) for periodic tasks",
-                  "overrides": {"balance_fork": True}},
+                  "overrides": {"balance_fork": True, "group_shares_pelt": True}},
 }
 
 def tunable_specs(kernel, machine=None):

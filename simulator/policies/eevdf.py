@@ -1,14 +1,24 @@
 """EEVDF (6.6): earliest eligible virtual deadline first."""
 
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from ..program import Task
 from .base import NICE_0, NICE_0_SHIFT, NO_SLICE_END, Policy, RunQueue, ilog2
-from .taskheap import Node, push, remove
+from .taskheap import NOT_QUEUED, Node, push, remove
+
+if TYPE_CHECKING:  # annotations only (the engine imports the policies)
+    from ..engine import Engine
 
 # Node.home: which of a runqueue's two heaps a queued task's node is in
 WAITING: Final = 0
 ELIGIBLE: Final = 1
+
+
+def _rescale(value: int, old: int, new: int) -> int:
+    """div_s64(value * old, new): virtual time in one weight's units in another's (truncated
+    toward zero, as the kernel's signed division)."""
+    scaled = abs(value) * old // new
+    return scaled if value >= 0 else -scaled
 
 
 def _weighted(task: Task) -> int:
@@ -33,6 +43,16 @@ class EevdfPolicy(Policy):
         self.log_cost: int = tun["sched_cost_log_ns"]
         self.order: int = 0  # the last order number given to a queued task
         self.run_to_parity: bool = bool(tun["run_to_parity"])
+        # 6.6's PELT group shares for tasks of a cgroup with cpu.shares (eevdf_shares.py);
+        # None: such a task keeps the shares split evenly over its group (the flattening)
+        self.group_pelt: bool = bool(tun.get("group_shares_pelt"))
+        self.shares: Any = None
+
+    def attach(self, eng: "Engine"):
+        super().attach(eng)
+        if self.group_pelt:
+            from .eevdf_shares import PeltShares
+            self.shares = PeltShares(eng, self)
 
     def new_rq(self, cpu_id):
         rq = RunQueue(cpu_id)
@@ -84,6 +104,13 @@ class EevdfPolicy(Policy):
         return total // weight if weight else rq.min_vruntime
 
     def enqueue(self, rq: RunQueue, task: Task, how, now: int):
+        if task.group_shares and self.shares is not None:
+            # update_cfs_group() before place_entity(): the entity is placed at its new
+            # weight, its stored lag rescaled as reweight_entity() does for an off-queue one
+            old = task.weight
+            self.shares.join(rq, task, now)
+            if how != "fork" and task.weight != old:
+                task.vruntime = _rescale(task.vruntime, old, task.weight)
         if how == "fork":
             if task.deadline == 0:
                 task.vruntime = self._avg(rq)
@@ -103,10 +130,38 @@ class EevdfPolicy(Policy):
         self._take(rq, task)
         rq.load -= task.weight
         self._store_lag(rq, task)
+        if task.group_shares and self.shares is not None:
+            self.shares.leave(rq, task, now)
 
     def curr_leaves(self, rq: RunQueue, task: Task, now: int):
         self._store_lag(rq, task)
         super().curr_leaves(rq, task, now)
+        if task.group_shares and self.shares is not None:
+            self.shares.leave(rq, task, now)
+
+    def rebalance_tick(self, rq: RunQueue, now: int) -> bool:
+        """The tick's update_cfs_group() of the group entities on ``rq`` (done at the
+        periodic balance pass: the model skips ticks): True when weights may have changed."""
+        if self.shares is None:
+            return False
+        self.shares.refresh(rq, now)
+        return True
+
+    def reweight(self, rq: RunQueue, task: Task, weight: int) -> None:
+        """6.6's reweight_entity() for a task on ``rq`` (queued, or running with its time
+        already committed): its remaining virtual deadline is rescaled to the new weight
+        (deadline - vruntime, times old / new), its vruntime kept; a queued task leaves and
+        re-enters the average's sums at the new weight."""
+        old = task.weight
+        node: Node | None = task.key
+        queued = node is not None and node.pos != NOT_QUEUED and rq.curr is not task
+        if queued:
+            self._take(rq, task)
+        task.deadline = task.vruntime + _rescale(task.deadline - task.vruntime, old, weight)
+        rq.load += weight - old
+        task.weight = weight
+        if queued:
+            self._add(rq, task)
 
     def put_prev(self, rq: RunQueue, task: Task, now: int):
         if task.yield_pending:
