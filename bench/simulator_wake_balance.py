@@ -76,11 +76,13 @@ ROBUSTNESS = [("seed 2", 2, {}), ("seed 3", 3, {}), ("seed 4", 4, {}),
                                                                            "duration_ms": 20000})]
 
 
-# 3.3 only: the same case without the wakee-weighted wakeup granularity, and with the vCPUs'
-# entities weighed as the flattening did (the VM's shares split over its 8 vCPUs, 128 each)
-# instead of by 3.3's windowed group shares
+# The same case without 3.3's wakee-weighted wakeup granularity, and on both kernels with the
+# vCPUs' entities weighed as the flattening did (the VM's shares split over its 8 vCPUs, 128
+# each) instead of by the kernel's group shares (3.3's windowed ones, 6.6's PELT ones)
 VARIANTS = {"3.3": [("3.3 gran not by the wakee's weight", {"wakeup_gran_by_wakee": False}),
-                    ("3.3 flattened shares (window 0)", {"shares_window_ms": 0})]}
+                    ("3.3 flattened shares (window 0)", {"shares_window_ms": 0})],
+            "6.6-eevdf": [("6.6 flattened shares (no PELT shares)",
+                           {"group_shares_pelt": False})]}
 # Sensitivity of the bare-metal rows that lose more than 10 % to the refill a migrated task
 # pays (cache_refill_us, 30 us by default, no source): the slow path as the kernel has it
 # migrates most wakeups, so the loss is that price times the migrations (--sensitivity)

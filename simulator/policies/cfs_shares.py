@@ -10,10 +10,14 @@ period halved whenever it passes the window); update_cfs_rq_load_contribution() 
 tg->load_weight when it moved by more than an eighth (or at a global update, from the periodic
 balancer's update_shares()); reweight_entity() then sets the entity's weight.  A task's weight
 here is its share of its group's entity: the entity's weight x its own weight / the group's load
-on the CPU.  Written from memory of 3.2/3.3's kernel/sched_fair.c (update_cfs_load(),
-update_cfs_rq_load_contribution(), calc_cfs_shares(), update_cfs_shares(), update_shares_cpu());
-the tick's update_entity_shares_tick() (a refresh after a window of unaccounted run time) is not
-modelled: the periodic balancer's global update covers a group whose load does not change.
+on the CPU.  The tick's update_entity_shares_tick() refreshes a group whose tasks ran here for
+more than a window since its last update_cfs_load() (load_unacc_exec_time, the run time
+__update_curr() adds up); the model skips ticks, so the check is made at the next enqueue or
+dequeue of a group task on that CPU and at its periodic balance pass.  Checked against the
+stored text of 3.0's kernel/sched_fair.c and a 3.4-based kernel/sched/fair.c (identical in these
+functions): update_cfs_rq_load_contribution(), update_cfs_load(), calc_cfs_shares() (3.4:
+calc_tg_weight()), update_entity_shares_tick(), update_cfs_shares(), reweight_entity(),
+enqueue_entity()/dequeue_entity()'s order, update_shares_cpu() and update_shares().
 """
 
 from typing import TYPE_CHECKING
@@ -31,7 +35,7 @@ class GroupCpu:
     """A group's cfs_rq on one CPU: its runnable tasks, their load and its windowed average."""
 
     __slots__ = ("group", "shares", "tasks", "load", "load_avg", "load_period", "load_stamp",
-                 "load_last", "contribution", "se_weight")
+                 "load_last", "contribution", "se_weight", "exec_mark")
 
     def __init__(self, group: str, shares: int, now: int):
         self.group = group
@@ -44,6 +48,9 @@ class GroupCpu:
         self.load_last = now
         self.contribution = 0  # what this CPU adds to tg->load_weight
         self.se_weight = shares
+        # its tasks' summed run time at its last update_cfs_load(): the run time since is
+        # cfs_rq->load_unacc_exec_time
+        self.exec_mark = 0
 
 
 class GroupShares:
@@ -53,6 +60,7 @@ class GroupShares:
         self.eng = eng
         self.window = window_ns
         self.cpus: dict[tuple[str, int], GroupCpu] = {}
+        self.on_cpu: dict[int, list[GroupCpu]] = {}  # the same cfs_rqs, by CPU
         self.tg_load: dict[str, int] = {}
 
     def _cfs_rq(self, task: Task, cpu: int, now: int) -> GroupCpu:
@@ -60,21 +68,25 @@ class GroupShares:
         g = self.cpus.get(key)
         if g is None:
             g = self.cpus[key] = GroupCpu(task.group, task.group_shares, now)
+            self.on_cpu.setdefault(cpu, []).append(g)
             self.tg_load.setdefault(task.group, 0)
         return g
 
     def join(self, rq: RunQueue, task: Task, now: int) -> None:
         """enqueue_entity() into the group's cfs_rq: the average up to now at the old load, the
         task's load added, the entity reweighted (the task's weight added to ``rq.load``)."""
+        self._ticks(rq, now)
         g = self._cfs_rq(task, rq.cpu, now)
         self._update_load(g, now, False)
         g.load += nice_to_weight(task.nice)
         g.tasks.append(task)
+        g.exec_mark = _run_time(g)
         task.weight = 0  # not in rq.load yet: _reweight adds its new weight
         self._reweight(g, rq)
 
     def leave(self, rq: RunQueue, task: Task, now: int) -> None:
         """dequeue_entity(): call after ``task``'s weight left ``rq.load``."""
+        self._ticks(rq, now)
         g = self.cpus[(task.group, rq.cpu)]
         self._update_load(g, now, False)
         g.load -= nice_to_weight(task.nice)
@@ -82,14 +94,30 @@ class GroupShares:
             if g.tasks[i] is task:
                 g.tasks.pop(i)
                 break
+        g.exec_mark = _run_time(g)
         self._reweight(g, rq)
 
     def global_update(self, rq: RunQueue, now: int) -> None:
         """update_shares(cpu) from rebalance_domains(): every group's cfs_rq on this CPU folds
         its average into tg->load_weight and its entity is reweighted."""
-        for (_group, cpu), g in self.cpus.items():
-            if cpu == rq.cpu:
-                self._update_load(g, now, True)
+        self._ticks(rq, now)
+        for g in self.on_cpu.get(rq.cpu, ()):
+            self._update_load(g, now, True)
+            g.exec_mark = _run_time(g)
+            self._reweight(g, rq)
+
+    def _ticks(self, rq: RunQueue, now: int) -> None:
+        """update_entity_shares_tick(), as of now: a group whose tasks ran on this CPU for more
+        than a window since its last update_cfs_load() updates its load and its entity."""
+        cpu = self.eng.cpus[rq.cpu]
+        curr = cpu.curr
+        if curr is None or curr.state != RUNNING or not curr.group_shares:
+            return  # only a running group task's time can have grown since the last check
+        self.eng.account(cpu)  # its run time up to now
+        for g in self.on_cpu.get(rq.cpu, ()):
+            if g.tasks and _run_time(g) - g.exec_mark > self.window:
+                self._update_load(g, now, False)
+                g.exec_mark = _run_time(g)
                 self._reweight(g, rq)
 
     def _update_load(self, g: GroupCpu, now: int, global_update: bool) -> None:
@@ -138,3 +166,8 @@ class GroupShares:
             rq.load += weight - t.weight
             t.weight = weight
             t.entity_weight = g.se_weight
+
+
+def _run_time(g: GroupCpu) -> int:
+    """The summed run time of the group's tasks runnable on this CPU."""
+    return sum(t.sum_exec for t in g.tasks)
