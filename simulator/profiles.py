@@ -138,6 +138,13 @@ FAMILY_TUNABLES = {
                                    "(calc_delta_fair(gran, se), 3.3's wakeup_gran()): a task "
                                    "lighter than nice 0 needs a larger lead to preempt; off: "
                                    "the granularity as is, whatever the weights"),
+        "cfs_v1_preemption": _t(False, "bool", "2.6.23's preemption rules: at the tick the "
+                                "running task yields once its key leads the leftmost task's by "
+                                "more than latency/nr - latency/nr^2 (at least the minimal "
+                                "granularity), or by anything after max(latency/nr, minimal "
+                                "granularity) of running; a wakeup needs the wakeup "
+                                "granularity in the running task's units, or any lead after "
+                                "that time; off: 2.6.24's slice of latency x weight / load"),
         "sched_child_runs_first": _sysctl01(True, "forked child preempts its parent"),
         "child_runs_first_threads": _t(True, "bool", "whether child_runs_first also applies to "
                                        "threads (CLONE_VM); 2.6.23 skipped threads"),
@@ -214,7 +221,7 @@ PROFILES = {
                    sched_min_granularity_ns=2 * MS, sched_wakeup_granularity_ns=MS,
                    child_runs_first_threads=False, thread_fork_inherits_vruntime=True,
                    sched_migration_cost_ns=0, idle_keeps_busy_next_balance=True,
-                   tick_skew=True),
+                   tick_skew=True, cfs_v1_preemption=True),
     "2.6.24": _cfs("CFS 2.6.24: latency 20 ms, granularity 4 ms, wakeup granularity 10 ms, "
                    "child runs first for threads, yield nearly a no-op, 0.5 ms cache-hot veto, "
                    "an idle CPU keeps the balance deadline it had while busy",

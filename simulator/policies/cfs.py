@@ -27,6 +27,8 @@ class CfsPolicy(Policy):
         self.min_gran: int = tun["sched_min_granularity_ns"] * factor
         self.wakeup_gran: int = tun["sched_wakeup_granularity_ns"] * factor
         self.gran_by_wakee: bool = bool(tun.get("wakeup_gran_by_wakee"))
+        # 2.6.23's entity_tick() / __check_preempt_curr_fair() (CFS as first merged)
+        self.v1_preemption: bool = bool(tun.get("cfs_v1_preemption"))
         self.nr_latency: int = max(1, tun["sched_latency_ns"]
                                    // max(1, tun["sched_min_granularity_ns"]))
         self.yield_mode: str = "compat" if tun.get("sched_compat_yield") else tun["yield_semantics"]
@@ -204,6 +206,8 @@ class CfsPolicy(Policy):
     def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
         if rq.nr_queued == 0:
             return NO_SLICE_END
+        if self.v1_preemption:
+            return self._v1_preempt_time(rq, task, start)
         # ideal_slice(), inlined (this runs at every re-plan of a busy CPU)
         nr = rq.nr_running
         period = self.latency if nr <= self.nr_latency else self.min_gran * nr
@@ -214,7 +218,54 @@ class CfsPolicy(Policy):
         return start + left if left > 0 else start
 
     def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
+        if self.v1_preemption:
+            return self._v1_tick_preempt(rq, task)
         return rq.nr_queued > 0 and task.sum_exec - task.prev_sum_exec >= self.ideal_slice(rq, task)
+
+    # 2.6.23's preemption (kernel/sched_fair.c of 2.6.23.17, read for this): entity_tick()
+    # requeues the running task at its updated key and, unless it is still the leftmost, calls
+    # __check_preempt_curr_fair(cfs_rq, leftmost, curr, sched_granularity(cfs_rq)), which
+    # preempts when curr's key leads the leftmost's by more than niced_granularity(curr, gran);
+    # gran is 0 once curr ran more than ideal_runtime = max(sched_latency / nr_running,
+    # sched_min_granularity) since it was picked.  sched_granularity() is latency/nr -
+    # latency/nr/nr, at least min_granularity (10 ms for two tasks on 2 CPUs, where 2.6.24's
+    # check_preempt_tick() waits for the 20 ms slice).  Keys are taken as vruntime: a nice-0
+    # task's fair_key grows by its run time, as its vruntime does.
+    def _v1_grans(self, rq: RunQueue, task: Task) -> tuple[int, int]:
+        """(niced sched_granularity, ideal_runtime) for ``task`` running on ``rq``."""
+        nr = rq.nr_running
+        lat = self.latency
+        gran = max(lat // nr - lat // nr // nr, self.min_gran) if nr > 1 else lat
+        weight = task.weight
+        if weight < NICE_0:  # niced_granularity(): linear in the weight, finer either way
+            gran = gran * weight // NICE_0
+        elif weight > NICE_0:
+            gran = gran * NICE_0 // weight
+        return gran, max(lat // max(1, nr), self.min_gran)
+
+    def _v1_preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
+        left = self._leftmost(rq)
+        assert left is not None  # nr_queued > 0
+        gran, ideal = self._v1_grans(rq, task)
+        weight = task.weight
+        lead = task.vruntime - left.key
+        # the lead exceeds gran after (gran - lead) virtual ns, weight / NICE_0 real ns each
+        at = start + (max(0, gran - lead) * weight // NICE_0) + 1
+        ran = task.sum_exec - task.prev_sum_exec
+        past_ideal = start + max(0, ideal - ran) + 1
+        ahead = start + max(0, -lead) * weight // NICE_0 + 1  # the lead is above 0
+        late = past_ideal if past_ideal > ahead else ahead
+        return late if late < at else at
+
+    def _v1_tick_preempt(self, rq: RunQueue, task: Task) -> bool:
+        left = self._leftmost(rq)
+        if left is None:
+            return False
+        lead = task.vruntime - left.key
+        if lead <= 0:  # requeued right of equal keys, curr is the leftmost: no preemption
+            return False
+        gran, ideal = self._v1_grans(rq, task)
+        return task.sum_exec - task.prev_sum_exec > ideal or lead > gran
 
     def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task, now: int) -> bool:
         """wakeup_preempt_entity(): the woken task leads the running one by more than the
@@ -225,6 +276,15 @@ class CfsPolicy(Policy):
         its group's entity (Task.entity_weight: the group's shares, the weight that entity has
         while the group's runnable load is on this CPU), not through its own split weight."""
         gran = self.wakeup_gran
+        if self.v1_preemption:  # 2.6.23: in curr's units, 0 once curr ran past ideal_runtime
+            ideal = max(self.latency // max(1, rq.nr_running), self.min_gran)
+            if curr.sum_exec - curr.prev_sum_exec > ideal:
+                gran = 0
+            elif curr.weight < NICE_0:
+                gran = gran * curr.weight // NICE_0
+            elif curr.weight > NICE_0:
+                gran = gran * NICE_0 // curr.weight
+            return curr.vruntime - task.vruntime > gran
         weight = task.entity_weight or task.weight
         if self.gran_by_wakee and weight != NICE_0:
             gran = gran * NICE_0 // weight

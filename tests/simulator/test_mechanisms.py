@@ -625,6 +625,58 @@ def _cfs_policy(kernel):
     return policy, rq, parent
 
 
+def _two_on_a_cpu(kernel):
+    """A nice-0 task running beside one queued at the key it had when it was picked."""
+    policy, rq, curr = _cfs_policy(kernel)
+    other = _task(2)
+    other.vruntime = curr.vruntime
+    policy._insert(rq, other)
+    rq.nr_running, rq.load = 2, curr.weight + other.weight
+    curr.sum_exec = curr.prev_sum_exec = 0
+    return policy, rq, curr
+
+
+def test_2623_tick_preempts_on_a_lead_of_sched_granularity():
+    """2.6.23's entity_tick() (2.6.23.17's sched_fair.c): two nice-0 tasks on a CPU of a
+    2-CPU machine (latency 40 ms, min granularity 4 ms): the running one loses the CPU at the
+    tick once its key leads the waiting one's by more than sched_granularity() = 40/2 - 40/4
+    = 10 ms; 2.6.24's check_preempt_tick() waits for its 20 ms slice."""
+    ms = 1_000_000
+    policy, rq, curr = _two_on_a_cpu("2.6.23")
+    assert policy.preempt_time(rq, curr, 0) == 10 * ms + 1
+    curr.vruntime += 10 * ms
+    curr.sum_exec = 10 * ms
+    assert not policy.tick_preempt(rq, curr, curr.sum_exec)  # a lead of exactly 10 ms
+    curr.vruntime += 1
+    curr.sum_exec += 1
+    assert policy.tick_preempt(rq, curr, curr.sum_exec)
+    policy, rq, curr = _two_on_a_cpu("2.6.24")
+    assert policy.preempt_time(rq, curr, 0) == 20 * ms
+    curr.vruntime += 10 * ms + 1
+    curr.sum_exec = 10 * ms + 1
+    assert not policy.tick_preempt(rq, curr, curr.sum_exec)
+
+
+def test_2623_preemption_needs_any_lead_once_curr_ran_past_ideal_runtime():
+    """__check_preempt_curr_fair() zeroes the granularity once curr ran more than
+    max(latency / nr_running, min granularity) = 20 ms since it was picked, at the tick and at
+    a wakeup; before that a wakee needs a lead above the 2 ms wakeup granularity."""
+    ms = 1_000_000
+    policy, rq, curr = _two_on_a_cpu("2.6.23")
+    wakee = _task(3)
+    wakee.vruntime = curr.vruntime - 2 * ms
+    assert not policy.wakeup_preempts(rq, curr, wakee, 0)
+    wakee.vruntime -= 1
+    assert policy.wakeup_preempts(rq, curr, wakee, 0)
+    wakee.vruntime = curr.vruntime - 1
+    curr.sum_exec = 20 * ms + 1
+    assert policy.wakeup_preempts(rq, curr, wakee, 0)
+    curr.vruntime += 1  # a lead of one ns over the queued task
+    assert policy.tick_preempt(rq, curr, curr.sum_exec)
+    curr.vruntime -= 1  # level with it: requeued right of the equal key, curr stays leftmost
+    assert not policy.tick_preempt(rq, curr, curr.sum_exec)
+
+
 @pytest.mark.parametrize("kernel, scaled", [("3.3", True), ("2.6.24", False)])
 def test_wakeup_granularity_is_in_the_wakees_virtual_time_on_33(kernel, scaled):
     """3.3's wakeup_gran(curr, se) is calc_delta_fair(gran, se): a wakee of weight 256 needs
