@@ -10,7 +10,8 @@ schedstat wait_sum unpatched -> patched and their ratio (the thread: 987,240 -> 
 3.5x; the direction asks for at least 2x), then bare-metal throughput patched / unpatched for
 each load (the thread: within 10 %, so a ratio of at least 0.90), with the migrations each way;
 with --sensitivity, the bare-metal rows that lose more than 10 % again at other prices of the
-refill a migrated task pays (cache_refill_us).
+refill a migrated task pays (flat cache_refill_us prices, and wake-pingpong's working set);
+--bare-metal skips the overcommitted VM rows (which give no working set: unchanged by it).
 Every figure is a simulated one (seed 1), so the machine's load cannot change it; the load
 average is printed beside the figures all the same, as every bench script does.
 """
@@ -84,9 +85,14 @@ VARIANTS = {"3.3": [("3.3 gran not by the wakee's weight", {"wakeup_gran_by_wake
             "6.6-eevdf": [("6.6 flattened shares (no PELT shares)",
                            {"group_shares_pelt": False})]}
 # Sensitivity of the bare-metal rows that lose more than 10 % to the refill a migrated task
-# pays (cache_refill_us, 30 us by default, no source): the slow path as the kernel has it
-# migrates most wakeups, so the loss is that price times the migrations (--sensitivity)
-REFILL_SWEEP = (0, 10)
+# pays: the slow path as the kernel has it migrates most wakeups, so the loss is that price
+# times the migrations (--sensitivity).  By default (cache_refill_us -1) wake-pingpong prices
+# it from its working set (a pipe ping-pong's 4160 bytes, at cache_llc_ns per line); the
+# chatroom gives no working set and pays the flat 30 us (no source).  Swept: flat prices
+# (cache_refill_us, overriding the model) and, for wake-pingpong, larger working sets up to a
+# Westmere core's private L2 (256 KB)
+REFILL_SWEEP = (0, 10, 30)
+WORKING_SET_SWEEP = (16_384, 65_536, 262_144)
 SENSITIVE_ROWS = ("wake-pingpong 4 pairs, 4 CPUs", "wake-pingpong 8 pairs, 1x4x2",
                   "chatroom 2 x 10, futex, 4 CPUs")
 
@@ -119,40 +125,60 @@ def bare_metal_row(kernel, workload, params, machine, tunables=None):
             f"migrations {off['counters']['migrations']} -> {on['counters']['migrations']}")
 
 
+def vm_rows(kernel, duration):
+    print(f"\n{kernel}: overcommitted VM, 1x4x2, fixed time {duration} ms or fixed work "
+          f"(unpatched -> patched)")
+    for label, params in VM_CASES.items():
+        print(f"  {label:48s} {vm_row(kernel, params, duration)}", flush=True)
+    for label, seed, change in ROBUSTNESS:
+        label = f"thread's case (hogs 6+6, kick=ipi), {label}"
+        print(f"  {label:48s} {vm_row(kernel, {**THREAD_CASE, **change}, duration, seed)}",
+              flush=True)
+    for label, tunables in VARIANTS.get(kernel, []):
+        label = f"thread's case, {label}"
+        print(f"  {label:48s} {vm_row(kernel, THREAD_CASE, duration, 1, tunables)}",
+              flush=True)
+
+
+def sensitivity(kernel):
+    print(f"{kernel}: bare metal, sensitivity to the refill price (flat cache_refill_us; "
+          "wake-pingpong's working_set_bytes, default 4160)")
+    for refill in REFILL_SWEEP:
+        for label in SENSITIVE_ROWS:
+            workload, params, machine = BARE_METAL[label]
+            row = bare_metal_row(kernel, workload, params, machine,
+                                 {"cache_refill_us": refill})
+            print(f"  {label + f', flat {refill} us':52s} {row}", flush=True)
+    for nbytes in WORKING_SET_SWEEP:
+        for label in SENSITIVE_ROWS:
+            workload, params, machine = BARE_METAL[label]
+            if workload != "wake-pingpong":
+                continue
+            row = bare_metal_row(kernel, workload, {**params, "working_set_bytes": nbytes},
+                                 machine)
+            print(f"  {label + f', working set {nbytes // 1024} KB':52s} {row}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="300 ms fixed-time VM runs "
                         "instead of 1 s")
     parser.add_argument("--sensitivity", action="store_true", help="also the bare-metal rows "
                         "that lose more than 10 %% at other migration refill prices")
+    parser.add_argument("--bare-metal", action="store_true", help="the bare-metal rows only "
+                        "(no overcommitted VM)")
     args = parser.parse_args()
     duration = 300 if args.quick else 1000
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for kernel in KERNELS:
-        print(f"\n{kernel}: overcommitted VM, 1x4x2, fixed time {duration} ms or fixed work "
-              f"(unpatched -> patched)")
-        for label, params in VM_CASES.items():
-            print(f"  {label:48s} {vm_row(kernel, params, duration)}", flush=True)
-        for label, seed, change in ROBUSTNESS:
-            label = f"thread's case (hogs 6+6, kick=ipi), {label}"
-            print(f"  {label:48s} {vm_row(kernel, {**THREAD_CASE, **change}, duration, seed)}",
-                  flush=True)
-        for label, tunables in VARIANTS.get(kernel, []):
-            label = f"thread's case, {label}"
-            print(f"  {label:48s} {vm_row(kernel, THREAD_CASE, duration, 1, tunables)}",
-                  flush=True)
+        if not args.bare_metal:
+            vm_rows(kernel, duration)
         print(f"{kernel}: bare metal")
         for label, (workload, params, machine) in BARE_METAL.items():
             print(f"  {label:48s} {bare_metal_row(kernel, workload, params, machine)}",
                   flush=True)
         if args.sensitivity:
-            print(f"{kernel}: bare metal, sensitivity to cache_refill_us (default 30)")
-            for refill in REFILL_SWEEP:
-                for label in SENSITIVE_ROWS:
-                    workload, params, machine = BARE_METAL[label]
-                    row = bare_metal_row(kernel, workload, params, machine,
-                                         {"cache_refill_us": refill})
-                    print(f"  {label + f', refill {refill} us':48s} {row}", flush=True)
+            sensitivity(kernel)
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

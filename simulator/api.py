@@ -95,7 +95,7 @@ TUNABLE_RANGES = {"HZ": (10, 10_000), "smt_speed": (0.05, 1.0), "noise_pct": (0.
                   "vmstat_interval_ms": (0.0, 1e7), "rr_interval": (1, 10_000),
                   "priority_levels": (1, 20), "timeslice_ms": (1, 10_000),
                   "timeslice_ticks": (1, 10_000), "busy_idx": (0, 4), "idle_idx": (0, 4),
-                  "newidle_idx": (0, 4)}
+                  "newidle_idx": (0, 4), "cache_refill_us": (-1.0, 1e6)}
 
 
 def _normalise_mapping(field, given, specs, kind, ranges=None, aliases=None):
@@ -176,6 +176,11 @@ def validate(spec):
         raise InvalidValueError("tunables.vmstat_interval_ms", f"tunables.vmstat_interval_ms = "
                                 f"{interval} is below {MIN_VMSTAT_INTERVAL_MS} (0 turns the "
                                 "series off)")
+    refill = norm["tunables"].get("cache_refill_us", 0)
+    if -1 < refill < 0:
+        raise InvalidValueError("tunables.cache_refill_us", f"tunables.cache_refill_us = "
+                                f"{refill} is neither -1 (priced from the working set) nor a "
+                                "flat price >= 0")
     if machine is not None:  # only when given, so specs without one normalise as before
         _check_loop_figure(machine, norm, spec.get("tunables"))
         norm["machine"] = dataclasses.asdict(machine)

@@ -38,6 +38,11 @@ if TYPE_CHECKING:
 
 # the CPU-time budget is looked at once every CPU_CHECK_MASK + 1 events
 CPU_CHECK_MASK: Final = 8191
+# The flat migration refill (us) of a run whose workload gives no working set: the price the
+# model always had, no source (docs/simulator.md, Machine model); x0.1 / x1 / x3 by distance
+UNMODELLED_REFILL_US: Final = 30.0
+# x86 cache line (Intel 64 and IA-32 optimisation manual; every level of the CPUs modelled)
+CACHE_LINE_BYTES: Final = 64
 
 
 class Cpu:
@@ -132,8 +137,11 @@ class Engine:
         self.noise: float = tun["noise_pct"] / 100.0
         self.refill_us: Any = tun["cache_refill_us"]
         # refill_cost()'s inputs: the refill a migration costs per topology distance (same CPU,
-        # SMT sibling, same socket, another socket) and how long a cache stays warm
-        self.refill_by_distance: list[int] = [int(self.refill_us * 1000 * factor)
+        # SMT sibling, same socket, another socket) and how long a cache stays warm.  A
+        # negative cache_refill_us (the default) asks for the price from the task's working set
+        # (set_working_set()); until a workload gives one, the flat price the model always had
+        flat_us = UNMODELLED_REFILL_US if self.refill_us < 0 else self.refill_us
+        self.refill_by_distance: list[int] = [int(flat_us * 1000 * factor)
                                               for factor in (0.0, 0.1, 1.0, 3.0)]
         self.warm_ns: Any = tun["cache_warm_ms"] * 1e6
         self.threads: int = topo.threads
@@ -141,7 +149,7 @@ class Engine:
         self.smt_speed: Any = tun["smt_speed"]
         self.yield_ns: int = tun["yield_syscall_ns"]
         self.wakeup_ns: int = tun["wakeup_ns"]
-        self.has_refill: bool = bool(self.refill_us)
+        self.has_refill: bool = any(self.refill_by_distance)
         # the placement and balancing switches balance.py reads at every wakeup
         self.wake_affine: bool = bool(tun.get("wake_affine"))
         self.balance_wake: bool = bool(tun.get("balance_wake"))
@@ -815,6 +823,22 @@ class Engine:
             # Continue through an event rather than recursing without bound: a chain of tasks
             # that block at once would otherwise nest one Python frame per task.
             self.arm(cpu, cpu.seg_start)
+
+    def set_working_set(self, nbytes: int) -> None:
+        """Price a migration from the working set each task of the run touches, when
+        cache_refill_us asks for it (negative): every line of it the task had in the private
+        caches (L1/L2) of its old CPU is fetched again on the new one, at the load-to-use
+        latency of the nearest level the two CPUs share (docs/simulator.md, Machine model).
+        SMT siblings share L1 and L2, so nothing is refetched; cores of one socket refetch
+        from the shared LLC; across sockets from the other socket's cache or memory.  Each
+        line is charged its full latency, as a dependent load (an upper bound: out-of-order
+        cores overlap independent misses)."""
+        if self.refill_us >= 0:
+            return  # an explicit flat price overrides the model
+        lines = -(-nbytes // CACHE_LINE_BYTES)
+        per_line = (0.0, 0.0, self.tun["cache_llc_ns"], self.tun["cache_remote_ns"])
+        self.refill_by_distance = [int(lines * ns) for ns in per_line]
+        self.has_refill = any(self.refill_by_distance)
 
     def refill_cost(self, task: Task, cpu_id: int) -> int:
         last = task.last_cpu

@@ -38,7 +38,8 @@ def machine_tunables(machine):
             "context_switch_ns": round(machine.context_switch_us * 1000),
             "wakeup_ns": round(machine.wakeup_local_us * 1000),
             "idle_wake_ns": round(idle_wake_us * 1000),
-            "busy_contention": machine.contention}
+            "busy_contention": machine.contention,
+            "cache_llc_ns": machine.llc_hit_ns, "cache_remote_ns": machine.remote_line_ns}
 
 
 # Tunables every profile has: the machine model and the benchmark environment.
@@ -60,8 +61,17 @@ COMMON_TUNABLES = {
                          "loop with its counter in memory (volatile, or a -O0 build)"),
     "smt_speed": _t(0.6, "float", "throughput of one SMT thread while its sibling is busy "
                     "(1.0 = no sharing)"),
-    "cache_refill_us": _t(30.0, "float", "cache refill paid by a migrated task that ran recently; "
-                          "x0.1 to an SMT sibling, x1 within a socket, x3 across sockets"),
+    "cache_refill_us": _t(-1.0, "float", "cache refill paid by a migrated task that ran "
+                          "recently. -1 (default): priced from the workload's working set, one "
+                          "cache_llc_ns per 64-byte line between cores of a socket, "
+                          "cache_remote_ns across sockets, nothing between SMT siblings (a "
+                          "workload that gives no working set pays 30 us x0.1 / x1 / x3, no "
+                          "source); >= 0: that flat price, x0.1 to an SMT sibling, x1 within a "
+                          "socket, x3 across sockets, whatever the working set"),
+    "cache_llc_ns": _t(15.75, "float", "machine: load-to-use latency of a line from the shared "
+                       "last-level cache (a migrated task's refill within a socket)"),
+    "cache_remote_ns": _t(120.0, "float", "machine: latency of a line from another socket (a "
+                          "migrated task's refill across sockets)"),
     "cache_warm_ms": _t(10.0, "float", "a task whose last run ended longer ago than this has a "
                         "cold cache anyway and pays no refill on migration"),
     "busy_factor": _t(64, "int", "a busy CPU multiplies its balance interval by this"),

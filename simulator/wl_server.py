@@ -205,6 +205,12 @@ class Pipeline:
         return {"time_ms": wall / MS, "cpu_utilization": util}
 
 
+# A pipe ping-pong's working set per request (perf bench sched pipe, ex pipe-test-1m.c: each
+# side read()s and write()s one int through a pipe): the message, one cache line, and the
+# page that holds a pipe buffer's data (fs/pipe.c: one page per buffer, 4 KB on x86)
+PIPE_PINGPONG_BYTES = 64 + 4096
+
+
 class WakePingpong:
     name = "wake-pingpong"
     description = ("tbench/sysbench-like request/response pairs: a client does `work_us`, wakes "
@@ -214,12 +220,17 @@ class WakePingpong:
         "pairs": p(4, "int", "client/server pairs", 1, 100_000),
         "work_us": p(10, "int", "CPU time per request on each side", 0, 10**9),
         "roundtrips": p(5000, "int", "requests per pair", 1, 10**9),
+        "working_set_bytes": p(PIPE_PINGPONG_BYTES, "int", "bytes each task touches per "
+                               "request, which a migrated task fetches again (with "
+                               "cache_refill_us -1): by default a pipe ping-pong's, the message "
+                               "(one 64-byte line) and the pipe buffer's page (4096)", 0, 2**30),
     }
     metrics = {"throughput_ops_per_s": m("ops/s", True), "latency_us": m("us", False)}
 
     def build(self, b):
         prm = b.params
         work = prm["work_us"] * US
+        b.eng.set_working_set(prm["working_set_bytes"])
         b.check_budget(2 * prm["pairs"] * prm["roundtrips"], 2 * prm["roundtrips"] * work)
         for i in range(prm["pairs"]):
             ask, answer = Semaphore(f"ask{i}"), Semaphore(f"answer{i}")
