@@ -94,7 +94,7 @@ VARIANTS = {"3.3": [("3.3 gran not by the wakee's weight", {"wakeup_gran_by_wake
 REFILL_SWEEP = (0, 10, 30)
 WORKING_SET_SWEEP = (16_384, 65_536, 262_144)
 SENSITIVE_ROWS = ("wake-pingpong 4 pairs, 4 CPUs", "wake-pingpong 8 pairs, 1x4x2",
-                  "chatroom 2 x 10, futex, 4 CPUs")
+                  "wake-pingpong 4 pairs, 4 CPUs, work_us=100", "chatroom 2 x 10, futex, 4 CPUs")
 
 
 def run(workload, kernel, params, machine, patched, seed=1, tunables=None):
@@ -148,7 +148,7 @@ def sensitivity(kernel):
             workload, params, machine = BARE_METAL[label]
             row = bare_metal_row(kernel, workload, params, machine,
                                  {"cache_refill_us": refill})
-            print(f"  {label + f', flat {refill} us':52s} {row}", flush=True)
+            print(f"  {label + f', flat {refill} us':62s} {row}", flush=True)
     for nbytes in WORKING_SET_SWEEP:
         for label in SENSITIVE_ROWS:
             workload, params, machine = BARE_METAL[label]
@@ -156,7 +156,7 @@ def sensitivity(kernel):
                 continue
             row = bare_metal_row(kernel, workload, {**params, "working_set_bytes": nbytes},
                                  machine)
-            print(f"  {label + f', working set {nbytes // 1024} KB':52s} {row}", flush=True)
+            print(f"  {label + f', working set {nbytes // 1024} KB':62s} {row}", flush=True)
 
 
 def main():

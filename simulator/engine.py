@@ -32,6 +32,7 @@ from .program import (
     Mutex,
     Task,
 )
+from .topology import SHARED_CACHE
 
 if TYPE_CHECKING:
     from mypy_extensions import i64  # see simulator/eventq.py
@@ -836,8 +837,9 @@ class Engine:
         if self.refill_us >= 0:
             return  # an explicit flat price overrides the model
         lines = -(-nbytes // CACHE_LINE_BYTES)
-        per_line = (0.0, 0.0, self.tun["cache_llc_ns"], self.tun["cache_remote_ns"])
-        self.refill_by_distance = [int(lines * ns) for ns in per_line]
+        latency = {"L1": 0.0, "L2": 0.0, "LLC": self.tun["cache_llc_ns"],
+                   "remote": self.tun["cache_remote_ns"]}
+        self.refill_by_distance = [int(lines * latency[level]) for level in SHARED_CACHE]
         self.has_refill = any(self.refill_by_distance)
 
     def refill_cost(self, task: Task, cpu_id: int) -> int:

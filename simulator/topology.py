@@ -17,6 +17,13 @@ _TOPOLOGY_RE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*[xX]\s*(\d+)\s*$")
 MAX_CPUS = 1024
 
 
+# The nearest cache two CPUs share, by Topology.distance(): a CPU and its SMT siblings share
+# the core's L1 and L2, the cores of a socket (the MC level) the last-level cache, and sockets
+# (the CPU level) none: a line comes from the other socket.  A migrated task refetches its
+# working set from there (Engine.set_working_set(), docs/simulator.md, Machine model).
+SHARED_CACHE = ("L1", "L2", "LLC", "remote")
+
+
 @dataclass(frozen=True)
 class Topology:
     sockets: int

@@ -1060,6 +1060,10 @@ def test_a_migrations_refill_is_the_working_set_at_the_shared_levels_latency():
     assert _refill_prices("chatroom", "2x2x2") == [0, 3000, 30000, 90000]
     with pytest.raises(simulator.SpecError, match="cache_refill_us"):
         validate({"workload": "chatroom", "kernel": "3.3", "tunables": {"cache_refill_us": -0.5}})
+    measured = validate({"workload": "wake-pingpong", "kernel": "3.3",
+                         "machine": {"llc_hit_ns": 40, "remote_line_ns": 200}})
+    assert (measured["tunables"]["cache_llc_ns"], measured["tunables"]["cache_remote_ns"]) == (
+        40, 200)
 
 
 # The thread's overcommitted host as its description has it: a guest of 8 vCPUs kicked with
