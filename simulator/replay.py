@@ -41,6 +41,7 @@ SPIN_TAIL_NS = 50_000
 # pass messages (hackbench) act every few microseconds, so one of their actions follows any
 # event closely without having waited for it.
 SPIN_MIN_NS = 2 * SPIN_TAIL_NS
+SKIP = "skip"  # not a program op: program() drops the recorded CPU time up to its position
 
 
 @dataclasses.dataclass(eq=False)  # compared and hashed by identity
@@ -59,14 +60,20 @@ class TaskTrace:
     forked_by: "TaskTrace | None" = None  # its recorded parent
     kin: set = dataclasses.field(default_factory=set)       # its parent and children, alive
     ran_with: set = dataclasses.field(default_factory=set)  # kin it ran beside this stretch
+    # kin that ran on its CPU in its place after it was preempted (in R) this stretch
+    ran_instead: set = dataclasses.field(default_factory=set)
+    last_cpu: int | None = None
+    preempted: bool = False  # switched out runnable and not on a CPU since
+    spins: list = dataclasses.field(default_factory=list)  # (start, at, seq): its spin-waits
     pending: tuple | None = None  # (own position, other task, its position): a possible spin
     acted_at: int = 0        # the position of its last action: where its current stretch began
+    prio: int | None = None  # the kernel prio its last switch or wakeup line showed
 
 
 class Rebuild:
     """One pass over the events: CPU time per task, and the ops placed at their positions."""
 
-    def __init__(self, spin_waits=True):
+    def __init__(self, spin_waits=True, queued_spins=True, spin_work="least"):
         self.tasks = {}     # pid -> its current task
         self.all = []       # every task, pid reuse included
         self.running = {}   # cpu -> pid on it (None idle)
@@ -77,6 +84,8 @@ class Rebuild:
         self.others = []
         self.bench_wait_ns = 0  # the recorded tasks' waits, runnable but not running
         self.spin_waits_on = spin_waits
+        self.queued_spins = queued_spins  # spins on kin queued behind the spinner on its CPU
+        self.spin_work = spin_work  # "recorded" or "least": see trim_spins()
         self.spin_waits = 0     # spins turned into waits on another task's event
         self.stand_ins = {}     # replay tid -> recorded pid, for a reused pid's second task
 
@@ -135,6 +144,7 @@ class Rebuild:
         task.ran_ns += max(0, ts - task.on_cpu_since)
         task.on_cpu_since = None
         task.end_ns = ts
+        task.last_cpu, task.preempted = cpu, state[:1] == "R"
         if state[:1] in ("S", "D", "I") and not task.exited:
             task.blocked_at, task.blocked_since = task.ran_ns, ts
             if self.spin_waits_on:
@@ -144,6 +154,11 @@ class Rebuild:
     def switch_in(self, cpu, task, ts):
         self.running[cpu] = task.pid
         task.on_cpu_since = ts
+        task.preempted = False
+        for other in task.kin if self.spin_waits_on else ():
+            if other.preempted and other.last_cpu == cpu and not other.exited:
+                # it runs where a preempted kin was running, which then waited behind it
+                other.ran_instead.add(task)
         if task.blocked_at is not None:  # woken by nobody we saw: it slept that long
             self.resolve(task, None, ts)
         for other_cpu, pid in self.running.items() if self.spin_waits_on else ():
@@ -159,6 +174,13 @@ class Rebuild:
             self.switch_out(e.cpu, e.ts)
         if self.recorded(e.next_pid):
             self.switch_in(e.cpu, self.task(e.next_pid, e.next_comm, e.ts), e.ts)
+        self.note_prio(e.prev_pid, e.prev_prio)
+        self.note_prio(e.next_pid, e.next_prio)
+
+    def note_prio(self, pid, prio):
+        task = self.tasks.get(pid) if prio is not None and self.recorded(pid) else None
+        if task is not None:
+            task.prio = prio
 
     # -- spins that wait for another task (docs/simulator.md) ----------------------------------
     def beside(self, task):
@@ -173,7 +195,9 @@ class Rebuild:
             return
         at = self.position(task, ts)
         for other in task.kin:
-            if not other.exited and other.blocked_at is None and task in other.ran_with:
+            if other.exited or other.blocked_at is not None:
+                continue
+            if task in other.ran_with or (self.queued_spins and task in other.ran_instead):
                 other.pending = (self.position(other, ts), task, at)
 
     def mark(self, task, position):
@@ -186,10 +210,12 @@ class Rebuild:
             counter = Counter(f"{other.pid}=>{task.pid}")
             self.put(other, other_at, (ADD, counter, 1))
             self.put(task, at, (SPIN, counter, 1, False))
+            task.spins.append((task.acted_at, at, self.seq))
             self.spin_waits += 1
         task.pending = None
         task.acted_at = position
         task.ran_with = self.beside(task)
+        task.ran_instead = set()
 
     def resolve(self, task, waker, ts):
         """Close the task's open sleep: a WAIT on the waker's POST, or a SLEEP of that long."""
@@ -206,6 +232,7 @@ class Rebuild:
         task = self.tasks.get(e.target_pid)
         if task is None:
             return
+        self.note_prio(e.target_pid, e.target_prio)
         waker = self.tasks.get(e.pid) if self.recorded(e.pid) else None
         if waker is task or (waker is not None and waker.on_cpu_since is None):
             waker = None
@@ -248,7 +275,31 @@ class Rebuild:
     def finish(self):
         for cpu in list(self.running):
             self.switch_out(cpu, self.last_ns)
+        if self.spin_work == "least":
+            for task in self.all:
+                self.trim_spins(task)
         return self
+
+    def trim_spins(self, task):
+        """Move each spin-wait's start back to where the task's own work is estimated to end:
+        the least CPU time it ran between an action and a spin-wait's end anywhere in the
+        trace (a loop's iterations do alike work; the least one spun least). The CPU time
+        recorded beyond it was spinning: SKIP drops it, the replay spins as long as its own
+        schedule makes it."""
+        if not task.spins:
+            return
+        work = min(at - start for start, at, _seq in task.spins)
+        by_seq = {seq: (start, at) for start, at, seq in task.spins}
+        ops = []
+        for position, seq, op in task.ops:
+            if seq in by_seq and op[0] == SPIN:
+                start, at = by_seq[seq]
+                begin = min(at, start + work)
+                ops.append((begin, seq, op))
+                ops.append((begin, seq, (SKIP, at)))
+            else:
+                ops.append((position, seq, op))
+        task.ops = ops
 
 
 def program(task, make_child, fresh):
@@ -260,6 +311,9 @@ def program(task, make_child, fresh):
         if position > done:
             prog.append((RUN, position - done))
             done = position
+        if op[0] == SKIP:  # the recorded spin up to here is the SPIN just placed
+            done = max(done, op[1])
+            continue
         if op[0] == FORK:
             op = (FORK, make_child(op[1]))
         elif op[0] in (WAIT, POST, SPIN, ADD):
@@ -274,12 +328,17 @@ def program(task, make_child, fresh):
     return prog
 
 
-def read_trace(path, spin_waits=True):
+def read_trace(path, spin_waits=True, *, queued_spins=True, spin_work="least"):
     """(Rebuild, real stats) from a trace file; bad input is an InvalidValueError.
     ``rebuild.others`` lists (cpu, start_ns, end_ns) of the harness's "other" placeholders:
     the time other programs held a CPU the benchmark could have used. ``spin_waits``: turn
-    the spins the trace shows waiting for another task into waits on it (docs/simulator.md)."""
-    rebuild = Rebuild(spin_waits)
+    the spins the trace shows waiting for another task into waits on it (docs/simulator.md,
+    "Spins that wait for another task"); ``queued_spins``: also those on a task queued behind
+    the spinner on its CPU; ``spin_work``: "least" starts each spin after the least work the
+    task did before one, "recorded" after all of its recorded CPU time."""
+    if spin_work not in ("least", "recorded"):
+        raise InvalidValueError("spin_work", f"{spin_work!r}: 'least' or 'recorded'")
+    rebuild = Rebuild(spin_waits, queued_spins, spin_work)
 
     def other(cpu, task, start, end, _state):
         if task.pid >= OTHER_PID_BASE and end > start:
@@ -315,9 +374,12 @@ class StatsWriter(FtraceWriter):
 
 
 def replay(path, kernel, *, cpus=None, topology=None, machine=None, tunables=None, seed=1,
-           others=True, spin_waits=True):
+           others=True, spin_waits=True, queued_spins=True, spin_work="least",
+           priorities=False):
     """Replay the trace at ``path`` on ``kernel``; the run-shaped result with tasks/makespan.
-    ``spin_waits=False`` replays every recorded spin as work of its recorded length."""
+    ``spin_waits=False`` replays every recorded spin as work of its recorded length;
+    ``queued_spins``, ``spin_work``: see read_trace(); ``priorities``: run each task at the
+    nice level of its recorded prio (nice_of()) instead of nice 0."""
     tunables = dict(tunables or {})
     # The recorded bursts are CPU time measured on the busy machine: they already hold the
     # slowdown busy CPUs cause each other, so a calibration's contention would count it twice.
@@ -330,16 +392,27 @@ def replay(path, kernel, *, cpus=None, topology=None, machine=None, tunables=Non
         if value not in (None, ""):
             spec[key] = value
     norm = validate(spec)
-    rebuild, real = read_trace(path, spin_waits)
+    rebuild, real = read_trace(path, spin_waits, queued_spins=queued_spins,
+                               spin_work=spin_work)
     started = time.perf_counter()
-    eng, writer = simulate(norm, rebuild, others)
+    eng, writer = simulate(norm, rebuild, others, priorities)
     return assemble(norm, path, rebuild, real, eng, writer, time.perf_counter() - started,
                     others)
 
 
-def simulate(norm, rebuild, others=True):
+def nice_of(prio):
+    """The nice level of a recorded kernel prio: 100-139 are the fair class's nice -20..19
+    (prio = 120 + nice, include/linux/sched/prio.h); below 100 is a real-time or deadline task,
+    which the simulator's fair-class-only machine runs at the strongest weight, nice -20."""
+    if prio is None:
+        return 0
+    return max(-20, min(19, prio - 120))
+
+
+def simulate(norm, rebuild, others=True, priorities=False, writer=None):
+    """Run the rebuilt programs; ``writer``: a StatsWriter (subclass) to receive the events."""
     topo = parse_topology(norm["topology"])
-    writer = StatsWriter()
+    writer = StatsWriter() if writer is None else writer
     eng = Engine(topo, make_policy(norm, topo.ncpus), norm["tunables"], norm["seed"],
                  norm["max_events"], ftrace=writer)
     used: set[int] = set()
@@ -351,7 +424,9 @@ def simulate(norm, rebuild, others=True):
         used.add(tid)
         if tid != task_trace.pid:
             rebuild.stand_ins[tid] = task_trace.pid
-        task = Task(tid, task_trace.comm[:15], [])  # a list: the compiled Task types its program
+        nice = nice_of(task_trace.prio) if priorities else 0
+        # a list: the compiled Task types its program
+        task = Task(tid, task_trace.comm[:15], [], nice=nice)
         task.prog = program(task_trace, lambda child: lambda _eng, _parent: make(child), fresh)
         return task
 

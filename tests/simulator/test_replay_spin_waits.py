@@ -7,7 +7,7 @@ import pathlib
 import pytest
 
 from simulator.program import ADD, SPIN
-from simulator.replay import read_trace, replay, simulate, validate, wait_agreement
+from simulator.replay import SKIP, read_trace, replay, simulate, validate, wait_agreement
 
 TRACES = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "traces"
 P, Q, X = ("p", 20), ("q", 21), ("x", 30)
@@ -93,14 +93,64 @@ def test_a_spin_with_no_event_at_its_end_stays_work(tmp_path):
     assert rebuild.spin_waits == 0 and spin_of(rebuild, "p") == []
 
 
-def test_a_stretch_the_child_did_not_run_beside_stays_work(tmp_path):
-    # q waits on p's CPU until p is preempted, then runs and exits; p ends 10 us later in its
-    # own CPU time, but q never ran while p did: nothing shows p waiting for q
+def test_a_spin_on_a_child_queued_behind_it_becomes_a_wait_on_its_exit(tmp_path):
+    # q waits on p's CPU until p is preempted, then runs in its place and exits; p goes on
+    # 10 us later in its own CPU time: p spun with q queued behind it (threadtest's parent
+    # holding the CPU its child waits for)
     path = write(tmp_path, switch(0, 10.0, None, P), fork(0, 10.0001, P, Q, 0),
                  switch(0, 10.0012, P, Q), exits(0, 10.0022, Q), switch(0, 10.0022, None, P),
                  exits(0, 10.00221, P))
     rebuild, _real = read_trace(path)
-    assert rebuild.spin_waits == 0 and spin_of(rebuild, "p") == []
+    assert rebuild.spin_waits == 1
+    [(position, _spin)] = spin_of(rebuild, "p")
+    assert position == 1_200_000  # its only spin: no shorter stretch says where work ended
+
+
+def test_a_preemption_by_an_unrelated_task_is_not_a_spin(tmp_path):
+    # x (not kin) runs in p's place and exits; p goes on 10 us later: nothing p waited for
+    path = write(tmp_path, switch(0, 10.0, None, P), line(P, 0, 10.0001, "sched_wakeup",
+                                                          "comm=x pid=30 prio=120 target_cpu=000"),
+                 switch(0, 10.0012, P, X), exits(0, 10.0022, X), switch(0, 10.0022, None, P),
+                 exits(0, 10.00221, P))
+    rebuild, _real = read_trace(path)
+    assert rebuild.spin_waits == 0
+
+
+Q2 = ("q2", 22)
+
+
+@pytest.fixture()
+def two_spins(tmp_path):
+    """p forks q onto CPU 1, q runs 200 us beside it and exits, p forks q2 10 us later onto
+    its own CPU, runs 1 ms more, is preempted by q2, which runs 200 us and exits; p exits
+    10 us after it in its own CPU time."""
+    return write(tmp_path, switch(0, 10.0, None, P), fork(0, 10.0001, P, Q, 1),
+                 switch(1, 10.0001, None, Q), exits(1, 10.0003, Q),
+                 fork(0, 10.00031, P, Q2, 0), switch(0, 10.00131, P, Q2),
+                 exits(0, 10.00151, Q2), switch(0, 10.00151, None, P), exits(0, 10.00152, P))
+
+
+def test_a_spin_starts_after_the_least_work_the_task_did_before_one(two_spins):
+    # p's stretches before its spin-waits' ends: 200 us (q beside it), 1 ms (q2 queued behind
+    # it): the second spin starts 200 us after the fork, the recorded 800 us more are skipped
+    rebuild, _real = read_trace(two_spins)
+    assert rebuild.spin_waits == 2
+    assert [position for position, _op in spin_of(rebuild, "p")] == [300_000, 510_000]
+    p = next(t for t in rebuild.all if t.comm == "p")
+    assert [(pos, op) for pos, _seq, op in p.ops if op[0] == SKIP] == [
+        (300_000, (SKIP, 300_000)), (510_000, (SKIP, 1_310_000))]
+    recorded, _real = read_trace(two_spins, spin_work="recorded")
+    assert [position for position, _op in spin_of(recorded, "p")] == [300_000, 1_310_000]
+
+
+def test_the_skipped_spin_is_spun_as_long_as_the_replay_makes_it(two_spins):
+    # on two CPUs q2 runs beside p at once: p's 800 us of recorded spin behind it are gone
+    rebuild, _real = read_trace(two_spins)
+    norm = validate({"workload": "threadtest", "kernel": "6.6-eevdf", "cpus": 2,
+                     "tunables": {"noise_pct": 0}, "params": {"counter": "register"}})
+    _eng, writer = simulate(norm, rebuild)
+    runtime = {t.comm: t.runtime_ns for t in writer.stats.tasks}
+    assert runtime["p"] < 1_000_000 < 1_520_000  # recorded: 1.52 ms
 
 
 def test_an_unrelated_task_or_a_short_stretch_is_not_waited_for(tmp_path):
@@ -118,7 +168,9 @@ def test_an_unrelated_task_or_a_short_stretch_is_not_waited_for(tmp_path):
 RECORDED = [("ftrace_threadtest.trace.gz", "threadtest"), ("ftrace_burn.trace", "threadtest_burn"),
             ("perfsched_threadtest.txt.gz", "threadtest"),
             ("tracecmd_threadtest.txt.gz", "threadtest"),
-            ("perf_burn_ns.txt", "threadtest_burn")]
+            ("perf_burn_ns.txt", "threadtest_burn"),
+            ("harness_busy/threadtest.trace.gz", "threadtest"),
+            ("harness_busy/threadtest_burn.trace.gz", "threadtest_burn")]
 
 
 def replays(name):
@@ -127,18 +179,15 @@ def replays(name):
             replay(str(TRACES / name), "6.6-eevdf", spin_waits=False, **kwargs))
 
 
-@pytest.mark.parametrize("name,comm", [
-    pytest.param(*RECORDED[0], marks=pytest.mark.xfail(
-        strict=True, reason="1.14x of the recording with spin-waits against 1.06x with fixed "
-        "spins (one spin-wait: slack 0.095 in log terms, off by 0.04) since issue 24's fourth "
-        "round (6.6 preempts at wakeup only when pick_eevdf() returns the woken task; "
-        "update_curr() before placement); before it both were within the slack; not "
-        "analysed further")),
-    *RECORDED[1:]])
+@pytest.mark.parametrize("name,comm", RECORDED)
 def test_recorded_traces_keep_their_makespan_agreement(name, comm):
     """Spin-waits keep the makespan as close to the recording as fixed spins do, give or take
     2% and one tick per spin-wait: a spinner whose child is queued behind it on its CPU holds
-    the CPU until its slice ends at a tick (RUN_TO_PARITY keeps it running until then)."""
+    the CPU until its slice ends at a tick (RUN_TO_PARITY keeps it running until then).
+    Since the spins on a child queued behind the spinner count (issue 24 item 6) the
+    threadtest recording has 58 and replays at 1.37x against 1.06x with fixed spins, inside
+    that allowance: its children waited out their parent's spin in the replay, where in the
+    recording another program's wakeup handed them the CPU (docs/simulator.md)."""
     with_waits, without = replays(name)
     off = [r["makespan_ms"] / r["real"]["makespan_ms"] for r in (with_waits, without)]
     spins = read_trace(str(TRACES / name))[0].spin_waits
@@ -150,19 +199,26 @@ def test_recorded_traces_keep_their_makespan_agreement(name, comm):
 @pytest.mark.slow  # reads 511,345 lines
 def test_spin_waits_are_found_only_between_the_benchmarks_threads():
     # the whole-system recording also holds hackbench (threads waking each other every few
-    # microseconds) and the `cat` reading trace_pipe (a sibling of the benchmark)
+    # microseconds) and the `cat` reading trace_pipe (a sibling of the benchmark); one shell
+    # preempted by a subshell it forked, going on 39 us after the subshell's exit, has the
+    # shape of a spin on a child queued behind it (docs/simulator.md: the exit line's
+    # group_dead=true says it was a process, a field the parser does not keep)
     rebuild, _real = read_trace(str(TRACES / "lost_switch_ins"
                                     / "whole_system_threadtest_burn.trace.gz"))
-    spinners = {t.comm for t in rebuild.all if any(op[0] == SPIN for _p, _s, op in t.ops)}
-    assert rebuild.spin_waits >= 10 and spinners <= {"threadtest", "threadtest_burn"}
+    spins = [t.comm for t in rebuild.all for _p, _s, op in t.ops if op[0] == SPIN]
+    assert len(spins) >= 10
+    assert [comm for comm in spins if comm not in ("threadtest", "threadtest_burn")] == ["bash"]
 
 
 @pytest.mark.xfail(strict=True, reason="per-task waits stay off on these busy-machine "
-                   "recordings (15/31 to 71/101 tasks within 2x): with RUN_TO_PARITY a forked "
-                   "child waits out its parent's slice (up to a 4 ms tick) where the recorded "
-                   "kernel (6.18) ran it within 0.1 ms, and the 17-27 ms waits behind the busy "
-                   "host's other programs are not replayed; docs/simulator.md, 'What a trace "
-                   "cannot tell'")
+                   "recordings (since issue 24 item 6 47/101, 41/51, 32/51, 18/31, 20/31 of the "
+                   "tasks within 2x, 44/101 and 25/51 in harness_busy/): in the recordings "
+                   "another program's "
+                   "wakeup on the parent's CPU ends most forked children's waits at once (89 "
+                   "of 94 in ftrace_threadtest), in the flat replay 3 of 73 end so, 56 by the "
+                   "spinning parent's slice; and the benchmark waited 66-309 ms "
+                   "behind other programs, 17-136 ms in the replay; docs/simulator.md, 'What a "
+                   "trace cannot tell'")
 @pytest.mark.parametrize("name,comm", RECORDED)
 def test_recorded_wait_sums_within_2x(name, comm):
     with_waits, _without = replays(name)
