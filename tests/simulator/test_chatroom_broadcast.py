@@ -77,7 +77,8 @@ def test_mainline_switch_storm_and_rsdl_fewer_switches_and_runnable(seed):
                    "24: RSDL). Tried since: J9's wake-all monitor exit (succession=wakeall: "
                    "1.02x / 1.00x, turns 0.99x / 0.95x) and summed level quotas "
                    "(level_quota_sum: 0.63x / 0.66x, 0.3-0.9 % idle against mainline's 0.6 %; "
-                   "turns 1.01x)")
+                   "turns 1.01x). Since the balancer reads cpu_load[type-1]: 1.00x / 0.98x, "
+                   "turns 0.99x / 0.98x, 0.3-1.0 % idle")
 @pytest.mark.parametrize("pacing", ["none", "turns"])
 def test_rsdl_031_loses_half_with_more_idle_under_the_broadcast(pacing):
     mainline = chat("2.6.22", {**J9_ROOMS, "pacing": pacing})
