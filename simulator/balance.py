@@ -273,17 +273,21 @@ def _idlest_cpu_by_load(eng: "Engine", task: Task, group: tuple[int, ...], cpu: 
 HAS_SPARE, FULLY_BUSY, OVERLOADED = 0, 1, 2
 
 
-def _group_stats(eng: "Engine", group: tuple[int, ...]) -> tuple[int, int, float]:
+def _group_stats(eng: "Engine", task: Task, group: tuple[int, ...]) -> tuple[int, int, float]:
     """(group type, idle CPUs, load per CPU) as 6.6's update_sg_wakeup_stats() sees them; the
-    type from the runnable count against the CPUs (utilisation is not modelled)."""
+    type from the runnable count against the CPUs (utilisation is not modelled), the load
+    cpu_load_without() the wakee (policy.wake_load(): PELT with 6.6's group shares)."""
     cpus = eng.cpus
     nr = idle = 0
+    load = 0
+    wake_load = eng.policy.wake_load
     for c in group:
         nr += cpus[c].rq.nr_running
         if cpus[c].curr is None and cpus[c].rq.nr_running == 0:
             idle += 1
+        load += wake_load(cpus[c].rq, eng.now, task)
     kind = HAS_SPARE if nr < len(group) else FULLY_BUSY if nr == len(group) else OVERLOADED
-    return kind, idle, sum(_load_by_cpu(eng, group)) / len(group)
+    return kind, idle, load / len(group)
 
 
 def _idlest_group_by_capacity(eng: "Engine", task: Task, cpu: int, index: int):
@@ -296,7 +300,7 @@ def _idlest_group_by_capacity(eng: "Engine", task: Task, cpu: int, index: int):
     for group in _groups(eng, cpu, index):
         if not _allowed_in(task, group):
             continue
-        stats = _group_stats(eng, group)
+        stats = _group_stats(eng, task, group)
         if cpu in group:
             local = stats
         elif best is None or _better_group(stats, best):
@@ -341,7 +345,7 @@ def _idlest_cpu_by_capacity(eng: "Engine", task: Task, group: tuple[int, ...], c
             if other.idle_stamp > idle_stamp:
                 idle_best, idle_stamp = c, other.idle_stamp
         elif idle_best < 0:
-            load = eng.policy.load_of(other.rq)
+            load = eng.policy.wake_load(other.rq, eng.now, None)  # cpu_load(), not _without
             if least_load < 0 or load < least_load:
                 least, least_load = c, load
     return idle_best if idle_best >= 0 else least

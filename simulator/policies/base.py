@@ -188,6 +188,11 @@ class Policy(ABC):
         """The weighted load the balancer sees for ``rq``."""
         return rq.load
 
+    def wake_load(self, rq: RunQueue, now: int, without: Task | None) -> int:
+        """The load the wake-up slow path compares (6.6: cpu_load_without(rq, without),
+        cpu_load() for None); the balancer's load here."""
+        return self.load_of(rq)
+
     def queued_tasks(self, rq: RunQueue):
         """Queued tasks in the order the balancer considers them for migration."""
         return []

@@ -266,6 +266,13 @@ class EevdfPolicy(Policy):
         nr = rq.nr_running  # ilog2(max(1, nr)), inlined: this runs at every decision
         return self.sched_cost + self.log_cost * (nr.bit_length() - 1 if nr > 1 else 0)
 
+    def wake_load(self, rq: RunQueue, now: int, without: Task | None) -> int:
+        """6.6's cpu_load_without() / cpu_load(): the PELT load with the group shares'
+        averages (eevdf_shares.py); the instantaneous load without them."""
+        if self.shares is None:
+            return self.load_of(rq)
+        return self.shares.cpu_load(rq, now, without)
+
     def queued_tasks(self, rq: RunQueue):
         """The queued tasks, the most recently queued first (an O(n) walk, as the balancer's
         own is)."""

@@ -92,11 +92,13 @@ class PeltShares:
         self.rqs: dict[tuple[str, int], GroupRq] = {}
         self.tg_load: dict[str, int] = {}
         self.avgs: dict[int, TaskAvg] = {}  # by task id
+        self.by_cpu: dict[int, list[GroupRq]] = {}  # each CPU's group runqueues
 
     def _grq(self, group: str, shares: int, cpu: int) -> GroupRq:
         g = self.rqs.get((group, cpu))
         if g is None:
             g = self.rqs[(group, cpu)] = GroupRq(group, shares)
+            self.by_cpu.setdefault(cpu, []).append(g)
             self.tg_load.setdefault(group, 0)
         return g
 
@@ -139,6 +141,33 @@ class PeltShares:
                 self._update_tg(g, now)
                 if g.tasks:
                     self._reweight(g, rq, now, None)
+
+    def cpu_load(self, rq: RunQueue, now: int, without: Task | None) -> int:
+        """cpu_load() / cpu_load_without(): the root runqueue's PELT load, the wake-up slow
+        path's measure.  A group entity's average is its weight x its runnable fraction, taken
+        as the sum of its attached tasks' fractions (at most 1: update_tg_cfs_load() adds a
+        migrating task's runnable sum to the entity's and caps it at the divider); tasks of no
+        group count at their weight (their averages are not kept).  ``without``, attached
+        here, has its task_h_load() taken off: its part of its entity's average."""
+        grouped = 0
+        load = 0.0
+        avgs = self.avgs
+        for g in self.by_cpu.get(rq.cpu, ()):
+            for t in g.tasks:
+                grouped += t.weight
+            frac = 0.0
+            own = mine = 0.0
+            for t in g.attached:
+                ratio = avgs[t.tid].at(now)
+                frac += ratio
+                own += nice_to_weight(t.nice) * ratio
+                if t is without:
+                    mine = nice_to_weight(t.nice) * ratio
+            se_load = g.se_weight * min(1.0, frac)
+            load += se_load
+            if mine > 0.0:  # task_h_load(): its load x the entity's / the group runqueue's
+                load -= se_load * mine / own
+        return max(0, int(load) + rq.load - grouped)
 
     def _load_avg(self, g: GroupRq, now: int) -> int:
         avgs = self.avgs

@@ -867,6 +867,29 @@ def test_pelt_shares_weigh_a_groups_entity_by_its_average_here_against_the_group
     assert policy.shares.tg_load["vm"] == folded
 
 
+def test_66s_wake_load_is_the_pelt_load_without_the_wakees_own():
+    """6.6's update_sg_wakeup_stats() sums cpu_load_without(): the root runqueue's PELT load
+    (a group entity's weight x its runnable fraction, here its attached tasks' fractions, at
+    most 1), the wakee's task_h_load() taken off on the CPU it last ran on.  Two vCPUs asleep
+    on CPU 0 for a half-life: its instantaneous load is 0, its PELT load the entity's weight x
+    (1/2 + 1/2); without one of them, x 1/2; a task of no group counts at its weight."""
+    policy = _pelt_policy(2)
+    rq0 = policy.new_rq(0)
+    first, other = _group_task(1), _group_task(2)
+    for task in (first, other):
+        policy.enqueue(rq0, task, "fork", 0)
+    for task in (first, other):
+        policy.dequeue(rq0, task, 0)
+    half_life = 32 * 1_024_000
+    entity = policy.shares.rqs[("vm", 0)].se_weight
+    assert rq0.load == policy.load_of(rq0) == 0
+    assert policy.wake_load(rq0, half_life, None) == pytest.approx(entity, abs=1)
+    assert policy.wake_load(rq0, half_life, first) == pytest.approx(entity / 2, abs=1)
+    plain = _task(3)
+    policy.enqueue(rq0, plain, "fork", half_life)
+    assert policy.wake_load(rq0, half_life, first) == pytest.approx(entity / 2 + 1024, abs=1)
+
+
 def test_pelt_shares_are_on_for_66_and_change_a_waiting_vm():
     """`group_shares_pelt` switches 6.6's group shares (on in the 6.6-eevdf profile); where
     the vCPUs wait behind hogs the run differs from the flattened one."""
