@@ -99,6 +99,8 @@ def _smt_span(eng: "Engine", cpu_id: int) -> tuple[int, ...]:
 def _wake_affine(eng: "Engine", task: Task, waker: int, prev: int, sync: bool,
                  level: DomainLevel) -> bool:
     """2.6 wake_affine(): move the wakee next to its waker when the waker's CPU is not busier."""
+    if eng.policy.wake_affine_66:
+        return _wake_affine_66(eng, task, waker, prev, sync, level)
     pct = 100 + (level.imbalance_pct - 100) // 2
     this_load = eng.policy.load_of(eng.cpus[waker].rq)
     waker_curr = eng.cpus[waker].curr
@@ -106,6 +108,42 @@ def _wake_affine(eng: "Engine", task: Task, waker: int, prev: int, sync: bool,
         this_load -= waker_curr.weight
     prev_load = eng.policy.load_of(eng.cpus[prev].rq)
     return 100 * (this_load + task.weight) <= pct * prev_load
+
+
+def _available_idle(eng: "Engine", cid: int) -> bool:
+    cpu = eng.cpus[cid]
+    return cpu.curr is None and cpu.rq.nr_running == 0
+
+
+def _wake_affine_66(eng: "Engine", task: Task, this: int, prev: int, sync: bool,
+                    level: DomainLevel) -> bool:
+    """6.6 wake_affine(): wake_affine_idle() -- an idle waking CPU sharing the cache takes the
+    wakee unless prev is idle too, a sync waker alone on its CPU takes it, an idle prev keeps
+    it -- else wake_affine_weight() on PELT loads (cpu_load(), task_h_load()): the waking CPU
+    with the wakee added against prev without it, the latter raised by half the imbalance
+    margin (WA_BIAS); strictly less pulls.  True moves the wakee to ``this``."""
+    if _available_idle(eng, this) and _spans(eng.cpus[this].llc_span, prev):
+        return not _available_idle(eng, prev)
+    if sync and eng.cpus[this].rq.nr_running == 1:
+        return True
+    if _available_idle(eng, prev):
+        return False
+    policy = eng.policy
+    now = eng.now
+    this_load = policy.wake_load(eng.cpus[this].rq, now, None)
+    curr = eng.cpus[this].curr
+    if sync and curr is not None:
+        current = policy.task_load(curr, now)
+        if current > this_load:
+            return True
+        this_load -= current
+    this_eff = 100 * (this_load + policy.task_load(task, now))
+    # cpu_load(prev) - task_load: the wakee's load is on prev, so this is cpu_load_without()
+    prev_eff = (policy.wake_load(eng.cpus[prev].rq, now, task)
+                * (100 + (level.imbalance_pct - 100) // 2))
+    if sync:
+        prev_eff += 1  # equal loads: let select_idle_sibling() consider stacking on the waker
+    return this_eff < prev_eff
 
 
 def _wake_levels(eng: "Engine", cpu: int, prev: int, want_affine: bool):

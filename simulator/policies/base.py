@@ -72,6 +72,7 @@ class Policy(ABC):
     # SD_BALANCE_WAKE's slow path: False compares sched groups by weighted load (3.3's
     # find_idlest_group()), True by spare capacity and idle CPUs first (6.6's, since v5.5)
     idlest_by_spare_capacity = False
+    wake_affine_66 = False  # 6.6's wake_affine(): WA_IDLE, then WA_WEIGHT on PELT loads
     # True when queueing a task first brings the running task's accounting up to date (CFS's
     # and EEVDF's enqueue_entity() call update_curr() before placing the entity, so the
     # placement sees min_vruntime / the average as of now, not as of the last event)
@@ -192,6 +193,10 @@ class Policy(ABC):
         """The load the wake-up slow path compares (6.6: cpu_load_without(rq, without),
         cpu_load() for None); the balancer's load here."""
         return self.load_of(rq)
+
+    def task_load(self, task: Task, now: int) -> int:
+        """task_h_load() as 6.6's wake_affine_weight() reads it; the task's weight here."""
+        return task.weight
 
     def queued_tasks(self, rq: RunQueue):
         """Queued tasks in the order the balancer considers them for migration."""

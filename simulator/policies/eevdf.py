@@ -35,6 +35,7 @@ class EevdfPolicy(Policy):
 
     family: ClassVar[str] = "eevdf"
     idlest_by_spare_capacity = True  # find_idlest_group() as reworked in v5.5 (balance.py)
+    wake_affine_66 = True
     update_curr_on_enqueue = True
 
     def __init__(self, kernel, tun, ncpus):
@@ -272,6 +273,11 @@ class EevdfPolicy(Policy):
         if self.shares is None:
             return self.load_of(rq)
         return self.shares.cpu_load(rq, now, without)
+
+    def task_load(self, task: Task, now: int) -> int:
+        if self.shares is None or not task.group_shares:
+            return task.weight
+        return self.shares.task_h_load(task, now)
 
     def queued_tasks(self, rq: RunQueue):
         """The queued tasks, the most recently queued first (an O(n) walk, as the balancer's

@@ -169,6 +169,22 @@ class PeltShares:
                 load -= se_load * mine / own
         return max(0, int(load) + rq.load - grouped)
 
+    def task_h_load(self, task: Task, now: int) -> int:
+        """task_h_load(): the task's part of its group entity's average on the CPU it is
+        attached to (its average x the entity's / the group runqueue's)."""
+        avg = self.avgs.get(task.tid)
+        if avg is None or avg.cpu < 0:
+            return task.weight  # not yet queued anywhere: a new task is at full load
+        g = self.rqs[(task.group, avg.cpu)]
+        frac = own = 0.0
+        for t in g.attached:
+            ratio = self.avgs[t.tid].at(now)
+            frac += ratio
+            own += nice_to_weight(t.nice) * ratio
+        if own <= 0.0:
+            return 0
+        return int(g.se_weight * min(1.0, frac) * nice_to_weight(task.nice) * avg.at(now) / own)
+
     def _load_avg(self, g: GroupRq, now: int) -> int:
         avgs = self.avgs
         return int(sum(nice_to_weight(t.nice) * avgs[t.tid].at(now) for t in g.attached))

@@ -955,7 +955,7 @@ def test_compat_yield_makes_2624_three_times_faster_at_1m_loops():
 THREAD_PATCH = {"balance_wake": True, "wake_affine": False}
 
 
-def _wake_placement(kernel, queued, prev, waker, **tunables):
+def _wake_placement(kernel, queued, prev, waker, sync=False, **tunables):
     """The CPU a nice-0 task last run on ``prev`` is woken onto by a task on ``waker``, with
     ``queued[i]`` nice-0 tasks runnable on CPU i of a 1xNx1 machine (none of them running)."""
     norm = validate({"workload": "wake-pingpong", "kernel": kernel, "cpus": len(queued),
@@ -969,7 +969,17 @@ def _wake_placement(kernel, queued, prev, waker, **tunables):
             eng.spawn(_task(tid), cpu)
     sleeper = _task(tid + 1)
     sleeper.cpu = prev
-    return select_wake_cpu(eng, sleeper, waker)
+    return select_wake_cpu(eng, sleeper, waker, sync)
+
+
+def test_66s_wake_affine_pulls_a_sync_wakee_to_a_waker_alone_on_its_cpu():
+    """6.6's wake_affine_idle(): a sync waker that is the only task on its CPU takes the
+    wakee whatever the loads; 3.3's wake_affine() weighs them (the waker's 1024 + the wakee's
+    1024 against 112 % of prev's 1024) and keeps the wakee on prev."""
+    assert _wake_placement("6.6-eevdf", [1, 1, 1, 1], 1, 0, sync=True) == 0
+    assert _wake_placement("3.3", [1, 1, 1, 1], 1, 0, sync=True) == 1
+    # not sync: 6.6's wake_affine_weight(), strictly less, keeps it on prev as well
+    assert _wake_placement("6.6-eevdf", [1, 1, 1, 1], 1, 0) == 1
 
 
 @pytest.mark.parametrize("kernel", ["3.3", "6.6-eevdf"])
