@@ -17,7 +17,8 @@ task's load.weight is added or removed) and at each tick for the running entity;
 commits the running entity's time first and rescales a queued entity's remaining virtual
 deadline (deadline - vruntime) by old/new weight, an off-queue entity's lag the same way.  A
 task's weight here is its part of its group's entity: the entity's weight x its own / the
-group's load on the CPU.
+group's load on the CPU.  cpu_load() and task_h_load() give 6.6's wake path (balance.py) the
+root runqueue's PELT load and a task's part of it (issue 24's seventh round).
 
 Checked against stored kernel source text: calc_group_shares() (6.x kernel/sched/fair.c),
 update_tg_load_avg()'s 1/64 rule (the once-per-ms rate limit beside it is a later patch, merged
