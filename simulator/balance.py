@@ -546,8 +546,18 @@ def _sync_history(eng: "Engine", cpu: "Cpu"):
         hist[i] = cur + (hist[i] - cur) * keep ** min(ticks, 10_000)
 
 
+# find_busiest_group() as the stored sources have it, in three forms (`busiest_group_form`):
+# "2.6.22" (2.6.22.19's kernel/sched.c, smpnice), "2.6.23" (2.6.23.17's and 2.6.24's sched.c:
+# SCHED_LOAD_SCALE_FUZZ, and a small imbalance that moving one task would not improve is
+# returned as a failed balance, not a balanced domain) and "3.0" (3.0's kernel/sched_fair.c:
+# calculate_imbalance() / fix_small_imbalance(), the CPU_IDLE test and newidle's force_balance).
+# Every group here is one CPU (the model balances CPU by CPU at every level).
+SCHED_LOAD_SCALE_FUZZ = 1024  # 2.6.23 / 2.6.24 include/linux/sched.h: SCHED_LOAD_SCALE
+
+
 def _find_imbalance(eng: "Engine", cpu: "Cpu", level: DomainLevel, kind: str):
-    """Simplified find_busiest_group(): (busiest cpu, load to move) or (None, 0)."""
+    """find_busiest_group(): (busiest cpu, load to move) or (None, 0) when balanced.  A busiest
+    CPU with a load to move of 0 is a failed balance (nothing can move)."""
     idx: int = 0 if level.name == "SMT" else eng.tun[LOAD_IDX_TUNABLE[kind]]
     cpus = eng.cpus
     for cid in level.span:  # every load history up to date before any is read
@@ -564,38 +574,90 @@ def _find_imbalance(eng: "Engine", cpu: "Cpu", level: DomainLevel, kind: str):
         now: Any = other.load_now
         source: Any = min(other.load_hist[idx - 1] if idx else now, now)  # source_load
         total += source
-        if other.rq.nr_running >= 2 and source > max_load:
+        if other.rq.nr_running >= 2 and source > max_load:  # sum_nr_running > group_capacity
             busiest, max_load = other, source
     if busiest is None:
         return None, 0
     avg = total / len(level.span)
+    form: str = eng.tun["busiest_group_form"]
     if eng.trace_file is not None:
         eng.trace(cpu.id, "loads", f"{level.name} {kind} this {this_load:.0f} busiest "
                   f"cpu{busiest.id} {max_load:.0f} avg {avg:.0f}")
-    if max_load <= avg or this_load >= avg or 100 * max_load <= level.imbalance_pct * this_load:
+    if _looks_balanced(form, kind, level, this_load, max_load, avg):
         return None, 0
-    per_task = busiest.load_now / max(1, busiest.rq.nr_running)
+    # busiest_load_per_task: the busiest group's instantaneous weighted load per task
+    per_task: Any = busiest.load_now / max(1, busiest.rq.nr_running)
     if max_load <= per_task and eng.tun["busiest_per_task_check"]:
         # 2.6.x: "if (max_load <= busiest_load_per_task) goto out_balanced;" -- while the
         # busiest CPU's load history still shows one task's load or less, nothing is pulled
         return None, 0
-    imbalance = min(max_load - avg, avg - this_load)
-    if imbalance < per_task and not _small_imbalance_moves(cpu, max_load, this_load, per_task):
-        return None, 0
-    return busiest, max(imbalance, per_task)
+    imbalance: Any = 0.0  # "if (max_load < avg_load) { *imbalance = 0; goto small_imbalance; }"
+    if max_load >= avg:
+        if form == "3.0":  # load_above_capacity: the tasks beyond the group's capacity of one
+            max_pull: Any = min(max_load - avg, (busiest.rq.nr_running - 1) * 1024.0)
+        else:  # "Don't want to pull so many tasks that a group would go idle"
+            max_pull = min(max_load - avg, max_load - per_task)
+        imbalance = min(max_pull, avg - this_load)
+        if imbalance >= per_task:
+            return busiest, imbalance
+    return _fix_small_imbalance(cpu, form, busiest, max_load, this_load, per_task, imbalance)
 
 
-def _small_imbalance_moves(cpu: "Cpu", max_load, this_load, per_task):
-    """fix_small_imbalance(): move one task if that raises the total throughput estimate."""
-    nr_here = cpu.rq.nr_running
-    this_per_task = this_load / nr_here if nr_here else 1024.0
-    imbn = 1 if nr_here and per_task > this_per_task else 2
-    if max_load - this_load >= per_task * imbn:
+def _looks_balanced(form: str, kind: str, level: DomainLevel, this_load, max_load, avg) -> bool:
+    """find_busiest_group()'s out_balanced tests before the imbalance is computed."""
+    if form == "3.0" and kind == "newidle":
+        # "SD_BALANCE_NEWIDLE trumps SMP nice when underutilized": the CPU going idle has spare
+        # capacity and the busiest (>= 2 tasks on one CPU) none, so force_balance
+        return False
+    if this_load >= max_load or this_load >= avg:
         return True
-    pwr_now = min(per_task, max_load) + min(this_per_task, this_load)
-    pwr_move = min(per_task, max_load - per_task) if max_load > per_task else 0.0
-    pwr_move += min(this_per_task, this_load + per_task)
-    return pwr_move > pwr_now
+    if form == "3.0" and kind == "idle":
+        # CPU_IDLE compares idle CPUs instead: balanced only if this group has at most one idle
+        # CPU more than the busiest and the busiest runs no more tasks than it has CPUs, never
+        # so for a one-CPU busiest group with >= 2 tasks; no imbalance_pct test
+        return False
+    return 100 * max_load <= level.imbalance_pct * this_load
+
+
+def _fix_small_imbalance(cpu: "Cpu", form: str, busiest: "Cpu", max_load, this_load, per_task,
+                         imbalance):
+    """The small_imbalance path (fix_small_imbalance() in 3.0): move one task if the loads
+    differ by enough, or if that raises the summed throughput estimate; else 2.6.22 finds the
+    domain balanced while 2.6.23 / 2.6.24 / 3.0 return the busiest CPU with the small (or
+    zero) imbalance, which moves what fits in it or fails."""
+    nr_here = cpu.rq.nr_running
+    # this_load_per_task: the local group's instantaneous weighted load per task; with no task
+    # SCHED_LOAD_SCALE in 2.6.x, and 3.0's cpu_avg_load_per_task() of an empty runqueue, 0
+    empty = 0.0 if form == "3.0" else 1024.0
+    this_per_task: Any = cpu.load_now / nr_here if nr_here else empty
+    imbn = 1 if nr_here and per_task > this_per_task else 2
+    slack: Any = 0  # an object: the loads may be ints or floats (mypyc types locals)
+    if form == "2.6.23":
+        slack = SCHED_LOAD_SCALE_FUZZ
+    elif form == "3.0":  # scaled_busy_load_per_task (cpu_power 1024)
+        slack = per_task
+    if max_load - this_load + slack >= per_task * imbn:
+        return busiest, per_task
+    pwr_now: Any = min(per_task, max_load) + min(this_per_task, this_load)
+    pwr_move: Any = min(per_task, max_load - per_task) if max_load > per_task else 0.0
+    pwr_move += min(this_per_task, this_load + min(max_load, per_task))
+    if pwr_move > pwr_now:  # "Move if we gain throughput"
+        return busiest, per_task
+    if form == "2.6.22":
+        return None, 0
+    return busiest, imbalance
+
+
+def _skip_for_load(form: str, weight, remaining) -> bool:
+    """move_tasks()' skip_for_load: 2.6.22 skips a task heavier than the load left to move;
+    2.6.23 / 2.6.24 one whose half weight exceeds it + SCHED_LOAD_SCALE_FUZZ (so a nice-0 task
+    moves for any imbalance above 0); 3.0 one whose half weight exceeds it.  (The exception
+    for a task that would be the highest-priority one on its new CPU is not modelled.)"""
+    if form == "2.6.22":
+        return weight > remaining
+    if form == "2.6.23":
+        return weight / 2 > remaining + SCHED_LOAD_SCALE_FUZZ
+    return weight / 2 > remaining
 
 
 def load_balance(eng: "Engine", cpu: "Cpu", level: DomainLevel, kind: str):
@@ -623,24 +685,33 @@ def load_balance(eng: "Engine", cpu: "Cpu", level: DomainLevel, kind: str):
     return False
 
 
+MAX_PRIO = 140
+
+
 def _move_tasks(eng: "Engine", src: "Cpu", dst: "Cpu", level: DomainLevel, imbalance):
+    """move_tasks(): pull queued tasks until ``imbalance`` load has moved; 2.6.22 and 2.6.23 /
+    2.6.24 do not skip for load a task that would be the highest-priority one on ``dst``
+    (this_best_prio: this runqueue's current task -- the one going to sleep, in a newidle pass
+    -- and, in 2.6.22, its best expired prio; MAX_PRIO when idle)."""
+    if imbalance <= 0:  # "if (max_load_move == 0) goto out;"
+        return 0
     policy = eng.policy
     now = eng.now
+    form: str = eng.tun["busiest_group_form"]
+    this_best = dst.curr.prio if dst.curr is not None else MAX_PRIO
+    best = best_seen = 0
+    if form == "2.6.22":  # rq_best_prio() = min(curr->prio, best_expired_prio)
+        this_best = min(this_best, policy.best_expired_prio(dst.rq))
+        src_curr = src.curr.prio if src.curr is not None else MAX_PRIO
+        best = min(src_curr, policy.best_expired_prio(src.rq))
+        best_seen = best == src_curr  # that prio's task runs on src and will not move
     moved = moved_load = 0
     for task in policy.queued_tasks(src.rq):
-        if task.weight / 2 > imbalance - moved_load:
-            continue
-        if not _allowed(task, dst.id):
-            continue
-        if policy.hot(task, now, level) and level.nr_balance_failed <= level.cache_nice_tries:
-            eng._counters["cache_hot_refusals"] += 1
-            if eng.trace_file is not None:
-                ago = (now - task.last_ran) / 1e6
-                limit = policy.hot_cost() / 1e6
-                eng.trace(dst.id, "refuse", f"migration of {task.name} from cpu{src.id} refused: "
-                          f"cache-hot {ago:.3f} ms < {limit:.3f} ms (level {level.name}, "
-                          f"failed balances {level.nr_balance_failed} <= cache_nice_tries "
-                          f"{level.cache_nice_tries})")
+        skip = _skip_for_load(form, task.weight, imbalance - moved_load)
+        if skip and form != "3.0" and task.prio < this_best:
+            skip = form == "2.6.22" and not best_seen and task.prio == best
+        if skip or not _can_migrate(eng, task, src, dst, level, now):
+            best_seen = best_seen or task.prio == best
             continue
         eng.dequeue(src, task)
         eng.enqueue(dst, task, "migrate")
@@ -650,4 +721,24 @@ def _move_tasks(eng: "Engine", src: "Cpu", dst: "Cpu", level: DomainLevel, imbal
         moved_load += task.weight
         if moved_load >= imbalance:
             break
+        this_best = min(this_best, task.prio)
     return moved
+
+
+def _can_migrate(eng: "Engine", task: Task, src: "Cpu", dst: "Cpu", level: DomainLevel,
+                 now: int) -> bool:
+    """can_migrate_task(): affinity, then cache-hotness unless balancing failed too often."""
+    if not _allowed(task, dst.id):
+        return False
+    policy = eng.policy
+    if policy.hot(task, now, level) and level.nr_balance_failed <= level.cache_nice_tries:
+        eng._counters["cache_hot_refusals"] += 1
+        if eng.trace_file is not None:
+            ago = (now - task.last_ran) / 1e6
+            limit = policy.hot_cost() / 1e6
+            eng.trace(dst.id, "refuse", f"migration of {task.name} from cpu{src.id} refused: "
+                      f"cache-hot {ago:.3f} ms < {limit:.3f} ms (level {level.name}, "
+                      f"failed balances {level.nr_balance_failed} <= cache_nice_tries "
+                      f"{level.cache_nice_tries})")
+        return False
+    return True

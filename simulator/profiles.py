@@ -116,6 +116,14 @@ COMMON_TUNABLES = {
                                  "source_load) is no more than its load per task (2.6.17 - "
                                  "2.6.3x: \"if (max_load <= busiest_load_per_task) goto "
                                  "out_balanced\"); 0: no such test (3.0 and later)"),
+    "busiest_group_form": _t("2.6.22", "choice:2.6.22,2.6.23,3.0", "find_busiest_group() as "
+                             "that release's source has it: 2.6.22 (a small imbalance that "
+                             "moving one task does not improve is balanced; move_tasks() skips "
+                             "a task heavier than the load left), 2.6.23 (also 2.6.24: "
+                             "SCHED_LOAD_SCALE_FUZZ, such an imbalance is a failed balance, a "
+                             "task moves unless half its weight exceeds the load left + FUZZ), "
+                             "3.0 (load_above_capacity, an idle CPU has no imbalance_pct test, "
+                             "newidle force-balances)"),
 }
 
 for _name, _value in machine_tunables(MachineModel.default()).items():
@@ -237,17 +245,19 @@ PROFILES = {
                    sched_min_granularity_ns=2 * MS, sched_wakeup_granularity_ns=MS,
                    child_runs_first_threads=False, thread_fork_inherits_vruntime=True,
                    sched_migration_cost_ns=0, idle_keeps_busy_next_balance=True,
-                   tick_skew=True, cfs_v1_preemption=True),
+                   tick_skew=True, cfs_v1_preemption=True, busiest_group_form="2.6.23"),
     "2.6.24": _cfs("CFS 2.6.24: latency 20 ms, granularity 4 ms, wakeup granularity 10 ms, "
                    "child runs first for threads, yield nearly a no-op, 0.5 ms cache-hot veto, "
                    "an idle CPU keeps the balance deadline it had while busy",
-                   idle_keeps_busy_next_balance=True, tick_skew=True),
+                   idle_keeps_busy_next_balance=True, tick_skew=True,
+                   busiest_group_form="2.6.23"),
     "2.6.25": _cfs("CFS 2.6.25: as 2.6.24 but with faster idle balancing (modelled: an idle "
                    "CPU is kicked as soon as another CPU has queued work and balances on "
                    "instantaneous load; the idle deadline kept from busy times is not set) and "
                    "fork balancing on the SMT level (a new task starts on an idle hardware "
                    "thread)",
-                   idle_balance_kick=True, idle_idx=0, balance_fork_smt=True, tick_skew=True),
+                   idle_balance_kick=True, idle_idx=0, balance_fork_smt=True, tick_skew=True,
+                   busiest_group_form="2.6.23"),
     "rsdl-0.31": {"family": "rsdl", "description": "RSDL 0.31: rr_interval quota per task and "
                   "per priority level, minor and major rotations; sched_yield() only requeues "
                   "the task at the tail of its level (nearly a no-op)",
@@ -262,12 +272,12 @@ PROFILES = {
                 sched_wakeup_granularity_ns=MS, sched_child_runs_first=0,
                 latency_cap_cpus=8, select_idle_sibling=True, balance_fork=True,
                 yield_semantics="skip", gentle_fair_sleepers=True, wakeup_gran_by_wakee=True,
-                shares_window_ms=10, busiest_per_task_check=False),
+                shares_window_ms=10, busiest_per_task_check=False, busiest_group_form="3.0"),
     "6.6-eevdf": {"family": "eevdf", "description": "EEVDF (6.6): earliest eligible virtual "
                   "deadline first, base slice 0.75 ms, yield sets vruntime to the deadline, "
                   "select_idle_sibling; SCHED_DEADLINE (global EDF) for periodic tasks",
                   "overrides": {"balance_fork": True, "group_shares_pelt": True,
-                                "busiest_per_task_check": False}},
+                                "busiest_per_task_check": False, "busiest_group_form": "3.0"}},
 }
 
 def tunable_specs(kernel, machine=None):

@@ -202,6 +202,10 @@ class Policy(ABC):
         """Queued tasks in the order the balancer considers them for migration."""
         return []
 
+    def best_expired_prio(self, rq: RunQueue) -> int:
+        """rq->best_expired_prio of the O(1)-style arrays (MAX_PRIO, 140, when none)."""
+        return 140
+
     def hot(self, task: Task, now: int, level):
         """Is ``task`` cache-hot (the balancer should not migrate it) at domain ``level``?"""
         return False

@@ -314,6 +314,10 @@ class O1Policy(Policy):
     def yield_hands_over(self, rq: RunQueue, task: Task, now: int) -> bool:
         return rq.nr_queued > 0
 
+    def best_expired_prio(self, rq: RunQueue) -> int:
+        expired: dict = rq.expired
+        return min((prio for prio, queue in expired.items() if queue), default=140)
+
     def queued_tasks(self, rq: RunQueue):
         # the balancer prefers the expired array first (cache-cold), tail first
         tasks = []

@@ -447,6 +447,10 @@ class RsdlPolicy(Policy):
         # strictly better level would run first -- and such a task would have preempted it
         return bool(rq.seq & ((1 << task.level) - 1))
 
+    def best_expired_prio(self, rq: RunQueue) -> int:
+        """The best prio among the live tasks of the expired array (as O(1)'s field)."""
+        return min((e.task.prio for e in rq.expired.items if e.task.key is e), default=140)
+
     def queued_tasks(self, rq: RunQueue):
         tasks = [e.task for e in reversed(rq.expired.items) if e.task.key is e]
         active: list[Bucket] = rq.active

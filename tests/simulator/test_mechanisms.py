@@ -464,11 +464,6 @@ def j9_chat(kernel, seed=1, **tunables):
     return chatroom(kernel, seed, jvm_lock={"jvm": "j9"}, **tunables)
 
 
-@pytest.mark.xfail(strict=True, reason="the preset still equals the spelled-out counts, but "
-                   "since the balancer reads cpu_load[type-1] (docs/simulator.md, load "
-                   "balancing) this small run (2 rooms x 8 clients x 40 messages on 0.31) "
-                   "never spins: 0 yields (360 before), so it no longer exercises them; not "
-                   "analysed")
 def test_the_j9_preset_is_its_documented_counts():
     """``jvm=j9`` is nothing but J9's -Xthr defaults: 45 yields, each after 32 x 256 loops."""
     spec = {"workload": "chatroom", "kernel": "rsdl-0.31", "cpus": 2,
