@@ -257,7 +257,7 @@ PROFILES = {
                    "fork balancing on the SMT level (a new task starts on an idle hardware "
                    "thread)",
                    idle_balance_kick=True, idle_idx=0, balance_fork_smt=True, tick_skew=True,
-                   busiest_group_form="2.6.23"),
+                   busiest_group_form="2.6.23", newidle_idx=0),
     "rsdl-0.31": {"family": "rsdl", "description": "RSDL 0.31: rr_interval quota per task and "
                   "per priority level, minor and major rotations; sched_yield() only requeues "
                   "the task at the tail of its level (nearly a no-op)",
@@ -272,7 +272,8 @@ PROFILES = {
                 sched_wakeup_granularity_ns=MS, sched_child_runs_first=0,
                 latency_cap_cpus=8, select_idle_sibling=True, balance_fork=True,
                 yield_semantics="skip", gentle_fair_sleepers=True, wakeup_gran_by_wakee=True,
-                shares_window_ms=10, busiest_per_task_check=False, busiest_group_form="3.0"),
+                shares_window_ms=10, busiest_per_task_check=False, busiest_group_form="3.0",
+                idle_idx=0, newidle_idx=0),
     "6.6-eevdf": {"family": "eevdf", "description": "EEVDF (6.6): earliest eligible virtual "
                   "deadline first, base slice 0.75 ms, yield sets vruntime to the deadline, "
                   "select_idle_sibling; SCHED_DEADLINE (global EDF) for periodic tasks",

@@ -55,7 +55,7 @@ def test_users_taking_turns_keep_one_message_of_a_room_in_flight():
 @pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.xfail(
     strict=True, reason="since move_tasks() follows 2.6.22's source (busiest_group_form=2.6.22: "
     "a task heavier than the load left to move is skipped, not one whose half weight exceeds "
-    "it; docs/simulator.md, 'The shared balancer checked against source') seed 2 keeps fewer "
+    "it; docs/simulator.md, 'The shared balancer, second round') seed 2 keeps fewer "
     "tasks runnable on 2.6.22 than on 0.31 (vmstat r 94.1 against 98.0; the switch and "
     "preemption storms still hold); seed 1 holds again (94.1 against 92.3); not analysed"))])
 def test_mainline_switch_storm_and_rsdl_fewer_switches_and_runnable(seed):

@@ -198,7 +198,7 @@ def chatroom(kernel, seed=1, jvm_lock=None, **tunables):
 @pytest.mark.xfail(strict=True, reason="since move_tasks() follows 2.6.22's source "
                    "(busiest_group_form=2.6.22: a task heavier than the load left to move is "
                    "skipped, where the model skipped one whose half weight exceeded it; "
-                   "docs/simulator.md, 'The shared balancer checked against source') a busy "
+                   "docs/simulator.md, 'The shared balancer, second round') a busy "
                    "CPU's pass pulls one task where it pulled two, and 0.31 no longer loses "
                    "enough: seeds 1 / 2 0.31 22.9k / 32.0k msgs/s against 0.33 32.6k / 32.6k "
                    "and 2.6.22 32.2k / 31.6k (17.8k / 17.8k with the half-weight rule); RSDL's "
