@@ -18,6 +18,11 @@ with every sender sending at once or with a room's users taking turns (`pacing=t
 under the JVM's competitive succession and under J9's wake-all monitor exit (`succession=wakeall`).
 Every figure is a simulated one, so the machine's load cannot change it; the load average is
 printed beside the figures all the same, as every bench script does.
+
+`--handoff` prints instead the hand-off ring of tests/simulator (unlock passes the lock to a
+blocked waiter, 3000 yields before blocking, `spin_yields` as the tests sweep it) at 150
+messages and at 7500: at 150 a client runs 9 ms, a tenth of a 100 ms quota, so rr_interval 100
+is only exercised in the long run (about two minutes of CPU for both seeds).
 """
 
 import argparse
@@ -62,22 +67,46 @@ def run(kernel, seed, params, tunables):
 
 def report(model, params, seeds):
     for seed in seeds:
-        rows = [(kernel, tun, run(kernel, seed, params, tun)) for kernel, tun in KERNELS]
-        mainline = rows[0][2]["msgs"]
-        print(f"\n{model}, seed {seed} (load average {os.getloadavg()[0]:.2f})")
-        print(f"{'kernel':<22}{'msgs/s':>9}{'ratio':>7}{'r':>7}{'id %':>6}{'cs':>8}"
-              f"{'preempt':>8}{'yields':>8}{'blocks':>7}")
-        for kernel, tun, x in rows:
-            print(f"{label(kernel, tun):<22}{x['msgs']:>9.0f}{x['msgs'] / mainline:>7.2f}"
-                  f"{x['r']:>7.1f}{x['id']:>6.1f}{x['context_switches']:>8}{x['preemptions']:>8}"
-                  f"{x['yields']:>8}{x['spin_blocks']:>7}")
+        print_rows(model, seed, [(kernel, tun, run(kernel, seed, params, tun))
+                                 for kernel, tun in KERNELS])
+
+
+HANDOFF = {"rooms": 4, "clients": 20, "think_us": 50, "cs_us": 10, "lock": "yield",
+           "spin_yields": 3000, "succession": "handoff"}
+HANDOFF_KERNELS = (("2.6.22", {}), ("rsdl-0.31", {}), ("rsdl-0.31", {"rr_interval": 100}),
+                   ("rsdl-0.33", {}))
+
+
+def report_handoff(seeds):
+    for messages in (150, 7500):
+        model = f"ring, hand-off succession, 3000 yields, {messages} messages"
+        for seed in seeds:
+            rows = [(kernel, tun, run(kernel, seed, {**HANDOFF, "messages": messages}, tun))
+                    for kernel, tun in HANDOFF_KERNELS]
+            print_rows(model, seed, rows)
+
+
+def print_rows(model, seed, rows):
+    mainline = rows[0][2]["msgs"]
+    print(f"\n{model}, seed {seed} (load average {os.getloadavg()[0]:.2f})")
+    print(f"{'kernel':<22}{'msgs/s':>9}{'ratio':>7}{'r':>7}{'id %':>6}{'cs':>8}"
+          f"{'preempt':>8}{'yields':>11}{'blocks':>7}")
+    for kernel, tun, x in rows:
+        print(f"{label(kernel, tun):<22}{x['msgs']:>9.0f}{x['msgs'] / mainline:>7.2f}"
+              f"{x['r']:>7.1f}{x['id']:>6.1f}{x['context_switches']:>8}{x['preemptions']:>8}"
+              f"{x['yields']:>11}{x['spin_blocks']:>7}")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="seed 1 only")
+    parser.add_argument("--handoff", action="store_true",
+                        help="the tests' hand-off ring at 150 and 7500 messages instead")
     args = parser.parse_args()
     seeds = (1,) if args.quick else (1, 2)
+    if args.handoff:
+        report_handoff(seeds)
+        return
     for model, params in MODELS.items():
         report(model, params, seeds)
 

@@ -625,19 +625,17 @@ class Engine:
             task.remaining -= (elapsed if cpu.speed == 1.0 or task.wall_until is not None
                                else int(elapsed * cpu.speed))
         elif task.spin_yield:
-            if task.spin_busy:
-                self.spin_rounds(task, elapsed)
-            else:
-                yields = elapsed // self.yield_ns
-                self.n_yields += yields
-                if task.spins_left is not None:
-                    task.spins_left -= yields
+            # with or without a busy wait the part-done round carries over in spin_phase: plan()
+            # times the give-up from it, and dropping it made a spin split by more accountings
+            # (a vmstat sample, a tick) run longer, so results moved with vmstat_interval_ms
+            self.spin_rounds(task, elapsed)
         if self.has_account:
             self.policy.account(cpu.rq, task, elapsed, now)
 
     def spin_rounds(self, task: Task, elapsed: int):
-        """A spinner that busy-waits ``spin_busy`` ns before each sched_yield() ran ``elapsed``
-        ns without handing the CPU over: the rounds it completed, each ending in a yield."""
+        """A spinner that busy-waits ``spin_busy`` ns (0: none) before each sched_yield() ran
+        ``elapsed`` ns without handing the CPU over: the rounds it completed, each ending in a
+        yield; the part of a round begun stays in ``spin_phase``."""
         round_ns = task.spin_busy + self.yield_ns
         total = task.spin_phase + elapsed
         yields = total // round_ns
