@@ -1033,9 +1033,14 @@ class Engine:
     # ----------------------------------------------------------------- vmstat series
     def sample(self):
         interval = int(self.tun["vmstat_interval_ms"] * 1e6)
+        # read, not account(): accounting splits the running tasks' segments, and a split
+        # changes RSDL's lazy rotations of a lone task (and so the run) with the interval
+        now = self.now
+        busy = 0
         for cpu in self.cpus:
-            self.account(cpu)
-        busy = sum(c.busy_ns for c in self.cpus)
+            busy += cpu.busy_ns
+            if cpu.curr is not None and now > cpu.seg_start:
+                busy += now - cpu.seg_start
         sys = sum(c.sys_ns for c in self.cpus)
         running = sum(c.rq.nr_running for c in self.cpus) if not self.policy.global_queue else (
             self.policy.nr_running_total(self))
