@@ -157,15 +157,21 @@ class GroupShares:
         g.se_weight = min(g.shares, max(MIN_SHARES, shares))
         if not g.tasks:
             return
-        cpu = self.eng.cpus[rq.cpu]
-        curr = cpu.curr
-        if curr is not None and curr.state == RUNNING and curr in g.tasks:
-            self.eng.account(cpu)  # reweight_entity() commits the running time first
+        commit_running_member(self.eng, rq, g.tasks)
         for t in g.tasks:
             weight = max(MIN_SHARES, g.se_weight * nice_to_weight(t.nice) // load)
             rq.load += weight - t.weight
             t.weight = weight
             t.entity_weight = g.se_weight
+
+
+def commit_running_member(eng: "Engine", rq: RunQueue, tasks) -> None:
+    """reweight_entity() commits the running time first: a group member running on this CPU
+    is accounted at its old weight before the group's entity weight changes."""
+    cpu = eng.cpus[rq.cpu]
+    curr = cpu.curr
+    if curr is not None and curr.state == RUNNING and curr in tasks:
+        eng.account(cpu)
 
 
 def _run_time(g: GroupCpu) -> int:

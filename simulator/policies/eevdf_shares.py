@@ -37,8 +37,9 @@ where the kernel does it at that runqueue's next update (tg->load_avg sees it on
 
 from typing import TYPE_CHECKING
 
-from ..program import RUNNING, Task, nice_to_weight
+from ..program import Task, nice_to_weight
 from .base import RunQueue
+from .cfs_shares import commit_running_member
 
 if TYPE_CHECKING:  # annotations only
     from ..engine import Engine
@@ -208,10 +209,7 @@ class PeltShares:
         g.se_weight = min(g.shares, max(MIN_SHARES, shares))
         if not g.tasks:
             return
-        cpu = self.eng.cpus[rq.cpu]
-        curr = cpu.curr
-        if curr is not None and curr.state == RUNNING and curr in g.tasks:
-            self.eng.account(cpu)  # reweight_entity() commits the running time first
+        commit_running_member(self.eng, rq, g.tasks)
         for t in g.tasks:
             weight = max(MIN_SHARES, g.se_weight * nice_to_weight(t.nice) // g.load)
             t.entity_weight = g.se_weight
