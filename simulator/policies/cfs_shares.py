@@ -152,9 +152,7 @@ class GroupShares:
         """calc_cfs_shares() and reweight_entity(): the entity's weight from this CPU's load
         now against the group's folded loads elsewhere; each task takes its part of it."""
         load = g.load
-        total = self.tg_load[g.group] + load - g.contribution
-        shares = g.shares * load // total if total > 0 else g.shares * load
-        g.se_weight = min(g.shares, max(MIN_SHARES, shares))
+        g.se_weight = group_entity_weight(g.shares, load, self.tg_load[g.group] - g.contribution)
         if not g.tasks:
             return
         commit_running_member(self.eng, rq, g.tasks)
@@ -163,6 +161,15 @@ class GroupShares:
             rq.load += weight - t.weight
             t.weight = weight
             t.entity_weight = g.se_weight
+
+
+def group_entity_weight(shares: int, load: int, load_elsewhere: int) -> int:
+    """The arithmetic calc_cfs_shares() (3.x) and calc_group_shares() (6.x) share: the group's
+    shares times this CPU's load over the group's load everywhere, clamped to
+    [MIN_SHARES, shares]."""
+    total = load_elsewhere + load
+    weight = shares * load // total if total > 0 else shares * load
+    return min(shares, max(MIN_SHARES, weight))
 
 
 def commit_running_member(eng: "Engine", rq: RunQueue, tasks) -> None:

@@ -39,13 +39,12 @@ from typing import TYPE_CHECKING
 
 from ..program import Task, nice_to_weight
 from .base import RunQueue
-from .cfs_shares import commit_running_member
+from .cfs_shares import MIN_SHARES, commit_running_member, group_entity_weight
 
 if TYPE_CHECKING:  # annotations only
     from ..engine import Engine
     from .eevdf import EevdfPolicy
 
-MIN_SHARES = 2  # the kernel's floor on a group entity's weight
 HALF_LIFE_NS = 32 * 1_024_000  # PELT: y^32 = 1/2 with periods of 1024 us
 
 
@@ -204,9 +203,7 @@ class PeltShares:
         (its instantaneous weight or its average, the larger) against tg->load_avg; each task
         takes its part of it."""
         load = max(g.load, self._load_avg(g, now))
-        total = self.tg_load[g.group] - g.contrib + load
-        shares = g.shares * load // total if total > 0 else g.shares * load
-        g.se_weight = min(g.shares, max(MIN_SHARES, shares))
+        g.se_weight = group_entity_weight(g.shares, load, self.tg_load[g.group] - g.contrib)
         if not g.tasks:
             return
         commit_running_member(self.eng, rq, g.tasks)
