@@ -134,11 +134,16 @@ def _link(job_id: int):
     return link
 
 
-def _fail(job_id: int, error: InputError) -> None:
-    TraceJob.objects.filter(pk=job_id, status=Status.RUNNING).update(
+def _fail(job: TraceJob, error: InputError) -> None:
+    """Record the refusal. A refused upload's bytes are not kept, and the UPDATE that marks the
+    job failed also clears its file: a request waiting on the job must never see it failed
+    with the file still attached (it used to be cleared a moment later, a race)."""
+    failed = TraceJob.objects.filter(pk=job.pk, status=Status.RUNNING).update(
         status=Status.FAILED, stage="", finished=timezone.now(), error=error.message[:2000],
         error_field=(error.field or "")[:32], error_line=error.line,
-        error_status=error.status)
+        error_status=error.status, file="")
+    if failed and job.file:
+        job.file.storage.delete(job.file.name)
 
 
 def _ingest(job: TraceJob) -> None:
@@ -169,10 +174,10 @@ def trace_job_run(*, job_id: int) -> str:
     except _JobGone:
         return "skipped"
     except InputError as exc:
-        _fail(job_id, exc)
+        _fail(job, exc)
     except Exception as exc:  # a bug must not leave the job running forever
         log.exception("trace job %s failed", job_id)
-        _fail(job_id, InputError(f"the trace could not be stored ({type(exc).__name__}); "
+        _fail(job, InputError(f"the trace could not be stored ({type(exc).__name__}); "
                                  "the error is logged", field="file", status=500))
     finished = TraceJob.objects.filter(pk=job_id).first()
     if finished is None:
