@@ -129,21 +129,16 @@ def _link(job_id: int):
                 "warnings": trace.warnings}
         linked = TraceJob.objects.filter(pk=job_id, trace__isnull=True, status=Status.RUNNING)
         if not linked.update(trace=trace, result=body, status=Status.SUCCEEDED, stage="",
-                             finished=timezone.now(), done=F("total")):
+                             finished=timezone.now(), done=F("total"), file=""):
             raise _JobGone
     return link
 
 
-def _fail(job: TraceJob, error: InputError) -> None:
-    """Record the refusal. A refused upload's bytes are not kept, and the UPDATE that marks the
-    job failed also clears its file: a request waiting on the job must never see it failed
-    with the file still attached (it used to be cleared a moment later, a race)."""
-    failed = TraceJob.objects.filter(pk=job.pk, status=Status.RUNNING).update(
+def _fail(job_id: int, error: InputError) -> None:
+    TraceJob.objects.filter(pk=job_id, status=Status.RUNNING).update(
         status=Status.FAILED, stage="", finished=timezone.now(), error=error.message[:2000],
         error_field=(error.field or "")[:32], error_line=error.line,
         error_status=error.status, file="")
-    if failed and job.file:
-        job.file.storage.delete(job.file.name)
 
 
 def _ingest(job: TraceJob) -> None:
@@ -174,18 +169,19 @@ def trace_job_run(*, job_id: int) -> str:
     except _JobGone:
         return "skipped"
     except InputError as exc:
-        _fail(job, exc)
+        _fail(job_id, exc)
     except Exception as exc:  # a bug must not leave the job running forever
         log.exception("trace job %s failed", job_id)
-        _fail(job, InputError(f"the trace could not be stored ({type(exc).__name__}); "
+        _fail(job_id, InputError(f"the trace could not be stored ({type(exc).__name__}); "
                                  "the error is logged", field="file", status=500))
     finished = TraceJob.objects.filter(pk=job_id).first()
     if finished is None:
         return "skipped"
-    if not finished.is_active and finished.file:
-        # The artifact keeps the bytes of a stored trace; a refused one is not kept.
-        finished.file.storage.delete(finished.file.name)
-        TraceJob.objects.filter(pk=job_id).update(file="")
+    if not finished.is_active and job.file:
+        # The artifact keeps the bytes of a stored trace; a refused one is not kept. The UPDATE
+        # that finished the job already cleared its file, so a request waiting on the job never
+        # sees it finished with the file attached (clearing it here, after, was a race).
+        job.file.storage.delete(job.file.name)
     return finished.status
 
 
