@@ -8,6 +8,7 @@ while some runqueue has a second task, so an idle or evenly loaded machine costs
 
 from typing import TYPE_CHECKING, Any
 
+from . import balance66
 from .domains import DomainLevel
 from .program import RUNNING, Task
 from .topology import build_domains
@@ -38,7 +39,8 @@ def setup(eng: "Engine"):
         return cache_flags if name in CACHE_LEVELS else flags
 
     for cpu in eng.cpus:
-        cpu.domains = build_domains(eng.topo, cpu.id, flags_for, tun["busy_factor"])
+        cpu.domains = build_domains(eng.topo, cpu.id, flags_for, tun["busy_factor"],
+                                    bool(tun.get("balance_66")))
         cpu.llc_span = _find_llc_span(cpu)
 
 
@@ -391,6 +393,8 @@ def _idlest_cpu_by_capacity(eng: "Engine", task: Task, group: tuple[int, ...], c
 
 # ------------------------------------------------------------------------- periodic balancing
 def _interval_ns(eng: "Engine", cpu: "Cpu", level: DomainLevel) -> int:
+    if eng.tun.get("balance_66"):
+        return balance66.interval_ns(eng, cpu, level)
     ms = level.balance_interval_ms
     if cpu.curr is not None:
         ms *= level.busy_factor
@@ -480,6 +484,11 @@ def periodic(eng: "Engine", cpu: "Cpu"):
         _weights_changed(eng, cpu)
     if eng.overloaded == 0 or not cpu.domains:
         return
+    if eng.tun.get("balance_66"):
+        balance66.rebalance_domains(eng, cpu, kicked)
+        if eng.overloaded > 0:
+            _schedule_balance(eng, cpu)
+        return
     idle = cpu.curr is None and cpu.rq.nr_running == 0
     level: DomainLevel
     for level in cpu.domains:
@@ -506,6 +515,8 @@ def _weights_changed(eng: "Engine", cpu: "Cpu"):
 def newidle(eng: "Engine", cpu: "Cpu"):
     if eng.policy.rebalance_tick(cpu.rq, eng.now):  # 3.x's idle_balance() updates shares too
         load_changed(eng, cpu)
+    if eng.tun.get("balance_66"):
+        return balance66.newidle_balance(eng, cpu)
     level: DomainLevel
     for level in cpu.domains:
         if NEWIDLE in level.flags and load_balance(eng, cpu, level, "newidle"):

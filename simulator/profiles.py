@@ -219,6 +219,13 @@ FAMILY_TUNABLES = {
         "run_to_parity": _t(True, "bool", "sched_feat RUN_TO_PARITY: no wakeup preemption "
                             "while the running task is eligible and on the slice it was "
                             "picked with"),
+        "balance_66": _t(True, "bool", "6.6's periodic and newidle load balancing "
+                         "(balance66.py): sd_init()'s domain parameters (intervals of "
+                         "sd_weight to 2 x sd_weight ms, imbalance_pct 110 SMT / 117 above, "
+                         "cache_nice_tries 0 SMT / 1 above) and load_balance() over sched "
+                         "groups (group_classify(), migrate_load / util / task, "
+                         "detach_tasks()); 0: the shared 2.6 / 3.x balancer with the 2.6-era "
+                         "domain table (the model before; set busy_factor 64 with it)"),
         "group_shares_pelt": _t(False, "bool", "6.6's group shares: a cgroup's entity on a "
                                 "CPU weighs its cpu.shares x its load there (the larger of "
                                 "its runnable weight and its PELT average) / the group's PELT "
@@ -278,6 +285,7 @@ PROFILES = {
                   "deadline first, base slice 0.75 ms, yield sets vruntime to the deadline, "
                   "select_idle_sibling; SCHED_DEADLINE (global EDF) for periodic tasks",
                   "overrides": {"balance_fork": True, "group_shares_pelt": True,
+                                "busy_factor": 16,
                                 "busiest_per_task_check": False, "busiest_group_form": "3.0"}},
 }
 

@@ -96,8 +96,23 @@ LEVEL_DEFAULTS = {
 }
 
 
-def build_domains(topo, cpu, flags_for_level, busy_factor):
-    """The domain levels of ``cpu``, lowest first; levels spanning one CPU are dropped."""
+def sd_init_66(name, weight):
+    """6.6's sd_init() (kernel/sched/topology.c) for a level spanning ``weight`` CPUs: the
+    intervals scale with the span (min_interval = balance_interval = sd_weight ms, max_interval
+    twice that), imbalance_pct 117 and cache_nice_tries 0 unless the level's flags say more:
+    SMT (SD_SHARE_CPUCAPACITY) imbalance_pct 110; MC (SD_SHARE_PKG_RESOURCES) 117 with
+    cache_nice_tries 1; the package level (DIE, no topology flags) cache_nice_tries 1.  The
+    busy_factor (16 there) comes from the `busy_factor` tunable, the 6.6 profile's default."""
+    params = {"min_interval_ms": weight, "max_interval_ms": 2 * weight, "imbalance_pct": 117,
+              "cache_nice_tries": 1}
+    if name == "SMT":
+        params.update(imbalance_pct=110, cache_nice_tries=0)
+    return params
+
+
+def build_domains(topo, cpu, flags_for_level, busy_factor, sd_init_66_params=False):
+    """The domain levels of ``cpu``, lowest first; levels spanning one CPU are dropped.  With
+    ``sd_init_66_params`` a level's parameters are 6.6's sd_init(), else the 2.6-era table."""
     levels = []
     spans = []
     core_base = topo.core_of(cpu) * topo.threads
@@ -111,7 +126,7 @@ def build_domains(topo, cpu, flags_for_level, busy_factor):
         if len(span) < 2 or span in seen:
             continue
         seen.add(span)
-        params = dict(LEVEL_DEFAULTS[name])
+        params = sd_init_66(name, len(span)) if sd_init_66_params else dict(LEVEL_DEFAULTS[name])
         params["busy_factor"] = busy_factor
         level = DomainLevel(name=name, span=span, flags=frozenset(flags_for_level(name)), **params)
         levels.append(level)

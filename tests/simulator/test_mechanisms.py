@@ -1095,8 +1095,9 @@ def test_thread_patch_keeps_bare_metal_pingpong_within_10_percent(kernel, machin
     """The thread's bare-metal direction where the model has it: with CPUs to spare (1x4x2)
     both versions place each wakee on an idle CPU or its own; on a full machine 6.6 keeps the
     wakee on the waker's CPU when no group beats it, so the pairs stay together.  6.6's 8
-    pairs on 1x4x2 migrate most wakeups, and hold (0.95) at the refill a pipe ping-pong's
-    working set costs (65 lines; nothing between SMT siblings)."""
+    pairs on 1x4x2 hold (1.00 with 6.6's own balancer, 320 migrations; 0.95 with the shared
+    one, which migrated most wakeups) at the refill a pipe ping-pong's working set costs (65
+    lines; nothing between SMT siblings)."""
     assert _pingpong_ratio(kernel, machine, pairs) >= 0.9
 
 
@@ -1112,7 +1113,12 @@ def test_thread_patch_keeps_33_pingpong_within_10_percent_on_a_full_machine():
 
 
 @pytest.mark.parametrize("kernel, pairs, machine, free, priced", [
-    ("6.6-eevdf", 8, {"topology": "1x4x2"}, 0.9, 0.7),
+    pytest.param("6.6-eevdf", 8, {"topology": "1x4x2"}, 0.9, 0.7, marks=pytest.mark.xfail(
+        strict=True, reason="since 6.6's own load balancer (balance_66; docs/simulator.md, "
+        "issue 24) the patch migrates 2,216 wakeups here, not 8,162, and loses 16 % at the "
+        "flat 30 us (0.84; 1.00 at no refill), not 41 %. The shared balancer's passes "
+        "moved 9 tasks in 7,210 (5,039 failed), 6.6's newly idle CPUs pull 317 waiting "
+        "tasks in 1,244; why that leaves fewer wakeups to migrate was not analysed")),
     ("3.3", 4, {"cpus": 4}, 0.8, 0.5)])
 def test_bare_metal_losses_are_the_price_of_the_migrations(kernel, pairs, machine, free, priced):
     """Where the patch loses most on bare metal, the slow path migrates most wakeups and the
@@ -1196,15 +1202,15 @@ def test_the_patch_has_nothing_to_win_when_every_cpu_carries_the_same_hogs():
     assert patched / 1.5 < unpatched < 1.5 * patched, (unpatched, patched)
 
 
-@pytest.mark.xfail(strict=True, reason="1.29x on 6.6-eevdf (286 -> 222 ms; seeds 2-4 "
-                   "1.20x / 1.27x / 1.24x, 300 / 2400 requests 1.17x / 1.24x) after the "
-                   "balancer's second round (1.18x before it) with 6.6's wake path checked "
-                   "against source: the slow path on PELT loads (cpu_load_without()) and "
-                   "wake_affine_idle()/wake_affine_weight() on PELT loads; 1.41x with "
-                   "instantaneous loads and 2.6's wake_affine(). Not modelled: hierarchical "
-                   "group entities, group_util in the spare-capacity comparisons, 6.6's "
-                   "sd_init() domain parameters (MC imbalance_pct 117); docs/simulator.md, "
-                   "issue 24, seventh round")
+@pytest.mark.xfail(strict=True, reason="1.15x on 6.6-eevdf (206 -> 179 ms; seeds 2-4 "
+                   "1.03x / 1.07x / 0.99x, 300 / 2400 requests 1.09x / 1.06x) with 6.6's own "
+                   "load balancer and sd_init() domains (balance_66): 1.29x (286 -> 222 ms; "
+                   "1.20x / 1.27x / 1.24x) with the shared 2.6/3.x balancer. The 117 ms run "
+                   "sees no periodic MC pass (busy interval 124 ms, one CPU per core "
+                   "balancing), and the SMT passes move hogs less than the shared balancer's "
+                   "did, which cuts the unpatched wait more than the patched one. Not "
+                   "modelled: hierarchical group entities, PELT utilisation in group_classify(), "
+                   "active balancing; docs/simulator.md, issue 24, '6.6's own load balancer'")
 def test_thread_patch_cuts_the_overcommitted_vm_wait_sum_at_least_2x_on_66():
     unpatched = _vm_wait_ms("6.6-eevdf", THREAD_VM, {})
     patched = _vm_wait_ms("6.6-eevdf", THREAD_VM, THREAD_PATCH)

@@ -2,6 +2,8 @@
 wakeup-preemption"): a woken or forked task does not preempt the running one while that one is
 eligible and still on the slice (the deadline) it was picked with."""
 
+import pytest
+
 import simulator
 from simulator.policies.eevdf import EevdfPolicy
 from simulator.program import Task
@@ -65,6 +67,14 @@ def test_a_running_task_past_the_average_is_not_protected():
     assert policy.wakeup_preempts(rq, parent, woken, 400_000)
 
 
+@pytest.mark.xfail(strict=True, reason="since 6.6's own load balancer (balance_66; docs/"
+                   "simulator.md, issue 24, '6.6's own load balancer') RUN_TO_PARITY no longer "
+                   "cuts this chatroom's preemptions: 349 against 353 (0.99x; seeds 2-4 1.04x / "
+                   "0.99x / 0.98x, 400 messages 1.00x), where the shared balancer gave 313 "
+                   "against 517 (0.61x). At 0.69 ms CPU 1 goes newly idle; the shared "
+                   "balancer read CPU 0's cpu_load[] as 0 and left CPU 1 idle, 6.6's pulls a "
+                   "waiting client (migrate_task), so the two CPUs share the rooms from then on "
+                   "and the runs switch 1,143 times whether RUN_TO_PARITY is on or off")
 def test_fewer_wakeup_preemptions_on_a_chatroom():
     """The commit's point: EEVDF over-scheduled; with RUN_TO_PARITY the chatroom's messages
     preempt their receivers' CPUs less often."""
