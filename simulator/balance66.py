@@ -17,8 +17,10 @@ level below (single CPUs at the lowest level):
   groups, sibling_imbalance() when the groups prefer siblings, or SMT balance).
 * find_busiest_queue(), detach_tasks() (oldest task first, loop_max = min(32, nr_running), a
   newly idle pull stops after one task under CONFIG_PREEMPTION, the load limit relaxed by
-  nr_balance_failed), can_migrate_task() (affinity, task_hot() with sched_migration_cost, none
-  at SMT level, forced after more than cache_nice_tries failed balances).
+  nr_balance_failed), attach_task()'s wakeup-preemption check of each pulled task (the shared
+  balancer only wakes an idle puller), can_migrate_task() (affinity, task_hot() with
+  sched_migration_cost, none at SMT level, forced after more than cache_nice_tries failed
+  balances).
 * should_we_balance() (one CPU per group balances a level: the first idle one, an idle core
   first; else the group's first CPU; a CPU that is not it stops climbing), the outcome's
   nr_balance_failed and balance_interval, get_sd_balance_interval() (x busy_factor and one
@@ -328,6 +330,7 @@ def detach_tasks(eng: "Engine", env: Env, src: "Cpu") -> int:
         env.imbalance -= amount
         eng.dequeue(src, task)
         eng.enqueue(env.cpu, task, "migrate")
+        eng.check_preempt(env.cpu, task)  # attach_task(): check_preempt_curr() per task
         if eng.trace_file is not None:
             eng.trace(env.cpu.id, "pull", f"{task.name} from cpu{src.id} ({env.level.name}, "
                       f"{env.migration})")
@@ -389,7 +392,6 @@ def load_balance(eng: "Engine", cpu: "Cpu", index: int, idle: str) -> tuple[int,
     if moved:
         level.nr_balance_failed = 0
         eng._counters["balance_moved"] += moved
-        eng.check_preempt_after_pull(cpu)
     else:
         eng._counters["balance_failed"] += 1
         if idle != NEWLY_IDLE:

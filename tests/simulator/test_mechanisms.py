@@ -1203,7 +1203,7 @@ def test_the_patch_has_nothing_to_win_when_every_cpu_carries_the_same_hogs():
 
 
 @pytest.mark.xfail(strict=True, reason="1.15x on 6.6-eevdf (206 -> 179 ms; seeds 2-4 "
-                   "1.03x / 1.07x / 0.99x, 300 / 2400 requests 1.09x / 1.06x) with 6.6's own "
+                   "1.03x / 1.03x / 0.93x, 300 / 2400 requests 1.09x / 1.07x) with 6.6's own "
                    "load balancer and sd_init() domains (balance_66): 1.29x (286 -> 222 ms; "
                    "1.20x / 1.27x / 1.24x) with the shared 2.6/3.x balancer. The 117 ms run "
                    "sees no periodic MC pass (busy interval 124 ms, one CPU per core "
