@@ -40,7 +40,7 @@ def setup(eng: "Engine"):
 
     for cpu in eng.cpus:
         cpu.domains = build_domains(eng.topo, cpu.id, flags_for, tun["busy_factor"],
-                                    bool(tun.get("balance_66")))
+                                    sd_init_66_params=bool(tun.get("balance_66")))
         cpu.llc_span = _find_llc_span(cpu)
 
 

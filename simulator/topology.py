@@ -110,7 +110,7 @@ def sd_init_66(name, weight):
     return params
 
 
-def build_domains(topo, cpu, flags_for_level, busy_factor, sd_init_66_params=False):
+def build_domains(topo, cpu, flags_for_level, busy_factor, *, sd_init_66_params=False):
     """The domain levels of ``cpu``, lowest first; levels spanning one CPU are dropped.  With
     ``sd_init_66_params`` a level's parameters are 6.6's sd_init(), else the 2.6-era table."""
     levels = []
