@@ -231,6 +231,13 @@ FAMILY_TUNABLES = {
                                 "its runnable weight and its PELT average) / the group's PELT "
                                 "load over all CPUs (calc_group_shares()); 0: the shares split "
                                 "evenly over the group's tasks (the flattening)"),
+        "group_hierarchy": _t(False, "bool", "CONFIG_FAIR_GROUP_SCHED's hierarchy for a cgroup "
+                              "with cpu.shares: its tasks queue in the group's own cfs_rq per "
+                              "CPU under one group entity in the root queue, each level with "
+                              "its own avg_vruntime, deadlines and lag (6.6 fair.c: "
+                              "enqueue_task_fair(), pick_next_task_fair(), find_matching_se()); "
+                              "0: each task sits in the root queue at its part of the group's "
+                              "weight (the flattening)"),
     },
 }
 
@@ -286,6 +293,7 @@ PROFILES = {
                   "select_idle_sibling; SCHED_DEADLINE (global EDF) for periodic tasks",
                   "overrides": {"balance_fork": True, "group_shares_pelt": True,
                                 "busy_factor": 16,
+                                "group_hierarchy": True,
                                 "busiest_per_task_check": False, "busiest_group_form": "3.0"}},
 }
 

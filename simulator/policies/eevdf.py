@@ -48,12 +48,19 @@ class EevdfPolicy(Policy):
         # None: such a task keeps the shares split evenly over its group (the flattening)
         self.group_pelt: bool = bool(tun.get("group_shares_pelt"))
         self.shares: Any = None
+        # CONFIG_FAIR_GROUP_SCHED's hierarchy for those tasks (eevdf_group.py): each group's
+        # own cfs_rq per CPU under a group entity in the root queue; None: the flattening
+        self.hier_on: bool = bool(tun.get("group_hierarchy"))
+        self.groups: Any = None
 
     def attach(self, eng: "Engine"):
         super().attach(eng)
         if self.group_pelt:
             from .eevdf_shares import PeltShares
             self.shares = PeltShares(eng, self)
+        if self.hier_on:
+            from .eevdf_group import EevdfGroups
+            self.groups = EevdfGroups(self)
 
     def new_rq(self, cpu_id):
         rq = RunQueue(cpu_id)
@@ -105,6 +112,9 @@ class EevdfPolicy(Policy):
         return total // weight if weight else rq.min_vruntime
 
     def enqueue(self, rq: RunQueue, task: Task, how, now: int):
+        if task.group_shares and self.hier_on:
+            self.groups.enqueue(rq, task, how, now)
+            return
         if task.group_shares and self.shares is not None:
             # update_cfs_group() before place_entity(): the entity is placed at its new
             # weight, its stored lag rescaled as reweight_entity() does for an off-queue one
@@ -128,6 +138,9 @@ class EevdfPolicy(Policy):
         task.vruntime = max(-limit, min(limit, task.vruntime - self._avg(rq)))
 
     def dequeue(self, rq: RunQueue, task: Task, now: int):
+        if task.group_shares and self.hier_on:
+            self.groups.dequeue(rq, task, now)
+            return
         self._take(rq, task)
         rq.load -= task.weight
         self._store_lag(rq, task)
@@ -135,6 +148,9 @@ class EevdfPolicy(Policy):
             self.shares.leave(rq, task, now)
 
     def curr_leaves(self, rq: RunQueue, task: Task, now: int):
+        if task.group_shares and self.hier_on:
+            self.groups.curr_leaves(rq, task, now)
+            return
         self._store_lag(rq, task)
         super().curr_leaves(rq, task, now)
         if task.group_shares and self.shares is not None:
@@ -146,13 +162,19 @@ class EevdfPolicy(Policy):
         if self.shares is None:
             return False
         self.shares.refresh(rq, now)
+        if self.hier_on:
+            self.groups.refresh(rq)
         return True
 
     def reweight(self, rq: RunQueue, task: Task, weight: int) -> None:
         """6.6's reweight_entity() for a task on ``rq`` (queued, or running with its time
         already committed): its remaining virtual deadline is rescaled to the new weight
         (deadline - vruntime, times old / new), its vruntime kept; a queued task leaves and
-        re-enters the average's sums at the new weight."""
+        re-enters the average's sums at the new weight.  In the hierarchy a group task's
+        weight here is only what the balancer sees (eevdf_group.py)."""
+        if task.group_shares and self.hier_on:
+            self.groups.reweight_task(rq, task, weight)
+            return
         old = task.weight
         node: Node | None = task.key
         queued = node is not None and node.pos != NOT_QUEUED and rq.curr is not task
@@ -165,6 +187,9 @@ class EevdfPolicy(Policy):
             self._add(rq, task)
 
     def put_prev(self, rq: RunQueue, task: Task, now: int):
+        if task.group_shares and self.hier_on:
+            self.groups.put_prev(rq, task)
+            return
         if task.yield_pending:
             task.yield_pending = False
             task.vruntime = task.deadline
@@ -175,8 +200,14 @@ class EevdfPolicy(Policy):
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
         """The eligible task (vruntime <= average) with the earliest deadline, the earliest
         queued first among equals; with none eligible, the least vruntime."""
+        if self.hier_on:
+            return self.groups.pick_next(rq)
         if rq.nr_queued == 0:
             return None
+        return self._pick_queued(rq)
+
+    def _pick_queued(self, rq: RunQueue) -> Task:
+        """pick_eevdf() among the queued entities of the root queue (at least one)."""
         avg = self._avg(rq)
         best = self._earliest_eligible(rq, avg)
         if best is None:
@@ -214,6 +245,9 @@ class EevdfPolicy(Policy):
         return None
 
     def on_pick(self, rq: RunQueue, task: Task, now: int):
+        if task.group_shares and self.hier_on:
+            self.groups.on_pick(task, now)  # the root's curr is its group's entity
+            return
         super().on_pick(rq, task, now)
         rq.seq = task.deadline  # the deadline it was picked with (RUN_TO_PARITY's stash)
 
@@ -226,16 +260,23 @@ class EevdfPolicy(Policy):
                 and curr.vruntime <= self._avg(rq))
 
     def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):
+        if task.group_shares and self.hier_on:
+            self.groups.account(rq, task, elapsed)
+            return
         task.vruntime += elapsed * NICE_0 // task.weight
         if task.vruntime >= task.deadline and rq.nr_queued == 0:
             task.deadline = task.vruntime + self._vslice(task)
 
     def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
+        if task.group_shares and self.hier_on:
+            return self.groups.preempt_time(rq, task, start)
         if rq.nr_queued == 0:
             return NO_SLICE_END
         return start + max(0, (task.deadline - task.vruntime) * task.weight // NICE_0)
 
     def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
+        if task.group_shares and self.hier_on:
+            return self.groups.tick_preempt(rq, task)
         if task.vruntime < task.deadline:
             return False
         task.deadline = task.vruntime + self._vslice(task)
@@ -246,7 +287,14 @@ class EevdfPolicy(Policy):
         task: RUN_TO_PARITY keeps a protected running task; otherwise the woken task must be
         eligible, have the earliest deadline of the queued eligible tasks (the queue's order
         breaks ties) and, when the running task is eligible, no later deadline than it
-        (pick_eevdf() keeps curr only when the best queued deadline is later)."""
+        (pick_eevdf() keeps curr only when the best queued deadline is later).  In the
+        hierarchy, at the level find_matching_se() finds (eevdf_group.py)."""
+        if self.hier_on:
+            return self.groups.wakeup_preempts(rq, curr, task)
+        return self._would_preempt(rq, curr, task)
+
+    def _would_preempt(self, rq: RunQueue, curr: Task, task: Task) -> bool:
+        """Would pick_eevdf() on the root queue now return ``task`` (queued) over ``curr``?"""
         if self._protected(rq, curr):
             return False
         avg = self._avg(rq)
@@ -261,6 +309,8 @@ class EevdfPolicy(Policy):
         child.deadline = 0
 
     def yield_hands_over(self, rq: RunQueue, task: Task, now: int) -> bool:
+        if task.group_shares and self.hier_on:
+            return bool(self.groups.yield_hands_over(rq, task))
         return rq.nr_queued > 0
 
     def decision_cost(self, rq: RunQueue) -> int:
@@ -282,6 +332,8 @@ class EevdfPolicy(Policy):
     def queued_tasks(self, rq: RunQueue):
         """The queued tasks, the most recently queued first (an O(n) walk, as the balancer's
         own is)."""
+        if self.hier_on:
+            return self.groups.queued_tasks(rq)
         data: list[Node] = rq.data
         extra: list[Node] = rq.extra
         nodes = data + extra

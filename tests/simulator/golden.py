@@ -11,6 +11,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 GOLDEN_DIR = pathlib.Path(__file__).resolve().parent / "golden"
 
+OVERCOMMIT_66 = {"vcpus": 8, "hog_group_sizes": "6,6", "kick": "ipi", "duration_ms": 40}
 SPECS = {
     "threadtest-2.6.22": {"workload": "threadtest", "kernel": "2.6.22",
                           "params": {"iterations": 8, "loops": 200_000, "yield_in_spin": True}},
@@ -38,6 +39,13 @@ SPECS = {
                         "params": {"pairs": 3, "roundtrips": 100}},
     "overcommit-3.3": {"workload": "overcommit", "kernel": "3.3", "cpus": 4,
                        "params": {"duration_ms": 30}},
+    # issue 24's VM on 6.6 with CONFIG_FAIR_GROUP_SCHED's hierarchy (the profile's default)
+    # and without it (the flattening, as before the hierarchy was modelled)
+    "overcommit-6.6-eevdf": {"workload": "overcommit", "kernel": "6.6-eevdf",
+                             "topology": "1x4x2", "params": OVERCOMMIT_66},
+    "overcommit-6.6-eevdf-flat": {"workload": "overcommit", "kernel": "6.6-eevdf",
+                                  "topology": "1x4x2", "params": OVERCOMMIT_66,
+                                  "tunables": {"group_hierarchy": False}},
     "yield-loop-2.6.22": {"workload": "yield-loop", "kernel": "2.6.22", "cpus": 2,
                           "params": {"tasks": 3, "duration_ms": 20, "warmup_ms": 5}},
     "runqueue-cost-2.4": {"workload": "runqueue-cost", "kernel": "2.4",
