@@ -1207,8 +1207,9 @@ def test_the_patch_has_nothing_to_win_when_every_cpu_carries_the_same_hogs():
                    "1.13x / 1.00x / 0.96x, 300 / 2400 requests 1.08x / 1.02x); flattened it "
                    "was 1.29x (286 -> 222 ms; 1.20x / 1.27x / 1.24x), after the balancer's "
                    "second round and 6.6's wake path on PELT loads. The hierarchy shortens the "
-                   "unpatched wait (the VM's entity on a CPU keeps its lag between visits) and "
-                   "leaves the patch nothing to cut. Not modelled: group_util in the "
+                   "unpatched wait (a vCPU woken beside the kicking vCPU joins the VM's running "
+                   "entity, which keeps its place at the root when the kicker halts) and leaves "
+                   "the patch nothing to cut. Not modelled: group_util in the "
                    "spare-capacity comparisons, 6.6's sd_init() domain parameters (MC "
                    "imbalance_pct 117), PLACE_LAG's lag inflation; docs/simulator.md, issue 24, "
                    "eighth round")
