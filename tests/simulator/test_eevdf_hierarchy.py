@@ -156,6 +156,26 @@ def test_wakeup_preemption_compares_the_entities_where_the_two_tasks_meet():
     assert policy.wakeup_preempts(rq, vm1, vm2, now)
 
 
+def test_a_yield_acts_in_the_tasks_own_cfs_rq_and_the_balancer_sees_tasks_not_entities():
+    """yield_task_fair() pushes the yielding task's deadline in its own cfs_rq: its sibling
+    runs next while the root's curr stays the group's entity (untouched at the root).  The
+    balancer's list of queued tasks holds the tasks of every level, never a group entity."""
+    policy, (rq,) = _policy()
+    vm1, vm2, hog = _member(1, "vm"), _member(2, "vm"), _member(3, "hogs")
+    for task in (vm1, vm2, hog):
+        policy.enqueue(rq, task, "fork", 0)
+    assert _run(policy, rq) is vm1
+    se = rq.curr
+    entity = (se.vruntime, se.deadline)
+    assert {t.name for t in policy.queued_tasks(rq)} == {"vm2", "hogs3"}
+    policy.yield_task(rq, vm1, 0)
+    assert policy.yield_hands_over(rq, vm1, 0)
+    policy.put_prev(rq, vm1, 0)
+    assert _run(policy, rq) is vm2
+    assert rq.curr is se and (se.vruntime, se.deadline) == entity
+    assert vm1.deadline - vm1.vruntime == policy.slice  # a full slice from its old deadline
+
+
 def _run_spec(spec, **tunables):
     result = simulator.run({**spec, "tunables": {**spec.get("tunables", {}), **tunables}})
     result.pop("wall_seconds")
