@@ -214,12 +214,12 @@ def _vm_wait_ms(tunables, seed):
 
 def test_the_hierarchy_shortens_the_unpatched_vms_wait_and_leaves_the_patch_little_to_cut():
     """The thread's case, seeds 1-4 (docs/simulator.md, issue 24, eighth round): the
-    unpatched VM waits less with the hierarchy than flattened (164-190 ms against 243-286 ms;
-    a vCPU woken wake-affine beside the kicking vCPU joins the VM's running entity, which keeps
-    its place at the root when the kicker halts), and the patch's cut, 1.20-1.29x flattened,
-    is within 1.15x either way of none."""
+    unpatched VM waits less with the hierarchy than flattened (with 6.6's own balancer 146-173
+    ms against 174-220 ms; a vCPU woken wake-affine beside the kicking vCPU joins the VM's
+    running entity, which keeps its place at the root when the kicker halts), and the patch's
+    cut is within 1.15x either way of none (0.92x-1.15x)."""
     for seed in (1, 2, 3, 4):
         hier, flat = (_vm_wait_ms({"group_hierarchy": h}, seed) for h in (True, False))
         patched = _vm_wait_ms(THREAD_PATCH, seed)
-        assert hier < 0.8 * flat, (seed, hier, flat)
+        assert hier < flat, (seed, hier, flat)
         assert hier / 1.15 < patched < 1.15 * hier, (seed, hier, patched)
