@@ -196,6 +196,14 @@ FAMILY_TUNABLES = {
                                "/ its load over all CPUs, the others' averaged over this window "
                                "(update_cfs_shares()); 0: the shares split evenly over the "
                                "group's tasks (the flattening)"),
+        "group_hierarchy": _t(False, "bool", "CONFIG_FAIR_GROUP_SCHED's hierarchy (with "
+                              "shares_window_ms > 0): a task of a cgroup with cpu.shares is "
+                              "queued in its group's cfs_rq on its CPU at its own weight, the "
+                              "root queue holds the group's entity (tg->se[cpu]) at the shares' "
+                              "weight; enqueue, dequeue, update_curr, sched_slice, the tick's "
+                              "check and wakeup preemption (find_matching_se()) per level, as "
+                              "3.0's kernel/sched_fair.c; off: the group's shares split over "
+                              "its tasks in one flat queue (the flattening)"),
     },
     "rsdl": {
         "rr_interval": _t(8, "int", "quota in ms each task gets at each priority level"),
@@ -286,7 +294,8 @@ PROFILES = {
                 sched_wakeup_granularity_ns=MS, sched_child_runs_first=0,
                 latency_cap_cpus=8, select_idle_sibling=True, balance_fork=True,
                 yield_semantics="skip", gentle_fair_sleepers=True, wakeup_gran_by_wakee=True,
-                shares_window_ms=10, busiest_per_task_check=False, busiest_group_form="3.0",
+                shares_window_ms=10, group_hierarchy=True, busiest_per_task_check=False,
+                busiest_group_form="3.0",
                 idle_idx=0, newidle_idx=0),
     "6.6-eevdf": {"family": "eevdf", "description": "EEVDF (6.6): earliest eligible virtual "
                   "deadline first, base slice 0.75 ms, yield sets vruntime to the deadline, "

@@ -46,12 +46,22 @@ class CfsPolicy(Policy):
         # None: such a task keeps the shares split evenly over its group (the flattening)
         self.window_ns: int = int(tun.get("shares_window_ms", 0)) * 1_000_000
         self.shares: Any = None
+        # CONFIG_FAIR_GROUP_SCHED's hierarchy over those shares (cfs_group.py): such a task is
+        # queued in its group's cfs_rq on the CPU, the root queue holds the group's entity
+        self.group_hierarchy: bool = bool(tun.get("group_hierarchy"))
+        self.hier: Any = None
 
     def attach(self, eng: "Engine"):
         super().attach(eng)
         if self.window_ns > 0:
             from .cfs_shares import GroupShares
             self.shares = GroupShares(eng, self.window_ns)
+            if self.group_hierarchy and not self.v1_preemption:
+                from .cfs_group import GroupHierarchy
+                self.hier = GroupHierarchy(self, eng)
+                # a group task's vruntime no longer grows at task.weight (its share of the
+                # group's entity): the engine calls account() instead of its inline copy
+                self.account_is_vruntime = False
 
     def new_rq(self, cpu_id):
         # The kernel's rbtree gives the leftmost task in O(1) and an insert or removal in
@@ -107,6 +117,8 @@ class CfsPolicy(Policy):
     def _update_min(self, rq: RunQueue) -> None:
         """min_vruntime = max(itself, min(running task's vruntime, leftmost queued))."""
         curr = rq.curr
+        if curr is not None and curr.group_shares and self.hier is not None:
+            curr = self.hier.root_curr(rq, curr)  # the root runs the task's group entity
         data: list[Node] = rq.data
         if data:
             v = data[0].key
@@ -120,6 +132,9 @@ class CfsPolicy(Policy):
             rq.min_vruntime = v
 
     def enqueue(self, rq: RunQueue, task: Task, how, now: int):
+        if task.group_shares and self.hier is not None:
+            self.hier.enqueue(rq, task, how, now)
+            return
         self._update_min(rq)
         if how == "fork":
             pass  # placed by task_fork
@@ -135,6 +150,9 @@ class CfsPolicy(Policy):
         self._insert(rq, task)
 
     def dequeue(self, rq: RunQueue, task: Task, now: int):
+        if task.group_shares and self.hier is not None:
+            self.hier.dequeue(rq, task, now)
+            return
         self._update_min(rq)
         self._remove(rq, task)
         rq.load -= task.weight
@@ -143,6 +161,9 @@ class CfsPolicy(Policy):
             self.shares.leave(rq, task, now)
 
     def curr_leaves(self, rq: RunQueue, task: Task, now: int):
+        if task.group_shares and self.hier is not None:
+            self.hier.curr_leaves(rq, task, now)
+            return
         self._update_min(rq)
         super().curr_leaves(rq, task, now)
         task.vruntime -= rq.min_vruntime
@@ -158,6 +179,9 @@ class CfsPolicy(Policy):
         return True
 
     def put_prev(self, rq: RunQueue, task: Task, now: int):
+        if task.group_shares and self.hier is not None:
+            self.hier.put_prev(rq, task, now)
+            return
         self._update_min(rq)
         rq.curr = None
         if task.yield_pending:
@@ -190,12 +214,17 @@ class CfsPolicy(Policy):
                 task = second.task
         self._remove(rq, task)
         self._update_min(rq)
+        if task.tid < 0 and self.hier is not None:  # a group entity: its group's pick
+            return self.hier.descend(rq, task)
         return task
 
     def account(self, rq: RunQueue, task: Task, elapsed: int, now: int):
         # min_vruntime is brought up to date lazily where it is used: between those points only
         # the running task's vruntime grows, so the lazy value equals the eager one.  Engine.run
         # has a copy of this line (account_is_vruntime).
+        if task.group_shares and self.hier is not None:
+            self.hier.account(rq, task, elapsed)
+            return
         task.vruntime += elapsed * NICE_0 // task.weight if task.weight != NICE_0 else elapsed
 
     def ideal_slice(self, rq: RunQueue, task: Task) -> int:
@@ -204,12 +233,15 @@ class CfsPolicy(Policy):
         return period * task.weight // max(rq.load, task.weight)
 
     def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
+        if task.group_shares and self.hier is not None:
+            return self.hier.preempt_time(rq, task, start)
         if rq.nr_queued == 0:
             return NO_SLICE_END
         if self.v1_preemption:
             return self._v1_preempt_time(rq, task, start)
-        # ideal_slice(), inlined (this runs at every re-plan of a busy CPU)
-        nr = rq.nr_running
+        # ideal_slice(), inlined (this runs at every re-plan of a busy CPU); with the group
+        # hierarchy the root's period counts its entities (a group's tasks count once)
+        nr = rq.nr_running if self.hier is None else rq.nr_queued + 1
         period = self.latency if nr <= self.nr_latency else self.min_gran * nr
         weight = task.weight
         load = rq.load
@@ -220,6 +252,8 @@ class CfsPolicy(Policy):
     def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
         if self.v1_preemption:
             return self._v1_tick_preempt(rq, task)
+        if self.hier is not None:
+            return self.hier.tick_preempt(rq, task)
         return rq.nr_queued > 0 and task.sum_exec - task.prev_sum_exec >= self.ideal_slice(rq, task)
 
     # 2.6.23's preemption (kernel/sched_fair.c of 2.6.23.17, read for this): entity_tick()
@@ -275,6 +309,8 @@ class CfsPolicy(Policy):
         those of the entity the kernel compares: a task of a flattened cgroup is seen through
         its group's entity (Task.entity_weight: the group's shares, the weight that entity has
         while the group's runnable load is on this CPU), not through its own split weight."""
+        if self.hier is not None and (curr.group_shares or task.group_shares):
+            return self.hier.wakeup_preempts(rq, curr, task)
         gran = self.wakeup_gran
         if self.v1_preemption:  # 2.6.23: in curr's units, 0 once curr ran past ideal_runtime
             ideal = max(self.latency // max(1, rq.nr_running), self.min_gran)
@@ -291,6 +327,9 @@ class CfsPolicy(Policy):
         return curr.vruntime - task.vruntime > gran
 
     def task_fork(self, rq: RunQueue, parent: Task, child: Task, now: int, same_cpu):
+        if child.group_shares and self.hier is not None and not self.inherit_thread_vruntime:
+            self.hier.task_fork(rq, parent, child, same_cpu)
+            return
         self._update_min(rq)
         if self.inherit_thread_vruntime:
             self._activate_new_thread(rq, parent, child, now, same_cpu)
@@ -328,6 +367,8 @@ class CfsPolicy(Policy):
         "requeue" code of 2.6.23/2.6.24 only brings its vruntime up to date, so put_prev puts it
         back at its own key, right of equal keys: it hands over only when a queued task's
         vruntime is at most its own (nearly a no-op right after it was picked)."""
+        if task.group_shares and self.hier is not None:
+            return self.hier.yield_hands_over(rq, task)
         left = self._leftmost(rq)
         if left is None:
             return False
@@ -338,8 +379,8 @@ class CfsPolicy(Policy):
     def yield_handover_delay(self, rq: RunQueue, task: Task, now: int) -> int | None:
         """Spinning on sched_yield() with requeue semantics: the yield that hands over comes
         when the spinner's vruntime has caught up with the leftmost queued task."""
-        if self.yield_mode != "requeue":
-            return None
+        if self.yield_mode != "requeue" or (task.group_shares and self.hier is not None):
+            return None  # not modelled for a group task (no such profile): its slice ends it
         left = self._leftmost(rq)
         if left is None:
             return None
@@ -353,6 +394,8 @@ class CfsPolicy(Policy):
     def queued_tasks(self, rq: RunQueue):
         """Right to left, as the 2.6 balancer's iterator (sorting the queued nodes: a balance
         pass looks at every queued task anyway)."""
+        if self.hier is not None:
+            return self.hier.queued_tasks(rq)
         data: list[Node] = rq.data
         queued = [(node.key, node.order, node.task) for node in data]
         queued.sort(reverse=True)  # (vruntime, order) is unique: tasks are never compared

@@ -46,6 +46,10 @@ SPECS = {
     "overcommit-6.6-eevdf-flat": {"workload": "overcommit", "kernel": "6.6-eevdf",
                                   "topology": "1x4x2", "params": OVERCOMMIT_66,
                                   "tunables": {"group_hierarchy": False}},
+    # the flattening (group_hierarchy off): the overcommit golden from before the hierarchy
+    "overcommit-3.3-flat": {"workload": "overcommit", "kernel": "3.3", "cpus": 4,
+                            "params": {"duration_ms": 30},
+                            "tunables": {"group_hierarchy": False}},
     "yield-loop-2.6.22": {"workload": "yield-loop", "kernel": "2.6.22", "cpus": 2,
                           "params": {"tasks": 3, "duration_ms": 20, "warmup_ms": 5}},
     "runqueue-cost-2.4": {"workload": "runqueue-cost", "kernel": "2.4",
