@@ -59,9 +59,6 @@ class CfsPolicy(Policy):
             if self.group_hierarchy and not self.v1_preemption:
                 from .cfs_group import GroupHierarchy
                 self.hier = GroupHierarchy(self, eng)
-                # a group task's vruntime no longer grows at task.weight (its share of the
-                # group's entity): the engine calls account() instead of its inline copy
-                self.account_is_vruntime = False
 
     def new_rq(self, cpu_id):
         # The kernel's rbtree gives the leftmost task in O(1) and an insert or removal in
@@ -252,9 +249,17 @@ class CfsPolicy(Policy):
     def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
         if self.v1_preemption:
             return self._v1_tick_preempt(rq, task)
-        if self.hier is not None:
+        if task.group_shares and self.hier is not None:
             return self.hier.tick_preempt(rq, task)
-        return rq.nr_queued > 0 and task.sum_exec - task.prev_sum_exec >= self.ideal_slice(rq, task)
+        if rq.nr_queued == 0:
+            return False
+        if self.hier is None:
+            return task.sum_exec - task.prev_sum_exec >= self.ideal_slice(rq, task)
+        # the root's period counts its entities (a group's tasks count once), as preempt_time()
+        nr = rq.nr_queued + 1
+        period = self.latency if nr <= self.nr_latency else self.min_gran * nr
+        ideal = period * task.weight // max(rq.load, task.weight)
+        return task.sum_exec - task.prev_sum_exec >= ideal
 
     # 2.6.23's preemption (kernel/sched_fair.c of 2.6.23.17, read for this): entity_tick()
     # requeues the running task at its updated key and, unless it is still the leftmost, calls
@@ -394,7 +399,7 @@ class CfsPolicy(Policy):
     def queued_tasks(self, rq: RunQueue):
         """Right to left, as the 2.6 balancer's iterator (sorting the queued nodes: a balance
         pass looks at every queued task anyway)."""
-        if self.hier is not None:
+        if self.hier is not None and self.hier.queues:  # group queues exist
             return self.hier.queued_tasks(rq)
         data: list[Node] = rq.data
         queued = [(node.key, node.order, node.task) for node in data]

@@ -79,6 +79,10 @@ class GroupHierarchy:
         key = (task.group, cpu)
         gq = self.queues.get(key)
         if gq is None:
+            # from now on a group task may run, whose vruntime does not grow at task.weight
+            # (its share of the group's entity): the engine's inline copy of
+            # CfsPolicy.account() is switched off, so that account() runs for every event
+            self.eng.vruntime_only = False
             rank = self.ranks.setdefault(task.group, len(self.ranks))
             tid = -1 - len(self.queues)
             gq = GroupRq(Task(tid, f"{task.group}/cpu{cpu}", [], group=task.group), rank)

@@ -20,6 +20,7 @@ class _IdleCpus:
 
     def __init__(self, ncpus):
         self.cpus = [type("Cpu", (), {"curr": None})() for _ in range(ncpus)]
+        self.vruntime_only = True  # the engine's inline accounting, until a group appears
 
 
 def _hier_policy(ncpus=2):
@@ -31,7 +32,6 @@ def _hier_policy(ncpus=2):
     eng = _IdleCpus(ncpus)  # what attach() sets up (the compiled attach() wants an Engine)
     policy.shares = GroupShares(eng, policy.window_ns)
     policy.hier = GroupHierarchy(policy, eng)
-    policy.account_is_vruntime = False
     return policy
 
 
@@ -127,6 +127,7 @@ def test_each_level_advances_at_its_own_weight_and_the_slice_is_taken_up_the_hie
     for task in (first, second, hog):
         _queue(policy, rq, task, "fork")
     assert _run(policy, rq) is first
+    assert not policy.hier.eng.vruntime_only  # the engine calls account() from now on
     vm = _entity(policy, "vm")
     se_weight = policy.hier.queues[("vm", 0)].shares.se_weight
     assert se_weight == 1024 and rq.load == 2048 and first.weight == 512  # h_load-like
