@@ -204,6 +204,22 @@ FAMILY_TUNABLES = {
                               "check and wakeup preemption (find_matching_se()) per level, as "
                               "3.0's kernel/sched_fair.c; off: the group's shares split over "
                               "its tasks in one flat queue (the flattening)"),
+        "cfs_buddies": _t(False, "bool", "3.x's buddies per cfs_rq (3.0 kernel/sched_fair.c: "
+                          "pick_next_entity(), clear_buddies(), check_preempt_wakeup(), "
+                          "dequeue_task_fair()): the pick prefers the next buddy, else the last, "
+                          "else the entity after a skip buddy, each only within a wakeup "
+                          "granularity of the leftmost; a preempting wakee becomes the next "
+                          "buddy, a group task that sleeps while its group stays runnable makes "
+                          "the group's entity the next buddy; off: no buddies, a yielder that is "
+                          "leftmost always yields (the model before)"),
+        "last_buddy": _t(False, "bool", "sched_feat LAST_BUDDY (kernel/sched/features.h: on "
+                         "in 3.x), with cfs_buddies: a task preempted at wakeup, with at least "
+                         "latency / min_granularity entities on its cfs_rq, becomes the last "
+                         "buddy (check_preempt_wakeup()'s set_last_buddy())"),
+        "next_buddy": _t(False, "bool", "sched_feat NEXT_BUDDY (kernel/sched/features.h: off "
+                         "in 3.x), with cfs_buddies: any wakee but a new task, with at least "
+                         "latency / min_granularity entities on the running task's cfs_rq, "
+                         "becomes the next buddy whether it preempts or not"),
     },
     "rsdl": {
         "rr_interval": _t(8, "int", "quota in ms each task gets at each priority level"),
@@ -295,6 +311,7 @@ PROFILES = {
                 latency_cap_cpus=8, select_idle_sibling=True, balance_fork=True,
                 yield_semantics="skip", gentle_fair_sleepers=True, wakeup_gran_by_wakee=True,
                 shares_window_ms=10, group_hierarchy=True, busiest_per_task_check=False,
+                cfs_buddies=True, last_buddy=True, next_buddy=False,
                 busiest_group_form="3.0",
                 idle_idx=0, newidle_idx=0),
     "6.6-eevdf": {"family": "eevdf", "description": "EEVDF (6.6): earliest eligible virtual "

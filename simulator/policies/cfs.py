@@ -50,6 +50,12 @@ class CfsPolicy(Policy):
         # queued in its group's cfs_rq on the CPU, the root queue holds the group's entity
         self.group_hierarchy: bool = bool(tun.get("group_hierarchy"))
         self.hier: Any = None
+        # 3.x's skip / last / next buddies per cfs_rq (cfs_buddies.py); None: the skip flag
+        # on the task that the model had before (the leftmost skipped task always yields)
+        self.buddies: Any = None
+        if tun.get("cfs_buddies") and not self.v1_preemption:
+            from .cfs_buddies import CfsBuddies
+            self.buddies = CfsBuddies(self, tun)
 
     def attach(self, eng: "Engine"):
         super().attach(eng)
@@ -152,6 +158,8 @@ class CfsPolicy(Policy):
             return
         self._update_min(rq)
         self._remove(rq, task)
+        if self.buddies is not None:
+            self.buddies.clear_up(rq, task)  # dequeue_entity()'s clear_buddies()
         rq.load -= task.weight
         task.vruntime -= rq.min_vruntime
         if task.group_shares and self.shares is not None:
@@ -163,6 +171,8 @@ class CfsPolicy(Policy):
             return
         self._update_min(rq)
         super().curr_leaves(rq, task, now)
+        if self.buddies is not None:
+            self.buddies.sleeps(rq, task, False)
         task.vruntime -= rq.min_vruntime
         if task.group_shares and self.shares is not None:
             self.shares.leave(rq, task, now)
@@ -188,13 +198,23 @@ class CfsPolicy(Policy):
                 if rightmost >= task.vruntime:
                     task.vruntime = rightmost + 1  # right of the rightmost task
             elif self.yield_mode == "skip":
-                task.skip = True
+                if self.buddies is not None:
+                    self.buddies.set_skip(rq, task)
+                else:
+                    task.skip = True
         self._insert(rq, task)
 
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
         data: list[Node] = rq.data
         if not data:
             return None
+        if self.buddies is not None:
+            task = self.buddies.pick(data, self.buddies.root(rq))
+            self._remove(rq, task)
+            self._update_min(rq)
+            if task.tid < 0 and self.hier is not None:
+                return self.hier.descend(rq, task)
+            return task
         task = data[0].task
         if task.skip:  # the skip buddy: the next task runs, if there is one
             task.skip = False
@@ -254,12 +274,18 @@ class CfsPolicy(Policy):
         if rq.nr_queued == 0:
             return False
         if self.hier is None:
-            return task.sum_exec - task.prev_sum_exec >= self.ideal_slice(rq, task)
+            used = task.sum_exec - task.prev_sum_exec >= self.ideal_slice(rq, task)
+            if used and self.buddies is not None:
+                self.buddies.slice_used(rq, task, (True, False))
+            return used
         # the root's period counts its entities (a group's tasks count once), as preempt_time()
         nr = rq.nr_queued + 1
         period = self.latency if nr <= self.nr_latency else self.min_gran * nr
         ideal = period * task.weight // max(rq.load, task.weight)
-        return task.sum_exec - task.prev_sum_exec >= ideal
+        used = task.sum_exec - task.prev_sum_exec >= ideal
+        if used and self.buddies is not None:
+            self.buddies.slice_used(rq, task, (True, False))
+        return used
 
     # 2.6.23's preemption (kernel/sched_fair.c of 2.6.23.17, read for this): entity_tick()
     # requeues the running task at its updated key and, unless it is still the leftmost, calls
@@ -315,7 +341,15 @@ class CfsPolicy(Policy):
         its group's entity (Task.entity_weight: the group's shares, the weight that entity has
         while the group's runnable load is on this CPU), not through its own split weight."""
         if self.hier is not None and (curr.group_shares or task.group_shares):
-            return self.hier.wakeup_preempts(rq, curr, task)
+            preempts: bool = self.hier.wakeup_preempts(rq, curr, task)
+        else:
+            preempts = self._flat_wakeup_preempts(rq, curr, task)
+        if self.buddies is not None:
+            self.buddies.wakeup(rq, curr, task, preempts)
+        return preempts
+
+    def _flat_wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task) -> bool:
+        """wakeup_preempt_entity() between two entities of the root queue."""
         gran = self.wakeup_gran
         if self.v1_preemption:  # 2.6.23: in curr's units, 0 once curr ran past ideal_runtime
             ideal = max(self.latency // max(1, rq.nr_running), self.min_gran)

@@ -28,9 +28,9 @@ android_kernel_samsung_smdk4412 @4b55028b):
   up to the level where they share a cfs_rq and wakeup_preempt_entity() compares them there,
   the granularity in the wakee-side entity's units (wakeup_gran());
 - yield_task_fair(): set_skip_buddy() marks the entity at every level.
-Not modelled: the next buddy dequeue_task_fair() sets on the parent of a task that sleeps while
-its group keeps runnable tasks, and the next/last buddies of wakeup preemption (the flat model
-has no next/last buddies either); check_preempt_tick()'s second test (a vruntime lead over the
+With ``cfs_buddies`` each group queue also keeps its skip / last / next buddies and
+dequeue_task_fair()'s next buddy on the parent of a sleeping task is set (cfs_buddies.py).
+Not modelled: check_preempt_tick()'s second test (a vruntime lead over the
 leftmost beyond the slice, also absent from the flat model).
 """
 
@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..program import Task, nice_to_weight
 from .base import NICE_0, NO_SLICE_END, RunQueue
+from .cfs_buddies import Buddies
 from .taskheap import Node, push, remove
 
 if TYPE_CHECKING:  # annotations only
@@ -49,7 +50,7 @@ class GroupRq:
     """A group's cfs_rq on one CPU (its queued tasks, running task and min_vruntime) and the
     group's entity in that CPU's root queue (tg->se[cpu])."""
 
-    __slots__ = ("data", "curr", "min_vruntime", "entity", "on_rq", "shares", "rank")
+    __slots__ = ("data", "curr", "min_vruntime", "entity", "on_rq", "shares", "rank", "bud")
 
     def __init__(self, entity: Task, rank: int):
         self.data: list[Node] = []  # the queued tasks, by (vruntime, order)
@@ -59,6 +60,7 @@ class GroupRq:
         self.on_rq = False  # the entity is queued at the root or runs there
         self.shares: Any = None  # the windowed shares' GroupCpu: load, se_weight
         self.rank = rank  # the group's creation rank (the balancer's task_groups order)
+        self.bud = Buddies()  # this cfs_rq's skip / last / next (with cfs_buddies only)
 
 
 class GroupHierarchy:
@@ -131,6 +133,8 @@ class GroupHierarchy:
         gq = self.queues[(task.group, rq.cpu)]
         _update_min(gq)
         remove(gq.data, task.key)
+        if pol.buddies is not None:
+            pol.buddies.clear_up(rq, task)  # dequeue_entity()'s clear_buddies()
         rq.load -= task.weight
         task.vruntime -= gq.min_vruntime
         pol.shares.leave(rq, task, now)
@@ -148,6 +152,8 @@ class GroupHierarchy:
         gq.curr = None
         task.vruntime -= gq.min_vruntime
         pol.shares.leave(rq, task, now)
+        if pol.buddies is not None:  # the parent becomes the next buddy if it stays
+            pol.buddies.sleeps(rq, task, bool(gq.data))
         if gq.data:  # the entity stays: put_prev_entity() puts it back in the root tree
             pol._insert(rq, gq.entity)
         else:
@@ -158,6 +164,8 @@ class GroupHierarchy:
         if queued:
             self.pol._remove(rq, ent)
         ent.skip = False  # dequeue_entity()'s clear_buddies()
+        if self.pol.buddies is not None:
+            self.pol.buddies.clear_group_entity(rq, gq)
         gq.on_rq = False
 
     def put_prev(self, rq: RunQueue, task: Task, now: int) -> None:
@@ -171,7 +179,9 @@ class GroupHierarchy:
         gq.curr = None
         if task.yield_pending:
             task.yield_pending = False
-            if pol.yield_mode == "skip":
+            if pol.yield_mode == "skip" and pol.buddies is not None:
+                pol.buddies.set_skip(rq, task)
+            elif pol.yield_mode == "skip":
                 task.skip = True
                 gq.entity.skip = True
         self._insert(gq, task)
@@ -182,7 +192,8 @@ class GroupHierarchy:
         root tree) becomes the root's current entity and its group's pick runs."""
         gq = self.by_entity[ent.tid]
         ent.prev_sum_exec = ent.sum_exec  # set_next_entity()
-        task = _pick_skipping(gq.data)
+        buddies = self.pol.buddies
+        task = _pick_skipping(gq.data) if buddies is None else buddies.pick(gq.data, gq.bud)
         remove(gq.data, task.key)
         _update_min(gq)
         gq.curr = task
@@ -245,8 +256,24 @@ class GroupHierarchy:
         return start + left if left > 0 else start
 
     def tick_preempt(self, rq: RunQueue, task: Task) -> bool:
-        """entity_tick() at each level: any level's slice used up reschedules."""
-        return any(ran >= slice_ for slice_, ran in self._levels(rq, task))
+        """entity_tick() at each level: any level's slice used up reschedules (and with
+        buddies clears that level's running entity's, check_preempt_tick())."""
+        used = [ran >= slice_ for slice_, ran in self._levels(rq, task)]
+        if any(used) and self.pol.buddies is not None:
+            self.pol.buddies.slice_used(rq, task, self._fired(rq, task, used))
+        return any(used)
+
+    def _fired(self, rq: RunQueue, task: Task, used: list[bool]) -> tuple[bool, bool]:
+        """(the task's own level, the root) from _levels()'s list, which holds a level
+        only where another entity waits."""
+        if not task.group_shares:
+            return used[0], False
+        at = 0
+        own = False
+        if self.queues[(task.group, rq.cpu)].data:
+            own = used[0]
+            at = 1
+        return own, bool(rq.data) and used[at]
 
     def wakeup_preempts(self, rq: RunQueue, curr: Task, task: Task) -> bool:
         """check_preempt_wakeup(): find_matching_se(), then wakeup_preempt_entity() between the

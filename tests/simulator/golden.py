@@ -50,6 +50,11 @@ SPECS = {
     "overcommit-3.3-flat": {"workload": "overcommit", "kernel": "3.3", "cpus": 4,
                             "params": {"duration_ms": 30},
                             "tunables": {"group_hierarchy": False}},
+    # the hierarchy without 3.x's buddies (cfs_buddies off): overcommit-3.3 as it was before
+    # the buddies were modelled
+    "overcommit-3.3-nobuddies": {"workload": "overcommit", "kernel": "3.3", "cpus": 4,
+                                 "params": {"duration_ms": 30},
+                                 "tunables": {"cfs_buddies": False}},
     "yield-loop-2.6.22": {"workload": "yield-loop", "kernel": "2.6.22", "cpus": 2,
                           "params": {"tasks": 3, "duration_ms": 20, "warmup_ms": 5}},
     "runqueue-cost-2.4": {"workload": "runqueue-cost", "kernel": "2.4",
