@@ -52,6 +52,10 @@ class EevdfPolicy(Policy):
         # own cfs_rq per CPU under a group entity in the root queue; None: the flattening
         self.hier_on: bool = bool(tun.get("group_hierarchy"))
         self.groups: Any = None
+        # set by the first group task's enqueue: until then every queue is flat, and the pick
+        # and the wakeup check take the flat paths (the group ones give the same results there,
+        # at a Python call per pick)
+        self.hier_active: bool = False
 
     def attach(self, eng: "Engine"):
         super().attach(eng)
@@ -200,7 +204,7 @@ class EevdfPolicy(Policy):
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
         """The eligible task (vruntime <= average) with the earliest deadline, the earliest
         queued first among equals; with none eligible, the least vruntime."""
-        if self.hier_on:
+        if self.hier_active:
             return self.groups.pick_next(rq)
         if rq.nr_queued == 0:
             return None
@@ -289,7 +293,7 @@ class EevdfPolicy(Policy):
         breaks ties) and, when the running task is eligible, no later deadline than it
         (pick_eevdf() keeps curr only when the best queued deadline is later).  In the
         hierarchy, at the level find_matching_se() finds (eevdf_group.py)."""
-        if self.hier_on:
+        if self.hier_active:
             return self.groups.wakeup_preempts(rq, curr, task)
         return self._would_preempt(rq, curr, task)
 

@@ -172,6 +172,7 @@ class EevdfGroups:
         there."""
         lvl = self.level(task, rq.cpu)
         policy = self.policy
+        policy.hier_active = True
         if policy.shares is not None:
             policy.shares.join(rq, task, now)
         self.sync_weight(rq, lvl)
