@@ -2,7 +2,8 @@
 
 Periodic balancing runs from a CPU's tick when its domain's interval has passed (the interval is
 multiplied by busy_factor while the CPU is busy, doubles while the domain looks balanced and resets
-after a failed or successful move, as in 2.6's load_balance()).  Balance events are only scheduled
+after a failed or successful move, as in 2.6's load_balance(); past cache_nice_tries + 2 failures
+the busiest CPU's migration thread pushes a task, active_push()).  Balance events are only scheduled
 while some runqueue has a second task, so an idle or evenly loaded machine costs no ticks.
 """
 
@@ -692,8 +693,70 @@ def load_balance(eng: "Engine", cpu: "Cpu", level: DomainLevel, kind: str):
     eng._counters["balance_failed"] += 1
     if kind != "newidle":
         level.nr_balance_failed += 1
+        if eng.tun.get("active_balance") and level.nr_balance_failed > level.cache_nice_tries + 2:
+            _active_balance(eng, cpu, busiest, level)
+            return False
     level.balance_interval_ms = level.min_interval_ms
     return False
+
+
+def _active_balance(eng: "Engine", cpu: "Cpu", busiest: "Cpu", level: DomainLevel):
+    """load_balance()'s kick, 2.6.20 - 3.x: only a periodic pass (2.6's
+    load_balance_newidle() has none; 3.x's need_active_balance() refuses CPU_NEWLY_IDLE without
+    sched_mc_power_savings).  A busiest CPU whose running task may not run here is
+    out_one_pinned (all_pinned: back off up to MAX_PINNED_INTERVAL); else the migration thread
+    is woken (unless a push is pending there), nr_balance_failed is set to cache_nice_tries + 1
+    (so that its push, and the next passes, ignore cache-hotness) and the interval backs off
+    ("If we've begun active balancing, start to back off"); with a push already pending the
+    interval is reset as for any failed balance."""
+    if not balance66.request_active_push(eng, cpu, busiest):
+        if (level.balance_interval_ms < balance66.MAX_PINNED_INTERVAL_MS
+                or level.balance_interval_ms < level.max_interval_ms):
+            level.balance_interval_ms *= 2
+        return
+    kicked = busiest.push_cpu == cpu.id
+    level.nr_balance_failed = level.cache_nice_tries + 1
+    if kicked and level.balance_interval_ms < level.max_interval_ms:
+        level.balance_interval_ms *= 2
+    elif not kicked:
+        level.balance_interval_ms = level.min_interval_ms
+
+
+def active_push(eng: "Engine", src: "Cpu"):
+    """The busiest CPU's migration thread (2.6.x active_load_balance(), 3.x / 6.6
+    active_load_balance_cpu_stop()), run by engine.schedule() after the running task was put
+    back: nothing if no task but the thread itself is left; else at the puller's lowest level
+    spanning this CPU, one task moves -- 2.6.x / 3.x: the first move_tasks() / move_one_task()
+    would take with no load limit (can_migrate_task() with that level's nr_balance_failed),
+    6.6: detach_one_task() (and a push resets nr_balance_failed).  The moved task pays the
+    migrate path's refill when it runs."""
+    dst = eng.cpus[src.push_cpu]
+    src.push_cpu = -1
+    level = next((lvl for lvl in dst.domains if _spans(lvl.span, src.id)), None)
+    if src.rq.nr_running == 0 or level is None:
+        return
+    on_66 = balance66.enabled(eng)
+    task: Task | None = None
+    if on_66:
+        task = balance66.detach_one_task(eng, src, dst)
+    else:
+        for queued in eng.policy.queued_tasks(src.rq):
+            if _can_migrate(eng, queued, src, dst, level, eng.now):
+                task = queued
+                break
+    if task is None:
+        return
+    eng.dequeue(src, task)
+    eng.enqueue(dst, task, "migrate")
+    balance66._count(eng, "active_balance_pushed")
+    if eng.trace_file is not None:
+        eng.trace(dst.id, "pull", f"{task.name} pushed from cpu{src.id} by its migration "
+                  f"thread ({level.name})")
+    if on_66:
+        level.nr_balance_failed = 0
+        eng.check_preempt(dst, task)  # attach_one_task(): check_preempt_curr()
+    else:
+        eng.check_preempt_after_pull(dst)
 
 
 MAX_PRIO = 140

@@ -30,9 +30,13 @@ Simplified (docs/simulator.md, issue 24): cpu_load() is the policy's wake_load()
 for tasks of groups with shares, the weight for the others); the utilisation and runnable
 averages are their steady states (1024 a busy CPU, 1024 per runnable task), not PELT signals;
 every CPU's capacity is 1024.  Not modelled: misfit and asym packing (no asymmetric CPUs),
-group_imbalanced and the LBF_*_PINNED retries (affinity only refuses a task), active
-balancing (a balance that needs it is traced), newidle_balance()'s avg_idle /
-max_newidle_lb_cost gate (no avg_idle in the model), NUMA.
+group_imbalanced and the LBF_*_PINNED retries (affinity only refuses a task),
+newidle_balance()'s avg_idle / max_newidle_lb_cost gate (no avg_idle in the model), NUMA.
+
+Active balancing (need_active_balance(), active_load_balance_cpu_stop()): a failed
+migrate_task balance past cache_nice_tries + 2 failures wakes the busiest CPU's stopper, which
+preempts its running task and pushes the oldest task that may run on the puller (cache-hot or
+not); a push resets nr_balance_failed, and the interval returns to min_interval.
 """
 
 from typing import TYPE_CHECKING
@@ -396,12 +400,69 @@ def load_balance(eng: "Engine", cpu: "Cpu", index: int, idle: str) -> tuple[int,
         eng._counters["balance_failed"] += 1
         if idle != NEWLY_IDLE:
             level.nr_balance_failed += 1
-        if (env.migration == MIGRATE_TASK and eng.trace_file is not None
-                and level.nr_balance_failed > level.cache_nice_tries + 2):
-            eng.trace(cpu.id, "balance", f"{level.name}: active balance of cpu{busiest.id} "
-                      "needed (not modelled)")
-    level.balance_interval_ms = level.min_interval_ms  # unbalanced: reset the interval
+        if need_active_balance(eng, env) and not request_active_push(eng, cpu, busiest):
+            # out_one_pinned: LBF_ALL_PINNED is still set when detach_tasks() never ran
+            _back_off_pinned(level, idle, all_pinned=busiest.rq.nr_running <= 1)
+            return 0, True
+    # unbalanced (or active balancing needed: need_active_balance() again): reset the interval
+    level.balance_interval_ms = level.min_interval_ms
     return moved, True
+
+
+# ------------------------------------------------------------------------ active balancing
+MAX_PINNED_INTERVAL_MS = 512  # load_balance(): "Max backoff if we encounter pinned tasks"
+
+
+def need_active_balance(eng: "Engine", env: Env) -> bool:
+    """need_active_balance(): of its cases only imbalanced_active_balance() can hold here
+    (migrate_task, more than cache_nice_tries + 2 failed balances; it does not look at the
+    idle type, so a newly idle pass can kick once periodic passes failed); asym packing, misfit
+    and the reduced-capacity case need CPUs of unequal capacity, which are not modelled."""
+    level = env.level
+    return (bool(eng.tun.get("active_balance")) and env.migration == MIGRATE_TASK
+            and level.nr_balance_failed > level.cache_nice_tries + 2)
+
+
+def request_active_push(eng: "Engine", dst: "Cpu", busiest: "Cpu") -> bool:
+    """The kick of load_balance(): False if the busiest CPU's running task may not run on
+    ``dst`` (the idle task's, while that CPU has none: pinned too); else, unless a push is
+    pending there already (rq->active_balance), record push_cpu and wake the CPU's migration
+    thread / stopper, which preempts the running task at once (engine.schedule() runs its
+    work before the next pick).  Shared by both balancers: 2.6.x and 3.x kick the same way."""
+    curr = busiest.curr
+    if curr is None or (curr.affinity is not None and dst.id not in curr.affinity):
+        return False
+    if busiest.push_cpu < 0:
+        busiest.push_cpu = dst.id
+        _count(eng, "active_balance_kicks")
+        eng.resched(busiest, f"active balance: migration thread pushes to cpu{dst.id}"
+                    if eng.trace_file is not None else "")
+    return True
+
+
+def _back_off_pinned(level: DomainLevel, idle: str, all_pinned: bool) -> None:
+    """out_one_pinned: newidle_balance() disregards intervals, so only a periodic pass backs
+    off, up to MAX_PINNED_INTERVAL when every task was pinned, else up to max_interval."""
+    if idle == NEWLY_IDLE:
+        return
+    if ((all_pinned and level.balance_interval_ms < MAX_PINNED_INTERVAL_MS)
+            or level.balance_interval_ms < level.max_interval_ms):
+        level.balance_interval_ms *= 2
+
+
+def detach_one_task(eng: "Engine", src: "Cpu", dst: "Cpu") -> Task | None:
+    """active_load_balance_cpu_stop()'s detach_one_task(): the first task from the tail of
+    cfs_tasks (the oldest; the preempted one is queued again by now) that may run on ``dst``;
+    LBF_ACTIVE_LB skips task_hot()."""
+    for task in reversed(eng.policy.queued_tasks(src.rq)):
+        if task.affinity is None or dst.id in task.affinity:
+            return task
+    return None
+
+
+def _count(eng: "Engine", name: str) -> None:
+    """A counter that only runs with active balancing have (the others' output is unchanged)."""
+    eng._counters[name] = eng._counters.get(name, 0) + 1
 
 
 # ------------------------------------------------------------------------ when to balance

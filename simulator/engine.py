@@ -51,7 +51,7 @@ class Cpu:
                  "need_resched", "domains", "bal_at", "bal_event", "siblings", "preempt_at",
                  "load_hist", "load_now", "load_tick", "kicked", "preempt_valid",
                  "pending_at", "llc_span", "tick_phase", "busy_since", "bal_hold",
-                 "idle_stamp")
+                 "idle_stamp", "push_cpu")
 
     def __init__(self, cpu_id, rq, siblings):
         self.id: int = cpu_id
@@ -88,6 +88,9 @@ class Cpu:
         # when the CPU last went idle (6.6's rq->idle_stamp; find_idlest_group_cpu() prefers
         # the most recently idled CPU, whose cache is likely warmer)
         self.idle_stamp: int = 0
+        # rq->push_cpu while rq->active_balance is set: the CPU an active balance asked this
+        # CPU's migration thread (stopper) to push a task to; -1 when none is pending
+        self.push_cpu: int = -1
 
 
 class Engine:
@@ -761,6 +764,8 @@ class Engine:
             prev.last_ran = now
             prev.last_cpu = cpu.id
             policy.put_prev(rq, prev, now)
+        if cpu.push_cpu >= 0:  # the stopper ran first: its push, then the pick from the rest
+            balance.active_push(self, cpu)
         nxt = policy.pick_next(rq, cpu, now)
         if nxt is None and self.newidle:
             balance.newidle(self, cpu)

@@ -129,6 +129,16 @@ COMMON_TUNABLES = {
 for _name, _value in machine_tunables(MachineModel.default()).items():
     COMMON_TUNABLES[_name]["default"] = _value
 
+# Active balancing: every per-CPU-runqueue version read has it (2.6.20's, 2.6.22's and 3.x's
+# load_balance() wake the busiest CPU's migration thread / stopper, 6.6's need_active_balance());
+# a tunable so that its effect can be measured, on by default wherever a balancer runs
+ACTIVE_BALANCE = _t(True, "bool", "active balancing: a periodic balance that found an imbalance "
+                    "but moved nothing, more than cache_nice_tries + 2 times in a row at a "
+                    "level (6.6: with migrate_task), makes the busiest CPU's migration thread "
+                    "(stopper) preempt its running task and push one task, cache-hot or not, to "
+                    "the balancing CPU (2.6.x / 3.x load_balance(), active_load_balance(); 6.6 "
+                    "need_active_balance(), active_load_balance_cpu_stop()); 0: never")
+
 FAMILY_TUNABLES = {
     "goodness": {
         "HZ": _t(100, "int", "timer tick rate (2.4 default 100)"),
@@ -140,6 +150,7 @@ FAMILY_TUNABLES = {
                                 "fields: one cache-line miss to the last-level cache"),
     },
     "o1": {
+        "active_balance": ACTIVE_BALANCE,
         "timeslice_ms": _t(100, "int", "timeslice at nice 0; a forked child gets half of the "
                            "parent's remaining slice"),
         "cache_hot_time_ns": _t(2_500_000, "int", "boot-time cache_hot_time: a task that ran "
@@ -153,6 +164,7 @@ FAMILY_TUNABLES = {
                             "priorities only"),
     },
     "cfs": {
+        "active_balance": ACTIVE_BALANCE,
         "sched_latency_ns": _t(20 * MS, "int", "targeted preemption latency (unscaled)"),
         "sched_min_granularity_ns": _t(4 * MS, "int", "minimal preemption granularity (unscaled)"),
         "sched_wakeup_granularity_ns": _t(10 * MS, "int", "wakeup preemption granularity "
@@ -222,6 +234,7 @@ FAMILY_TUNABLES = {
                          "becomes the next buddy whether it preempts or not"),
     },
     "rsdl": {
+        "active_balance": ACTIVE_BALANCE,
         "rr_interval": _t(8, "int", "quota in ms each task gets at each priority level"),
         "priority_levels": _t(20, "int", "levels a nice-0 task descends before expiring"),
         "yield_expire": _t(True, "bool", "1: sched_yield() expires the task to the expired "
@@ -234,6 +247,7 @@ FAMILY_TUNABLES = {
                               "one rr_interval per level, shared by its tasks"),
     },
     "eevdf": {
+        "active_balance": ACTIVE_BALANCE,
         "base_slice_ns": _t(750_000, "int", "sched_base_slice (unscaled)"),
         "sched_migration_cost_ns": _t(MS // 2, "int", "cache-hot veto"),
         "select_idle_sibling": _t(True, "bool", "on wakeup pick an idle CPU sharing the target's "
