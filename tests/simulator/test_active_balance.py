@@ -23,8 +23,8 @@ def _engine(kernel, topology, tunables=None):
                   norm["tunables"], 1, 10**6)
 
 
-def _task(tid, affinity=None):
-    return Task(tid, f"t{tid}", [(RUN, LONG_NS), (EXIT,)], affinity=affinity)
+def _task(tid, affinity=None, run_ns=LONG_NS):
+    return Task(tid, f"t{tid}", [(RUN, run_ns), (EXIT,)], affinity=affinity)
 
 
 def _running(eng, cpu_id, task):
@@ -156,3 +156,24 @@ def test_whole_runs_count_kicks_and_pushes_only_when_they_happen():
     old = simulator.run({**spec, "kernel": "2.4"})
     assert "active_balance" not in old["tunables"]
     assert "active_balance_kicks" not in old["counters"]
+
+
+@pytest.mark.parametrize("active", [True, False])
+def test_a_whole_o1_run_pushes_the_running_task_off_a_pinned_queue(active):
+    """2.6.22 with its 100 ms slices: a runs 2 s on CPU 0 with b queued behind it, pinned
+    there; the idle CPU's periodic passes fail until the migration thread pushes a (one kick,
+    one push); without it a waits on CPU 0 until its slice expires and b runs, and only then
+    can a queued a be pulled, so both finish later."""
+    eng = _engine("2.6.22", "1x2x1", {"active_balance": active})
+    a, b = _task(1, run_ns=2 * 10**9), _task(2, affinity={0}, run_ns=2 * 10**9)
+    eng.spawn(a, 0)
+    eng.spawn(b, 0)
+    eng.run()
+    counters = eng.counters
+    assert a.cpu == 1 and b.cpu == 0
+    if active:
+        assert counters["active_balance_kicks"] == counters["active_balance_pushed"] == 1
+        assert counters["balance_moved"] == 0 and eng.now < 2_050_000_000
+    else:
+        assert "active_balance_pushed" not in counters and counters["balance_moved"] == 1
+        assert eng.now > 2_090_000_000
