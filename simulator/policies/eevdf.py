@@ -21,6 +21,23 @@ def _rescale(value: int, old: int, new: int) -> int:
     return scaled if value >= 0 else -scaled
 
 
+def tick_nsec(hz: int) -> int:
+    """TICK_NSEC, include/linux/jiffies.h: a tick in ns, NSEC_PER_SEC / HZ rounded."""
+    return (1_000_000_000 + hz // 2) // hz
+
+
+def place_lag(lag: int, load: int, weight: int) -> int:
+    """place_entity()'s PLACE_LAG (6.6 kernel/sched/fair.c): the lag an entity kept when it left
+    (here vruntime - average, the opposite sign of se->vlag) inflated by (W + w) / W, W the
+    weight already on the queue (avg_load and curr's), w the entity's, so that the lag it has
+    once its own weight has moved the average is the lag it left with; div_s64() truncates
+    toward zero.  An empty queue (nr_running 0) keeps no lag: the entity starts at the
+    average."""
+    if load == 0:
+        return 0
+    return _rescale(lag, load + weight, load)
+
+
 def _weighted(task: Task) -> int:
     """vruntime x weight, as a shift for nice 0: the compiled build multiplies inline only
     ints below 2**30, and vruntimes pass that (1.07 s) early in a run, where the shift's
@@ -41,6 +58,8 @@ class EevdfPolicy(Policy):
     def __init__(self, kernel, tun, ncpus):
         super().__init__(kernel, tun, ncpus)
         self.slice: int = tun["base_slice_ns"] * (1 + ilog2(min(ncpus, 8)))
+        # entity_lag()'s clamp before calc_delta_fair(): max(2 x slice, TICK_NSEC) of real time
+        self.lag_span: int = max(2 * self.slice, tick_nsec(tun["HZ"]))
         self.log_cost: int = tun["sched_cost_log_ns"]
         self.order: int = 0  # the last order number given to a queued task
         self.run_to_parity: bool = bool(tun["run_to_parity"])
@@ -130,15 +149,22 @@ class EevdfPolicy(Policy):
             if task.deadline == 0:
                 task.vruntime = self._avg(rq)
                 task.deadline = task.vruntime + self._vslice(task) // 2
-        else:  # wakeup/migrate: keep the lag (stored relative on leaving)
-            lag = task.vruntime
+        else:  # wakeup/migrate: the lag stored relative on leaving, PLACE_LAG's inflation
+            curr = rq.curr
+            load = rq.wsum + (curr.weight if curr is not None else 0)
+            lag = place_lag(task.vruntime, load, task.weight)
             task.vruntime = self._avg(rq) + lag
             task.deadline = task.vruntime + self._vslice(task)
         rq.load += task.weight
         self._add(rq, task)
 
+    def _lag_limit(self, weight: int) -> int:
+        """entity_lag()'s clamp: calc_delta_fair(max(2 x slice, TICK_NSEC)) at ``weight``."""
+        return self.lag_span * NICE_0 // weight
+
     def _store_lag(self, rq: RunQueue, task: Task):
-        limit = self._vslice(task)
+        """update_entity_lag(): the lag against the average (curr counted), clamped."""
+        limit = self._lag_limit(task.weight)
         task.vruntime = max(-limit, min(limit, task.vruntime - self._avg(rq)))
 
     def dequeue(self, rq: RunQueue, task: Task, now: int):

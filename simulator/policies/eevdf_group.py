@@ -34,16 +34,17 @@ reweight_entity()), per level:
 - reweight_entity() (pre-6.7): a queued or running entity keeps its vruntime, its remaining
   deadline rescaled by old / new; an entity off the queue has its lag rescaled;
 - yield_task_fair(): the task's own level only.
-Placement at every level is the model's place_entity() (eevdf.py): average + kept lag, lag
-clamped to one slice, half a slice for a new task; PLACE_LAG's inflation of the lag is not
-modelled at any level, as before.
+Placement at every level is 6.6's place_entity() (eevdf.py): the average plus the kept lag
+inflated by PLACE_LAG's (W + w) / W at that level's weights (none kept on an empty level), the
+lag clamped on leaving at entity_lag()'s max(2 x slice, TICK_NSEC), half a slice for a new
+task.
 """
 
 from typing import TYPE_CHECKING
 
 from ..program import Task, nice_to_weight
 from .base import NICE_0, NO_SLICE_END, RunQueue
-from .eevdf import _rescale
+from .eevdf import _rescale, place_lag
 from .taskheap import Node, push, remove
 
 if TYPE_CHECKING:  # annotations only
@@ -134,7 +135,7 @@ class EevdfGroups:
         cfs.wsum -= w
 
     def _store_lag(self, cfs: RunQueue, task: Task) -> None:
-        limit = self._vslice(task)
+        limit = self.policy._lag_limit(own_weight(task))
         task.vruntime = max(-limit, min(limit, task.vruntime - self._avg(cfs)))
 
     def _protected(self, cfs: RunQueue, curr: Task) -> bool:
@@ -148,8 +149,11 @@ class EevdfGroups:
             if task.deadline == 0:
                 task.vruntime = self._avg(cfs)
                 task.deadline = task.vruntime + self._vslice(task) // 2
-        else:
-            task.vruntime = self._avg(cfs) + task.vruntime  # the lag kept on leaving
+        else:  # the lag kept on leaving, inflated by PLACE_LAG at this level's weights
+            curr = cfs.curr
+            load = cfs.wsum + (own_weight(curr) if curr is not None else 0)
+            lag = place_lag(task.vruntime, load, own_weight(task))
+            task.vruntime = self._avg(cfs) + lag
             task.deadline = task.vruntime + self._vslice(task)
         self._add(cfs, task)
 
@@ -180,7 +184,10 @@ class EevdfGroups:
         rq.load += task.weight
         if not lvl.on_rq:
             se = lvl.se
-            se.vruntime = policy._avg(rq) + se.vruntime  # the entity's kept lag
+            curr = rq.curr
+            load = rq.wsum + (curr.weight if curr is not None else 0)
+            # the entity's kept lag, PLACE_LAG's inflation at the root's weights
+            se.vruntime = policy._avg(rq) + place_lag(se.vruntime, load, se.weight)
             se.deadline = se.vruntime + policy._vslice(se)
             policy._add(rq, se)
             lvl.on_rq = True

@@ -227,13 +227,14 @@ def test_a_balancer_that_is_not_the_groups_stops_climbing_and_backs_off():
 
 def test_66_run_uses_its_balancer_and_the_shared_one_when_asked():
     """A whole run moves with the switch (the overcommitted VM of issue 24, seed 1), and the
-    switch off with 2.6's busy_factor (and the flattened cgroups) is the model as it was (wait_sum
-    285.8 ms)."""
+    switch off with 2.6's busy_factor (and the flattened cgroups) is the model as it was apart
+    from 6.6's place_entity() and lag (wait_sum 117.6 ms; 285.8 ms before PLACE_LAG's
+    inflation and entity_lag()'s clamp were modelled, docs/simulator.md, issue 24)."""
     spec = {"workload": "overcommit", "kernel": "6.6-eevdf", "topology": "1x4x2",
             "params": {"vcpus": 8, "hog_group_sizes": "6,6", "kick": "ipi", "requests": 600,
                        "duration_ms": 5000}}
     old = simulator.run({**spec, "tunables": {"balance_66": 0, "busy_factor": 64,
                                               "group_hierarchy": 0}})
     new = simulator.run(spec)
-    assert round(old["metrics"]["vm_wait_sum_ms"][0], 1) == 285.8
+    assert round(old["metrics"]["vm_wait_sum_ms"][0], 1) == 117.6
     assert new["metrics"]["vm_wait_sum_ms"][0] != old["metrics"]["vm_wait_sum_ms"][0]

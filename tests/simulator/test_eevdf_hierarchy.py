@@ -23,7 +23,7 @@ class _Engine:
 
 
 def _policy(ncpus=1):
-    tun = {"sched_cost_ns": 0, "base_slice_ns": 750_000, "sched_cost_log_ns": 0,
+    tun = {"sched_cost_ns": 0, "base_slice_ns": 750_000, "sched_cost_log_ns": 0, "HZ": 250,
            "run_to_parity": True, "group_shares_pelt": True, "group_hierarchy": True}
     policy = EevdfPolicy("6.6-eevdf", tun, ncpus)
     policy.shares = PeltShares(_Engine(ncpus), policy)  # what attach() sets up
@@ -77,8 +77,9 @@ def test_a_task_woken_where_its_groups_entity_runs_joins_it_and_waits_for_its_tu
 
 def test_a_task_woken_where_its_group_is_absent_places_a_new_group_entity():
     """The VM's only task on the CPU blocks: its entity leaves the root with its lag (clamped
-    to one slice at its weight, as a task's); woken again, the task enqueues the entity
-    afresh, placed by place_entity() at the root's average plus that lag, with a full slice
+    as a task's, by entity_lag()); woken again, the task enqueues the entity afresh, placed by
+    place_entity() at the root's average plus that lag inflated by PLACE_LAG's (W + w) / W
+    (the running hogs' entity, 1024, and the VM's, 1024: twice the lag), with a full slice
     (the walk up gives the parents ENQUEUE_WAKEUP, never the new task's half slice)."""
     policy, (rq,) = _policy()
     vm, hog = _member(1, "vm"), _member(2, "hogs")
@@ -96,7 +97,8 @@ def test_a_task_woken_where_its_group_is_absent_places_a_new_group_entity():
     root_average = policy._avg(rq)
     policy.enqueue(rq, vm, "wakeup", 400_000)
     assert rq.nr_queued == 1 and rq.curr is not se  # the entity queued beside the running one
-    assert se.vruntime == root_average + 100_000 - average
+    assert se.vruntime == root_average + 2 * (100_000 - average)
+    assert policy._avg(rq) - se.vruntime == -(100_000 - average)  # the lag it left with
     assert se.deadline - se.vruntime == policy.slice
 
 
@@ -212,14 +214,17 @@ def _vm_wait_ms(tunables, seed):
     return result["metrics"]["vm_wait_sum_ms"][0]
 
 
-def test_the_hierarchy_shortens_the_unpatched_vms_wait_and_leaves_the_patch_little_to_cut():
-    """The thread's case, seeds 1-4 (docs/simulator.md, issue 24, eighth round): the
-    unpatched VM waits less with the hierarchy than flattened (with 6.6's own balancer 146-173
-    ms against 174-220 ms; a vCPU woken wake-affine beside the kicking vCPU joins the VM's
-    running entity, which keeps its place at the root when the kicker halts), and the patch's
-    cut is within 1.15x either way of none (0.92x-1.15x)."""
+def test_the_hierarchy_shortens_the_unpatched_vms_wait_and_the_patch_cuts_it_short_of_2x():
+    """The thread's case, seeds 1-4 (docs/simulator.md, issue 24, eighth round and "6.6's
+    place_entity() and lag"): the unpatched VM waits less with the hierarchy than flattened
+    (97-124 ms against 136-164 ms; a vCPU woken wake-affine beside the kicking vCPU joins the
+    VM's running entity, which keeps its place at the root when the kicker halts).  Since
+    placement follows 6.6's place_entity() (PLACE_LAG's inflation, entity_lag()'s clamp) the
+    patch cuts the wait on every seed, 1.23x-1.74x (67-79 ms), where with the one-slice lag
+    and no inflation its cut was within 1.15x either way of none (0.92x-1.15x): the old
+    assertion (patched within 1.15x of unpatched) no longer holds, for that reason."""
     for seed in (1, 2, 3, 4):
         hier, flat = (_vm_wait_ms({"group_hierarchy": h}, seed) for h in (True, False))
         patched = _vm_wait_ms(THREAD_PATCH, seed)
         assert hier < flat, (seed, hier, flat)
-        assert hier / 1.15 < patched < 1.15 * hier, (seed, hier, patched)
+        assert patched < hier < 2 * patched, (seed, hier, patched)

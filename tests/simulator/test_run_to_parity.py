@@ -8,7 +8,7 @@ import simulator
 from simulator.policies.eevdf import EevdfPolicy
 from simulator.program import Task
 
-TUN = {"sched_cost_ns": 0, "base_slice_ns": 750_000, "sched_cost_log_ns": 0,
+TUN = {"sched_cost_ns": 0, "base_slice_ns": 750_000, "sched_cost_log_ns": 0, "HZ": 250,
        "run_to_parity": True}
 
 
