@@ -38,6 +38,16 @@ def place_lag(lag: int, load: int, weight: int) -> int:
     return _rescale(lag, load + weight, load)
 
 
+def new_task_deadline(vslice: int) -> int:
+    """A new task's virtual deadline past its vruntime in 6.6: a full slice.  task_fork_fair()
+    places the child with ENQUEUE_INITIAL (PLACE_DEADLINE_INITIAL: half a slice), but
+    wake_up_new_task() then enqueues it with ENQUEUE_NOCLOCK alone and enqueue_entity() calls
+    place_entity() again, with the vlag __sched_fork() zeroed: at the average, a full slice.
+    (Passing ENQUEUE_INITIAL there came in 2024, "sched: Initialize the vruntime of a new task
+    when it is first enqueued", after 6.6.)"""
+    return vslice
+
+
 def _weighted(task: Task) -> int:
     """vruntime x weight, as a shift for nice 0: the compiled build multiplies inline only
     ints below 2**30, and vruntimes pass that (1.07 s) early in a run, where the shift's
@@ -146,9 +156,9 @@ class EevdfPolicy(Policy):
             if how != "fork" and task.weight != old:
                 task.vruntime = _rescale(task.vruntime, old, task.weight)
         if how == "fork":
-            if task.deadline == 0:
+            if task.deadline == 0:  # 6.6's wake_up_new_task(): see new_task_deadline()
                 task.vruntime = self._avg(rq)
-                task.deadline = task.vruntime + self._vslice(task) // 2
+                task.deadline = task.vruntime + new_task_deadline(self._vslice(task))
         else:  # wakeup/migrate: the lag stored relative on leaving, PLACE_LAG's inflation
             curr = rq.curr
             load = rq.wsum + (curr.weight if curr is not None else 0)

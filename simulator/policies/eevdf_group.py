@@ -36,15 +36,15 @@ reweight_entity()), per level:
 - yield_task_fair(): the task's own level only.
 Placement at every level is 6.6's place_entity() (eevdf.py): the average plus the kept lag
 inflated by PLACE_LAG's (W + w) / W at that level's weights (none kept on an empty level), the
-lag clamped on leaving at entity_lag()'s max(2 x slice, TICK_NSEC), half a slice for a new
-task.
+lag clamped on leaving at entity_lag()'s max(2 x slice, TICK_NSEC), a full slice for a new
+task (wake_up_new_task() places it again without ENQUEUE_INITIAL: eevdf.new_task_deadline()).
 """
 
 from typing import TYPE_CHECKING
 
 from ..program import Task, nice_to_weight
 from .base import NICE_0, NO_SLICE_END, RunQueue
-from .eevdf import _rescale, place_lag
+from .eevdf import _rescale, new_task_deadline, place_lag
 from .taskheap import Node, push, remove
 
 if TYPE_CHECKING:  # annotations only
@@ -144,11 +144,11 @@ class EevdfGroups:
                 and curr.vruntime < curr.deadline and curr.vruntime <= self._avg(cfs))
 
     def _place(self, cfs: RunQueue, task: Task, how: str) -> None:
-        """The model's place_entity() in a group cfs_rq, at the task's own weight."""
+        """6.6's place_entity() in a group cfs_rq, at the task's own weight."""
         if how == "fork":
             if task.deadline == 0:
                 task.vruntime = self._avg(cfs)
-                task.deadline = task.vruntime + self._vslice(task) // 2
+                task.deadline = task.vruntime + new_task_deadline(self._vslice(task))
         else:  # the lag kept on leaving, inflated by PLACE_LAG at this level's weights
             curr = cfs.curr
             load = cfs.wsum + (own_weight(curr) if curr is not None else 0)

@@ -1,7 +1,8 @@
 """6.6's place_entity() and lag (simulator/policies/eevdf.py, eevdf_group.py), rule by rule, as
 6.6's kernel/sched/fair.c has them: PLACE_LAG's inflation of the kept lag by (W + w) / W,
-entity_lag()'s clamp at calc_delta_fair(max(2 x slice, TICK_NSEC)), PLACE_DEADLINE_INITIAL's
-half slice for a new task, avg_vruntime()'s floor for a negative sum, vruntime_eligible()."""
+entity_lag()'s clamp at calc_delta_fair(max(2 x slice, TICK_NSEC)), a new task's full slice
+(PLACE_DEADLINE_INITIAL's half slice overwritten by wake_up_new_task()'s enqueue),
+avg_vruntime()'s floor for a negative sum, vruntime_eligible()."""
 
 import random
 
@@ -119,9 +120,11 @@ def test_the_lag_is_clamped_at_two_slices_or_a_tick_whichever_is_longer():
     assert lag == 1_000_000  # within the limit: half the 2 ms it ran ahead of the two
 
 
-def test_a_new_task_gets_half_a_slice_and_a_woken_one_a_full_slice():
-    """PLACE_DEADLINE_INITIAL: a forked task (ENQUEUE_INITIAL) starts at the average with its
-    deadline half a (weighted) slice ahead; a wakeup gets the full slice."""
+def test_a_new_task_gets_a_full_slice_in_66_as_a_woken_one_does():
+    """PLACE_DEADLINE_INITIAL halves the slice of task_fork_fair()'s placement (ENQUEUE_INITIAL),
+    but 6.6's wake_up_new_task() enqueues the child with ENQUEUE_NOCLOCK alone and
+    enqueue_entity() places it again (its vlag zeroed by __sched_fork()): it starts at the
+    average with its deadline a full (weighted) slice ahead, as a wakeup does."""
     policy, rq = _policy()
     _running(policy, rq, _task(1))
     child = _task(2, nice=5)
@@ -129,7 +132,7 @@ def test_a_new_task_gets_half_a_slice_and_a_woken_one_a_full_slice():
     policy.enqueue(rq, child, "fork", 0)
     vslice = policy.slice * 1024 // 335
     assert child.vruntime == average
-    assert child.deadline - child.vruntime == vslice // 2
+    assert child.deadline - child.vruntime == vslice
     woken = _task(3, nice=5)
     policy.enqueue(rq, woken, "wakeup", 0)
     assert woken.deadline - woken.vruntime == vslice
@@ -201,3 +204,17 @@ def test_a_task_woken_into_a_group_cfs_rq_is_placed_by_that_levels_weights():
     policy.enqueue(rq, vm2, "wakeup", 0)
     assert vm2.vruntime == average + 200_000
     assert vm2.vruntime - policy.groups._avg(cfs) == 100_000
+
+
+def test_a_forked_child_does_not_preempt_its_eligible_parent_even_without_run_to_parity():
+    """With its full slice a nice 0 child at the average has its deadline after the parent's
+    (picked with its own slice at or before the average): pick_eevdf() keeps the parent, so
+    wakeup preemption does not happen at fork, RUN_TO_PARITY or not."""
+    policy, rq = _policy(run_to_parity=False)
+    parent = _running(policy, rq, _task(1))
+    policy.account(rq, parent, 100_000, 100_000)
+    child = _task(2)
+    policy.task_fork(rq, parent, child, 100_000, True)
+    policy.enqueue(rq, child, "fork", 100_000)
+    assert parent.vruntime <= policy._avg(rq) and parent.deadline < child.deadline
+    assert not policy.wakeup_preempts(rq, parent, child, 100_000)

@@ -13,10 +13,14 @@ TUN = {"sched_cost_ns": 0, "base_slice_ns": 750_000, "sched_cost_log_ns": 0, "HZ
 
 
 def _running_parent_and_forked_child(run_to_parity, ran_ns=100_000):
-    """A parent picked with a full slice runs ``ran_ns`` alone, then forks a child."""
+    """A parent picked with a full slice runs ``ran_ns`` alone, then forks a child at nice -5.
+    6.6 gives a new task a full slice (wake_up_new_task() places it without ENQUEUE_INITIAL),
+    so a nice 0 child at the average would have a later deadline than its eligible parent;
+    the nice -5 child's slice is 0.25 ms of virtual time (x 1024 / 3121), its deadline the
+    earlier, as the half-slice child's was before that was modelled."""
     policy = EevdfPolicy("6.6-eevdf", {**TUN, "run_to_parity": run_to_parity}, 1)
     rq = policy.new_rq(0)
-    parent, child = Task(1, "parent", []), Task(2, "child", [])
+    parent, child = Task(1, "parent", []), Task(2, "child", [], nice=-5)
     policy.enqueue(rq, parent, "wakeup", 0)  # no lag: a full slice to its deadline
     assert policy.pick_next(rq, None, 0) is parent
     policy.on_pick(rq, parent, 0)
@@ -28,7 +32,8 @@ def _running_parent_and_forked_child(run_to_parity, ran_ns=100_000):
 
 def test_the_running_task_keeps_its_slice():
     policy, rq, parent, child = _running_parent_and_forked_child(True)
-    # the child, placed at the average with half a slice, has the earlier deadline...
+    # the child, placed at the average with its short (nice -5) slice, has the earlier
+    # deadline...
     assert child.deadline < parent.deadline and child.vruntime <= policy._avg(rq)
     # ... but the parent, eligible, is protected until it has used the slice it was picked with
     assert parent.vruntime <= policy._avg(rq)
@@ -92,7 +97,7 @@ def test_a_woken_task_preempts_only_when_it_is_the_pick():
     woken.vruntime = -300_000  # 0.3 ms owed: eligible, deadline before the parent's
     policy.enqueue(rq, woken, "wakeup", 400_000)
     assert woken.vruntime <= policy._avg(rq) and woken.deadline < parent.deadline
-    # the forked child (half a slice to its deadline) is eligible and earlier still
+    # the forked child (its nice -5 slice to its deadline) is eligible and earlier still
     assert child.vruntime <= policy._avg(rq) and child.deadline < woken.deadline
     assert not policy.wakeup_preempts(rq, parent, woken, 400_000)
     assert policy.pick_next(rq, None, 400_000) is child  # the pick agrees
