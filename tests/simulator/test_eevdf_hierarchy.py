@@ -217,7 +217,7 @@ def _vm_wait_ms(tunables, seed):
 def test_the_hierarchy_shortens_the_unpatched_vms_wait_and_the_patch_cuts_it_short_of_2x():
     """The thread's case, seeds 1-4 (docs/simulator.md, issue 24, eighth round and "6.6's
     place_entity() and lag"): the unpatched VM waits less with the hierarchy than flattened
-    (97-124 ms against 136-164 ms; a vCPU woken wake-affine beside the kicking vCPU joins the
+    (97-124 ms against 128-154 ms; a vCPU woken wake-affine beside the kicking vCPU joins the
     VM's running entity, which keeps its place at the root when the kicker halts).  Since
     placement follows 6.6's place_entity() (PLACE_LAG's inflation, entity_lag()'s clamp) the
     patch cuts the wait on every seed, 1.23x-1.74x (67-79 ms), where with the one-slice lag
