@@ -4,7 +4,6 @@ Each mechanism on its own: the domain parameters, the balance interval, group_cl
 migration type calculate_imbalance() chooses, detach_tasks()' limits, can_migrate_task()'s
 rules, should_we_balance(); and the other profiles keep the shared balancer's table."""
 
-from types import SimpleNamespace
 
 import pytest
 
@@ -102,7 +101,7 @@ def _env(name, index, idle):
     level = DomainLevel(name=name, span=(0, 1, 2, 3), min_interval_ms=4, max_interval_ms=8,
                         busy_factor=16, imbalance_pct=117, cache_nice_tries=1,
                         flags=frozenset())
-    return Env(SimpleNamespace(id=0), level, index, idle)
+    return Env(_engine(cpus=4).cpus[0], level, index, idle)
 
 
 def _stats(kind, ncpus, nr, idle, load):
@@ -184,22 +183,31 @@ def test_a_newly_idle_pull_stops_at_one_task():
 
 
 def _hot_env(level_name, failed):
-    eng = SimpleNamespace(now=10**6, _counters={"cache_hot_refusals": 0}, trace_file=None,
-                          policy=SimpleNamespace(hot=lambda task, now, level: True))
+    eng = _engine(cpus=2)
+    eng.now = 10**6
     env = _env(level_name, 0, "idle")
     env.level.nr_balance_failed = failed
     return eng, env
 
 
+def _hot_task():
+    """A task that ran on CPU 1 just now: task_hot() at any level above SMT."""
+    task = Task(1, "t1", [])
+    task.never_ran = False
+    task.last_ran = 10**6
+    return task
+
+
 def test_can_migrate_task_cache_hot_rules():
     """task_hot(): nothing is hot at the SMT level; a hot task moves once the level failed
     more than cache_nice_tries (1) times; affinity refuses whatever the rest."""
-    task = Task(1, "t1", [])
-    src = SimpleNamespace(id=1)
+    task = _hot_task()
+    src = _engine(cpus=2).cpus[1]
     assert balance66.can_migrate_task(*_hot_env("SMT", 0), task, src)
     eng, env = _hot_env("MC", 1)
+    refused = eng._counters.get("cache_hot_refusals", 0)
     assert not balance66.can_migrate_task(eng, env, task, src)
-    assert eng._counters["cache_hot_refusals"] == 1
+    assert eng._counters["cache_hot_refusals"] == refused + 1
     assert balance66.can_migrate_task(*_hot_env("MC", 2), task, src)
     task.affinity = frozenset({3})
     assert not balance66.can_migrate_task(*_hot_env("SMT", 0), task, src)
