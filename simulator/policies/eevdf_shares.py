@@ -37,7 +37,7 @@ where the kernel does it at that runqueue's next update (tg->load_avg sees it on
 
 from typing import TYPE_CHECKING
 
-from ..program import Task, nice_to_weight
+from ..program import DONE, Task, nice_to_weight
 from .base import RunQueue
 from .cfs_shares import MIN_SHARES, commit_running_member, group_entity_weight
 
@@ -132,6 +132,11 @@ class PeltShares:
         avg.runnable = False
         g.load -= nice_to_weight(task.nice)
         g.tasks.remove(task)
+        if task.state == DONE:
+            # task_dead_fair() -> remove_entity_load_avg(): an exited task's average leaves the
+            # group runqueue it sat on (it no longer counts in cpu_load() or tg->load_avg)
+            g.attached.remove(task)
+            del self.avgs[task.tid]
         self._reweight(g, rq, now, None)
 
     def refresh(self, rq: RunQueue, now: int) -> None:

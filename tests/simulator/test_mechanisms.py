@@ -19,7 +19,7 @@ from simulator.policies.cfs_shares import GroupShares
 from simulator.policies.eevdf import EevdfPolicy
 from simulator.policies.eevdf_shares import PeltShares
 from simulator.policies.rsdl import LEVELS, RsdlPolicy
-from simulator.program import EXIT, LOCK, MARK, RUN, RUNNING, SLEEP, UNLOCK, Mutex, Task
+from simulator.program import DONE, EXIT, LOCK, MARK, RUN, RUNNING, SLEEP, UNLOCK, Mutex, Task
 from simulator.topology import parse_topology
 from simulator.wl_common import MS, Build
 from tests.simulator.test_fidelity import chatroom
@@ -927,6 +927,31 @@ def test_66s_wake_load_is_the_pelt_load_without_the_wakees_own():
     plain = _task(3)
     policy.enqueue(rq0, plain, "fork", half_life)
     assert policy.wake_load(rq0, half_life, first) == pytest.approx(entity / 2 + 1024, abs=1)
+
+
+def test_66s_exited_group_task_leaves_the_pelt_load():
+    """task_dead_fair() -> remove_entity_load_avg(): a group task that exits takes its average
+    off the group runqueue it sat on, so cpu_load() no longer counts it (a sleeping one stays
+    attached, decaying: after a half-life each of two sleepers counts half the entity's
+    weight).  Before, exited tasks stayed attached for the rest of the run."""
+    policy = _pelt_policy(2)
+    rq0 = policy.new_rq(0)
+    leaving, sleeping = _group_task(1), _group_task(2)
+    for task in (leaving, sleeping):
+        policy.enqueue(rq0, task, "fork", 0)
+    for task in (leaving, sleeping):
+        policy.dequeue(rq0, task, 0)
+    half_life = 32 * 1_024_000
+    entity = policy.shares.rqs[("vm", 0)].se_weight
+    assert policy.wake_load(rq0, half_life, None) == pytest.approx(entity, abs=1)
+    leaving.state = DONE  # it wakes, runs for no time and exits
+    policy.enqueue(rq0, leaving, "wakeup", half_life)
+    policy.dequeue(rq0, leaving, half_life)
+    grq = policy.shares.rqs[("vm", 0)]
+    assert leaving not in grq.attached and sleeping in grq.attached
+    assert leaving.tid not in policy.shares.avgs
+    entity = grq.se_weight
+    assert policy.wake_load(rq0, half_life, None) == pytest.approx(entity / 2, abs=1)
 
 
 def test_pelt_shares_are_on_for_66_and_change_a_waiting_vm():
