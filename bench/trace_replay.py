@@ -16,7 +16,8 @@ Then, per recorded trace in tests/fixtures/traces/ (with --agreement), how the r
 6.6-eevdf (2 CPUs) agrees with the recording: as the replay does by default, with the spins on
 a task queued behind the spinner left out and the recorded CPU time kept as every spin's floor
 (the heuristic before issue 24 item 6), without spin-waits, with RUN_TO_PARITY off, and with the
-recorded priorities applied (docs/simulator.md, "Spins that wait for another task"): the
+recorded priorities applied, and without autogroup (docs/simulator.md, "Spins that wait for
+another task", "Autogroup"): the
 makespan ratio, the spin-waits found, and the benchmark's tasks whose wait sum is within 2x of
 the recorded one (waits under 1 ms count as 1 ms), with the benchmark's total wait, replayed /
 recorded.
@@ -25,7 +26,8 @@ With --breakdown, per trace, where the benchmark's waits went, recorded and repl
 ended them (a fork, a wakeup, a preemption) and by what held the CPU the task then ran on while
 it waited (the benchmark, another program, nothing); and how each wait of a child forked onto
 its parent's CPU ended: the parent handing the CPU to the child (its slice over), or to
-another program's task woken in the last 100 us.
+another program's task woken in the last 100 us. Replayed with autogroup (the default for
+these recordings) and without.
 """
 
 import argparse
@@ -111,6 +113,7 @@ VARIANTS = [  # (label, replay() keywords)
     ("no spin-waits", {"spin_waits": False}),
     ("RUN_TO_PARITY off", {"tunables": {"run_to_parity": 0}}),
     ("recorded priorities", {"priorities": True}),
+    ("autogroup off", {"autogroup": False}),
 ]
 
 
@@ -125,7 +128,7 @@ def agreement():
             rows = wait_agreement(result, comms=set(comms.split()), floor_ms=1.0)
             within = sum(0.5 <= row[4] <= 2 for row in rows)
             real, sim = sum(row[2] for row in rows), sum(row[3] for row in rows)
-            options = {k: v for k, v in kwargs.items() if k != "priorities"}
+            options = {k: v for k, v in kwargs.items() if k not in ("priorities", "autogroup")}
             found = read_trace(str(TRACES / name), options.pop("spin_waits", True),
                                **options)[0].spin_waits
             print(f"{name[:28]:28} {label:22} spin-waits {found:3}  "
@@ -197,10 +200,13 @@ def breakdown():
                      "params": {"counter": "register"}})
     for name, comms in RECORDED[:-1]:  # the whole-system one: too long for an event list
         path = str(TRACES / name)
-        log = EventLog()
-        simulate(norm, read_trace(path)[0], writer=log)
+        logs = {}
+        for autogroup in (True, False):  # the replay's default for these recordings: on
+            logs[autogroup] = EventLog()
+            simulate(norm, read_trace(path)[0], writer=logs[autogroup], autogroup=autogroup)
         for side, events in (("recorded", schedtrace.open_events(path)),
-                             ("replayed", log.events)):
+                             ("replayed", logs[True].events),
+                             ("replayed, autogroup off", logs[False].events)):
             ends, shares, how = wait_causes(events, set(comms.split()))
             print(f"{name[:28]:28} {side}: waits after "
                   + ", ".join(f"{k} {v / 1e6:.1f}" for k, v in sorted(ends.items()))

@@ -903,6 +903,16 @@ class TraceFilter:
         return f"comm={pc} pid={pp} child_comm={m.group('cc')} child_pid={child}"
 
 
+def autogroup_setting(root="/"):
+    """"1" or "0": whether the kernel puts each session in its own task group (autogroup);
+    a kernel with /proc/sys/kernel but no sched_autogroup_enabled has no CONFIG_SCHED_AUTOGROUP.
+    None when /proc/sys/kernel cannot be read (unknown)."""
+    value = read_value(root, "/proc/sys/kernel/sched_autogroup_enabled")
+    if value in ("0", "1"):
+        return value
+    return "0" if os.path.isdir(under(root, "/proc/sys/kernel")) else None
+
+
 def trace_timestamp(line, last):
     m = TS_RE.search(line)
     return float(m.group(1)) if m else last
@@ -926,12 +936,16 @@ def merge_recordings(paths):
         yield line
 
 
-def filter_trace(lines, roots, out):
-    """Writes the kept lines to the text file `out`; returns the TraceFilter (counts)."""
+def filter_trace(lines, roots, out, autogroup=None):
+    """Writes the kept lines to the text file `out`; returns the TraceFilter (counts).
+    `autogroup`: the kernel's sched_autogroup_enabled ("0" / "1"), written in the header for
+    the replay (simulator/replay.py reads it); None writes nothing (unknown)."""
     keep = TraceFilter(roots)
     out.write("# tracer: nop\n#\n# recorded by schedbench.py " + HARNESS_VERSION
               + f"; tasks outside the benchmark appear as {OTHER_COMM}-"
-              + f"{OTHER_PID_BASE}+cpu\n")
+              + f"{OTHER_PID_BASE}+cpu"
+              + (f"; sched_autogroup_enabled={autogroup}" if autogroup is not None else "")
+              + "\n")
     for text in lines:
         kept = keep.line(text)
         if kept is not None:
@@ -1258,7 +1272,8 @@ class TraceRecorder:
         """The filtered trace, gzip-compressed, to `path`; returns a summary dict."""
         raws = [c.raw_path for c in self.channels if os.path.exists(c.raw_path)]
         with gzip.open(path, "wt", encoding="utf-8", newline="\n") as out:
-            kept = filter_trace(merge_recordings(raws), self.roots, out)
+            kept = filter_trace(merge_recordings(raws), self.roots, out,
+                                autogroup=autogroup_setting(self.root))
         return {"file": path, "events": kept.kept, "recorded_bytes": self.bytes,
                 "capped": self.capped, "roots": list(self.roots)}
 

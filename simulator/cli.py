@@ -76,6 +76,10 @@ def build_parser():
     rep.add_argument("--no-others", dest="others", action="store_false",
                      help="leave out the CPU time other programs took during the recording "
                      "(the harness's \"other\" tasks); kept by default")
+    rep.add_argument("--autogroup", choices=["auto", "on", "off"], default="auto",
+                     help="each recorded session in its own task group, the other programs in "
+                     "theirs (on) or every task in the root group (off); auto: as the "
+                     "recording says, on when it does not say (docs/simulator.md, Autogroup)")
     rep.add_argument("--format", choices=["text", "json"], default="text")
     return parser
 
@@ -90,7 +94,8 @@ def _replay(args, out):
             topology = _machine_topology(calibrate_json.get("machine"), args.machine)
     result = replay(args.trace, args.kernel, cpus=args.cpus, topology=topology,
                     machine=machine, tunables=_pairs(args.tunables, "--set"), seed=args.seed,
-                    others=args.others)
+                    others=args.others,
+                    autogroup={"auto": None, "on": True, "off": False}[args.autogroup])
     if args.format == "json":
         out.write(json.dumps(result, indent=2) + "\n")
         return

@@ -12,7 +12,10 @@ What a trace cannot tell is in docs/simulator.md ("Replaying a trace").
 """
 
 import dataclasses
+import gzip
 import io
+import itertools
+import lzma
 import math
 import time
 from typing import Any
@@ -24,7 +27,20 @@ from .api import make_policy, validate
 from .engine import Engine
 from .errors import InvalidValueError
 from .ftrace import FtraceWriter
-from .program import ADD, EXIT, FORK, POST, RUN, SLEEP, SPIN, WAIT, Counter, Semaphore, Task
+from .program import (
+    ADD,
+    EXIT,
+    FORK,
+    POST,
+    RUN,
+    SLEEP,
+    SPIN,
+    WAIT,
+    Counter,
+    Semaphore,
+    Task,
+    nice_to_weight,
+)
 from .results import VMSTAT_COLUMNS, vmstat_rows
 from .topology import parse_topology
 
@@ -42,6 +58,18 @@ SPIN_TAIL_NS = 50_000
 # event closely without having waited for it.
 SPIN_MIN_NS = 2 * SPIN_TAIL_NS
 SKIP = "skip"  # not a program op: program() drops the recorded CPU time up to its position
+# Autogroup (docs/simulator.md, "Autogroup"): a session's task group starts with the shares of
+# nice 0 (autogroup_create() -> sched_create_group(); alloc_fair_sched_group() sets
+# tg->shares = NICE_0_LOAD; the simulator's weights are in units of nice 0 = 1024).
+AUTOGROUP_SHARES = nice_to_weight(0)
+# Kernel threads keep init_task's autogroup, whose group is the root one (autogroup_init()).
+# A trace names a task only by comm: these are the kernel's own thread names.
+KTHREAD_COMMS = ("kworker/", "ksoftirqd/", "rcu_", "migration/", "kthreadd", "kswapd",
+                 "khugepaged", "kcompactd", "kdamond", "jbd2/", "irq/", "cpuhp/", "watchdog",
+                 "oom_reaper", "kauditd", "khungtaskd", "kblockd", "idle_inject/")
+# What the harness writes in a recording's header (harness/schedbench.py, filter_trace()).
+AUTOGROUP_KEY = "sched_autogroup_enabled="
+HEADER_BYTES = 4096  # the header is the first few comment lines: no need to read further
 
 
 @dataclasses.dataclass(eq=False)  # compared and hashed by identity
@@ -88,6 +116,8 @@ class Rebuild:
         self.spin_work = spin_work  # "recorded" or "least": see trim_spins()
         self.spin_waits = 0     # spins turned into waits on another task's event
         self.stand_ins = {}     # replay tid -> recorded pid, for a reused pid's second task
+        # sched_autogroup_enabled as the recording's header gives it; None: not recorded
+        self.autogroup_recorded: bool | None = None
 
     def recorded(self, pid):
         return pid is not None and 0 < pid < OTHER_PID_BASE
@@ -353,10 +383,69 @@ def read_trace(path, spin_waits=True, *, queued_spins=True, spin_work="least"):
         raise InvalidValueError("trace", f"{path}: {exc}") from None
     rebuild.finish()
     real.finish()
+    rebuild.autogroup_recorded = recorded_autogroup(path)
     rebuild.bench_wait_ns = sum(t.wait_sum_ns for t in real.tasks if rebuild.recorded(t.pid))
     if not any(rebuild.recorded(pid) for pid in rebuild.tasks):
         raise InvalidValueError("trace", f"{path}: no scheduler events of any task")
     return rebuild, real
+
+
+def header_lines(path):
+    """The comment lines the trace file at ``path`` starts with (plain, gzip or xz)."""
+    with open(path, "rb") as raw:
+        magic = raw.read(6)
+        raw.seek(0)
+        if magic[:2] == b"\x1f\x8b":
+            with gzip.GzipFile(fileobj=raw) as stream:
+                head = stream.read(HEADER_BYTES)
+        elif magic == b"\xfd7zXZ\x00":
+            with lzma.LZMAFile(raw) as stream:
+                head = stream.read(HEADER_BYTES)
+        else:
+            head = raw.read(HEADER_BYTES)
+    lines = head.decode("utf-8", "replace").split("\n")
+    return list(itertools.takewhile(lambda line: line.startswith("#"), lines))
+
+
+def recorded_autogroup(path):
+    """sched_autogroup_enabled from the trace's header (True / False), None when the header
+    does not say: recordings made before the harness wrote it, and other recorders' files."""
+    try:
+        lines = header_lines(path)
+    except (OSError, EOFError, lzma.LZMAError):
+        return None  # read_trace() has read the whole file: a damaged header says nothing
+    for line in lines:
+        at = line.find(AUTOGROUP_KEY)
+        if at >= 0:
+            value = line[at + len(AUTOGROUP_KEY):].split(";")[0].strip()
+            return {"1": True, "0": False}.get(value)
+    return None
+
+
+def resolve_autogroup(autogroup, rebuild):
+    """(on?, why): the option when given; else what the recording says; else on, as every
+    recording of this project was made with autogroup enabled (docs/simulator.md)."""
+    if autogroup is not None:
+        return bool(autogroup), "option"
+    if rebuild.autogroup_recorded is not None:
+        return rebuild.autogroup_recorded, "recording"
+    return True, "default"
+
+
+def is_kernel_thread(comm):
+    return comm.startswith(KTHREAD_COMMS)
+
+
+def session_group(task_trace):
+    """The autogroup of a recorded task: its recorded ancestry's (a fork copies the parent's,
+    sched_autogroup_fork()), named after the first ancestor the trace shows; None (the root
+    group) for a kernel thread."""
+    root = task_trace
+    while root.forked_by is not None:
+        root = root.forked_by
+    if is_kernel_thread(task_trace.comm) or is_kernel_thread(root.comm):
+        return None
+    return f"autogroup-{root.pid}"
 
 
 class StatsWriter(FtraceWriter):
@@ -375,11 +464,13 @@ class StatsWriter(FtraceWriter):
 
 def replay(path, kernel, *, cpus=None, topology=None, machine=None, tunables=None, seed=1,
            others=True, spin_waits=True, queued_spins=True, spin_work="least",
-           priorities=False):
+           priorities=False, autogroup=None):
     """Replay the trace at ``path`` on ``kernel``; the run-shaped result with tasks/makespan.
     ``spin_waits=False`` replays every recorded spin as work of its recorded length;
     ``queued_spins``, ``spin_work``: see read_trace(); ``priorities``: run each task at the
-    nice level of its recorded prio (nice_of()) instead of nice 0."""
+    nice level of its recorded prio (nice_of()) instead of nice 0; ``autogroup``: each
+    recorded session in its own task group and the other programs in theirs (True), all in
+    the root group (False), or as the recording says (None; on when it does not say)."""
     tunables = dict(tunables or {})
     # The recorded bursts are CPU time measured on the busy machine: they already hold the
     # slowdown busy CPUs cause each other, so a calibration's contention would count it twice.
@@ -395,9 +486,12 @@ def replay(path, kernel, *, cpus=None, topology=None, machine=None, tunables=Non
     rebuild, real = read_trace(path, spin_waits, queued_spins=queued_spins,
                                spin_work=spin_work)
     started = time.perf_counter()
-    eng, writer = simulate(norm, rebuild, others, priorities)
-    return assemble(norm, path, rebuild, real, eng, writer, time.perf_counter() - started,
-                    others)
+    grouped = resolve_autogroup(autogroup, rebuild)
+    eng, writer = simulate(norm, rebuild, others, priorities, autogroup=grouped[0])
+    result = assemble(norm, path, rebuild, real, eng, writer, time.perf_counter() - started,
+                      others)
+    result["params"]["autogroup"], result["params"]["autogroup_from"] = grouped
+    return result
 
 
 def nice_of(prio):
@@ -409,8 +503,10 @@ def nice_of(prio):
     return max(-20, min(19, prio - 120))
 
 
-def simulate(norm, rebuild, others=True, priorities=False, writer=None):
-    """Run the rebuilt programs; ``writer``: a StatsWriter (subclass) to receive the events."""
+def simulate(norm, rebuild, others=True, priorities=False, writer=None, *, autogroup=None):
+    """Run the rebuilt programs; ``writer``: a StatsWriter (subclass) to receive the events;
+    ``autogroup``: as replay()'s."""
+    autogroup = resolve_autogroup(autogroup, rebuild)[0]
     topo = parse_topology(norm["topology"])
     writer = StatsWriter() if writer is None else writer
     eng = Engine(topo, make_policy(norm, topo.ncpus), norm["tunables"], norm["seed"],
@@ -427,6 +523,9 @@ def simulate(norm, rebuild, others=True, priorities=False, writer=None):
         nice = nice_of(task_trace.prio) if priorities else 0
         # a list: the compiled Task types its program
         task = Task(tid, task_trace.comm[:15], [], nice=nice)
+        group = session_group(task_trace) if autogroup else None
+        if group is not None:
+            task.group, task.group_shares = group, AUTOGROUP_SHARES
         task.prog = program(task_trace, lambda child: lambda _eng, _parent: make(child), fresh)
         return task
 
@@ -440,7 +539,7 @@ def simulate(norm, rebuild, others=True, priorities=False, writer=None):
         else:
             eng.call_at(offset, lambda e, r=root: _start(e, make(r)))
     if others:
-        latest = max(latest, background(eng, rebuild, topo.ncpus))
+        latest = max(latest, background(eng, rebuild, topo.ncpus, autogroup=autogroup))
     eng.alive += 1  # late starters are not spawned yet: keep the engine running for them
     eng.call_at(latest, _release)
     eng.run()
@@ -460,19 +559,33 @@ def others_nice(rebuild):
     return max(-20, min(19, -round(math.log(ratio) / math.log(1.25))))
 
 
-def background(eng, rebuild, ncpus):
+def background(eng, rebuild, ncpus, *, autogroup=False):
     """Other programs' recorded CPU time, as one short task per stretch pinned to its CPU
     (modulo the replay's CPU count), weighted to take the share it took in the recording:
-    the benchmark meets the same competition. Returns the last start offset."""
+    the benchmark meets the same competition. With autogroup the weight is that of their
+    sessions' group, one per CPU (the harness's placeholders are one per CPU), its tasks at
+    nice 0 inside it: a session's shares weigh at the root, a task's nice only inside its
+    group. Returns the last start offset."""
     latest = 0
     nice = others_nice(rebuild)
     for index, (cpu, start, end) in enumerate(rebuild.others):
         offset = max(0, start - rebuild.first_ns)
         latest = max(latest, offset)
-        task = Task(OTHER_TID_BASE + index, "other", [(RUN, end - start), (EXIT,)],
-                    group="other", nice=nice, affinity=(cpu % ncpus,))
+        task = stand_in(index, cpu % ncpus, end - start, nice=nice, autogroup=autogroup)
         eng.call_at(offset, lambda e, t=task: _start(e, t, t.affinity[0]))
     return latest
+
+
+def stand_in(index, cpu, run_ns, *, nice, autogroup):
+    """One stretch of the other programs' CPU time: a task pinned to ``cpu`` at ``nice``,
+    or with autogroup at nice 0 in the others' group on that CPU, whose shares weigh what
+    ``nice`` would."""
+    task = Task(OTHER_TID_BASE + index, "other", [(RUN, run_ns), (EXIT,)], group="other",
+                nice=0 if autogroup else nice, affinity=(cpu,))
+    if autogroup:
+        task.group = f"autogroup-others-cpu{cpu}"
+        task.group_shares = nice_to_weight(nice)
+    return task
 
 
 def _start(eng, task, cpu_id=None):

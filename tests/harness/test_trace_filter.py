@@ -105,3 +105,20 @@ def test_others_leaving_or_taking_an_idle_cpu_count_only_while_the_benchmark_liv
     assert idle[0].startswith(f"           other-{sb.OTHER_PID_BASE}")
     assert not any("sshd" in line or "99.999000" in line or "100.002000" in line
                    for line in lines)
+
+
+def test_the_header_records_whether_autogroup_was_on(sb, tmp_path):
+    out = io.StringIO()
+    sb.filter_trace(RECORDED.read_text().splitlines(), [1000], out, autogroup="1")
+    header = [line for line in out.getvalue().splitlines() if line.startswith("#")]
+    assert header[-1].endswith("; sched_autogroup_enabled=1")
+    unknown = io.StringIO()
+    sb.filter_trace(RECORDED.read_text().splitlines(), [1000], unknown)
+    assert "sched_autogroup_enabled" not in unknown.getvalue()
+    # what the recorder reads: the sysctl; a kernel without CONFIG_SCHED_AUTOGROUP has none
+    kernel = tmp_path / "proc" / "sys" / "kernel"
+    kernel.mkdir(parents=True)
+    assert sb.autogroup_setting(str(tmp_path)) == "0"
+    (kernel / "sched_autogroup_enabled").write_text("1\n")
+    assert sb.autogroup_setting(str(tmp_path)) == "1"
+    assert sb.autogroup_setting(str(tmp_path / "nowhere")) is None
