@@ -80,6 +80,9 @@ def main():
                         help="also the wait-sum agreement on the recorded traces")
     parser.add_argument("--breakdown", action="store_true",
                         help="also where the benchmark's waits went, recorded and replayed")
+    parser.add_argument("--others-sweep", action="store_true",
+                        help="also, on the harness recordings with autogroup, how the "
+                        "agreement moves with the other programs' group(s) and shares")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = str(pathlib.Path(tmp) / "trace.txt")
@@ -105,6 +108,8 @@ def main():
         agreement()
     if args.breakdown:
         breakdown()
+    if args.others_sweep:
+        others_sweep()
 
 
 VARIANTS = [  # (label, replay() keywords)
@@ -135,6 +140,42 @@ def agreement():
                   f"makespan {result['makespan_ms'] / result['real']['makespan_ms']:.3f}  "
                   f"within 2x {within:3}/{len(rows):3}  total wait {sim:7.1f} / {real:7.1f} ms"
                   f" = {sim / real:.2f}", flush=True)
+
+
+def others_sweep():
+    """The harness recordings hold the other programs as one placeholder per CPU, so how many
+    sessions they were is lost: with autogroup, the stand-ins' group (one per CPU, the
+    replay's choice, or one spanning the CPUs) and its shares (the nice level the recording's
+    wait ratio gives, replay.others_nice(), or a fixed nice), swept."""
+    made = replay_module.stand_in
+
+    def spanning(index, cpu, run_ns, *, nice, autogroup):
+        task = made(index, cpu, run_ns, nice=nice, autogroup=autogroup)
+        task.group = "autogroup-others"
+        return task
+
+    def fixed(level):
+        def stand_in(index, cpu, run_ns, *, nice, autogroup):
+            return made(index, cpu, run_ns, nice=level, autogroup=autogroup)
+        return stand_in
+
+    cases = [("per CPU, inferred", made), ("spanning, inferred", spanning)]
+    cases += [(f"per CPU, nice {level:+d}", fixed(level)) for level in (5, 0, -5, -10)]
+    try:
+        for name, comms in RECORDED[5:7]:
+            for label, factory in cases:
+                replay_module.stand_in = factory
+                result = replay(str(TRACES / name), "6.6-eevdf", cpus=2,
+                                tunables={"noise_pct": 0}, autogroup=True)
+                rows = wait_agreement(result, comms=set(comms.split()), floor_ms=1.0)
+                within = sum(0.5 <= row[4] <= 2 for row in rows)
+                real, sim = sum(row[2] for row in rows), sum(row[3] for row in rows)
+                print(f"{name[:28]:28} {label:20} within 2x {within:3}/{len(rows):3}  "
+                      f"total wait {sim / real:.2f}  makespan "
+                      f"{result['makespan_ms'] / result['real']['makespan_ms']:.3f}",
+                      flush=True)
+    finally:
+        replay_module.stand_in = made
 
 
 class EventLog(replay_module.StatsWriter):
