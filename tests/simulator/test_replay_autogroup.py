@@ -10,8 +10,16 @@ import pytest
 
 from simulator.cli import main
 from simulator.program import nice_to_weight
-from simulator.replay import (AUTOGROUP_SHARES, TaskTrace, read_trace, recorded_autogroup,
-                              replay, session_group, stand_in, wait_agreement)
+from simulator.replay import (
+    AUTOGROUP_SHARES,
+    TaskTrace,
+    read_trace,
+    recorded_autogroup,
+    replay,
+    session_group,
+    stand_in,
+    wait_agreement,
+)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUSY_BURN = ROOT / "tests" / "fixtures" / "traces" / "harness_busy" / "threadtest_burn.trace.gz"
