@@ -18,7 +18,7 @@ PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
 # the modules an event passes through, in dependency order (what the build compiles)
 HOT_MODULES = ("events", "eventq", "program", "policies.base", "policies.taskheap",
                "policies.cfs", "policies.eevdf", "policies.globalq", "policies.o1", "policies.rsdl",
-               "domains", "balance", "balance66", "interp", "engine")
+               "domains", "pelt", "balance", "balance66", "interp", "engine")
 GROUP = "simulator._hot"  # the compiled modules' shared runtime: simulator/_hot__mypyc*.so
 MANIFEST = PACKAGE_DIR / "_compiled.manifest"
 

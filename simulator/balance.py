@@ -314,21 +314,38 @@ def _idlest_cpu_by_load(eng: "Engine", task: Task, group: tuple[int, ...], cpu: 
 HAS_SPARE, FULLY_BUSY, OVERLOADED = 0, 1, 2
 
 
-def _group_stats(eng: "Engine", task: Task, group: tuple[int, ...]) -> tuple[int, int, float]:
+def _group_stats(eng: "Engine", task: Task, group: tuple[int, ...], imbalance_pct: int
+                 ) -> tuple[int, int, float]:
     """(group type, idle CPUs, load per CPU) as 6.6's update_sg_wakeup_stats() sees them; the
-    type from the runnable count against the CPUs (utilisation is not modelled), the load
-    cpu_load_without() the wakee (policy.wake_load(): PELT with 6.6's group shares)."""
+    load cpu_load_without() the wakee (policy.wake_load(): PELT with 6.6's group shares); the
+    type group_classify() of cpu_util_without() and cpu_runnable_without() with 6.6's PELT
+    signals (pelt.py), else of the runnable count against the CPUs alone."""
     cpus = eng.cpus
     nr = idle = 0
     load = 0
+    util = runnable = 0
     wake_load = eng.policy.wake_load
+    pelt = eng.pelt
     for c in group:
         nr += cpus[c].rq.nr_running
         if cpus[c].curr is None and cpus[c].rq.nr_running == 0:
             idle += 1
         load += wake_load(cpus[c].rq, eng.now, task)
-    kind = HAS_SPARE if nr < len(group) else FULLY_BUSY if nr == len(group) else OVERLOADED
+        if pelt is not None:
+            util += pelt.cpu_util_without(c, task.tid, eng.now)
+            runnable += pelt.cpu_runnable_without(c, task.tid, eng.now)
+    if pelt is not None:
+        stats = balance66.GroupStats(group, False)
+        stats.nr, stats.util, stats.runnable = nr, util, runnable
+        kind = _WAKE_KIND[balance66.group_classify(imbalance_pct, stats, False)]
+    else:
+        kind = HAS_SPARE if nr < len(group) else FULLY_BUSY if nr == len(group) else OVERLOADED
     return kind, idle, load / len(group)
+
+
+# balance66.group_classify()'s types as the wake path ranks them (no SMT balance there)
+_WAKE_KIND = {balance66.HAS_SPARE: HAS_SPARE, balance66.FULLY_BUSY: FULLY_BUSY,
+              balance66.OVERLOADED: OVERLOADED}
 
 
 def _idlest_group_by_capacity(eng: "Engine", task: Task, cpu: int, index: int):
@@ -341,7 +358,7 @@ def _idlest_group_by_capacity(eng: "Engine", task: Task, cpu: int, index: int):
     for group in _groups(eng, cpu, index):
         if not _allowed_in(task, group):
             continue
-        stats = _group_stats(eng, task, group)
+        stats = _group_stats(eng, task, group, level.imbalance_pct)
         if cpu in group:
             local = stats
         elif best is None or _better_group(stats, best):

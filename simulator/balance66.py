@@ -28,9 +28,9 @@ level below (single CPUs at the lowest level):
 
 Simplified (docs/simulator.md, issue 24): cpu_load() is the policy's wake_load() (PELT averages
 for tasks of groups with shares, the weight for the others); the utilisation and runnable
-averages are their steady states (1024 a busy CPU, 1024 per runnable task), not PELT signals;
-every CPU's capacity is 1024.  Not modelled: misfit and asym packing (no asymmetric CPUs),
-group_imbalanced and the LBF_*_PINNED retries (affinity only refuses a task),
+averages are pelt.py's PELT signals (pelt_signals; 0: their steady states, 1024 a busy CPU and
+1024 per runnable task); every CPU's capacity is 1024.  Not modelled: misfit and asym packing
+(no asymmetric CPUs), group_imbalanced and the LBF_*_PINNED retries (affinity only refuses a task),
 newidle_balance()'s avg_idle / max_newidle_lb_cost gate (no avg_idle in the model), NUMA.
 
 Active balancing (need_active_balance(), active_load_balance_cpu_stop()): a failed
@@ -124,19 +124,25 @@ def group_classify(imbalance_pct: int, s: GroupStats, smt_balance: bool) -> int:
 
 def update_sg_lb_stats(eng: "Engine", env: Env, group: tuple[int, ...], local: bool
                        ) -> GroupStats:
-    """update_sg_lb_stats(): cpu_load() summed; utilisation and runnable at steady state."""
+    """update_sg_lb_stats(): cpu_load(), cpu_util_cfs() and cpu_runnable() summed (PELT
+    averages with pelt_signals; else utilisation and runnable at steady state)."""
     smt = env.index > 0 and eng.cpus[group[0]].domains[env.index - 1].name == "SMT"
     s = GroupStats(group, smt)
     wake_load = eng.policy.wake_load
+    pelt = eng.pelt
     for c in group:
         cpu = eng.cpus[c]
         s.load += wake_load(cpu.rq, eng.now, None)
         s.nr += cpu.rq.nr_running
-        s.runnable += SCHED_CAPACITY_SCALE * cpu.rq.nr_running
+        if pelt is not None:
+            s.util += pelt.cpu_util(c, eng.now)
+            s.runnable += pelt.cpu_runnable(c, eng.now)
+        else:
+            s.runnable += SCHED_CAPACITY_SCALE * cpu.rq.nr_running
+            if not _idle_cpu(cpu):
+                s.util += SCHED_CAPACITY_SCALE
         if _idle_cpu(cpu):
             s.idle += 1
-        else:
-            s.util += SCHED_CAPACITY_SCALE
     s.cores = len({c // eng.threads for c in group})
     smt_balance = not local and env.idle != BUSY and smt and s.nr > 1  # smt_balance()
     s.kind = group_classify(env.level.imbalance_pct, s, smt_balance)
@@ -276,7 +282,8 @@ def find_busiest_queue(eng: "Engine", env: Env, group: GroupStats) -> "Cpu | Non
         elif env.migration == MIGRATE_UTIL:
             if nr <= 1:
                 continue
-            value = SCHED_CAPACITY_SCALE  # a busy CPU's steady-state utilisation
+            value = (SCHED_CAPACITY_SCALE if eng.pelt is None  # a busy CPU's steady state
+                     else cpu_util_boost(eng, c))
         else:
             value = nr
         if value > best_value:
@@ -303,8 +310,20 @@ def can_migrate_task(eng: "Engine", env: Env, task: Task, src: "Cpu") -> bool:
     return False
 
 
+def cpu_util_boost(eng: "Engine", cpu: int) -> int:
+    """cpu_util_cfs_boost(): the larger of the CPU's utilisation and runnable averages, at most
+    its capacity (runnable boosting, find_busiest_queue()'s migrate_util case)."""
+    pelt = eng.pelt
+    assert pelt is not None
+    return min(SCHED_CAPACITY_SCALE, max(pelt.cpu_util(cpu, eng.now),
+                                         pelt.cpu_runnable(cpu, eng.now)))
+
+
 def task_util(eng: "Engine", task: Task, src: "Cpu") -> int:
-    """task_util_est() at steady state: the task's share of its busy CPU by weight."""
+    """task_util_est(): the task's PELT util_avg (no util_est) with pelt_signals; else at
+    steady state, the task's share of its busy CPU by weight."""
+    if eng.pelt is not None:
+        return eng.pelt.task_util(task.tid, eng.now)
     return SCHED_CAPACITY_SCALE * task.weight // max(1, eng.policy.load_of(src.rq))
 
 

@@ -21,6 +21,7 @@ from .errors import CpuBudgetExceeded, EventBudgetExceeded
 from .eventq import Event, EventQueue, new_queue
 from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER, NO_TIME
 from .interp import run_actions, step, step_reference
+from .pelt import Pelt
 from .policies import NICE_0, Policy
 from .policies.base import NO_SLICE_END, RunQueue, remove_task
 from .program import (
@@ -97,7 +98,7 @@ class Engine:
     __slots__ = ("topo", "policy", "tun", "rng", "_random", "max_events", "trace_file", "now",
                  "queue", "tasks", "exited", "alive", "stop_at", "tick_ns", "noise",
                  "refill_us", "_counters", "marks", "samples", "overloaded", "pending_timers",
-                 "depth", "track_load", "cpus", "global_queue", "tick_preempts", "hrtick",
+                 "depth", "track_load", "pelt", "cpus", "global_queue", "tick_preempts", "hrtick",
                  "newidle", "switch_ns", "flat_cost", "reference", "vruntime_only", "slice_only",
                  "idle_wake_ns", "contention", "contention_span", "has_account", "yield_ns",
                  "update_curr_first",
@@ -211,6 +212,11 @@ class Engine:
             step = (self.tick_ns >> 1) // len(self.cpus)
             for cpu in self.cpus:
                 cpu.tick_phase = step * cpu.id
+        # 6.6's PELT utilisation and runnable averages for its balancer (pelt.py); None for
+        # every other profile, whose hot paths then do no PELT work
+        self.pelt: Pelt | None = (Pelt(topo.ncpus, 0) if tun.get("balance_66")
+                                  and tun.get("pelt_signals") and not policy.global_queue
+                                  else None)
         balance.setup(self)
         if ftrace is not None:
             ftrace.attach(self)
@@ -454,6 +460,8 @@ class Engine:
         before = rq.nr_running
         self.policy.enqueue(rq, task, how, self.now)
         rq.nr_running = before + 1
+        if self.pelt is not None:
+            self.pelt.enqueue(cpu.id, task.tid, self.now)
         balance.load_changed(self, cpu)
         # a task now waits: the running task needs its slice-expiry event (ticks were skipped)
         cpu.preempt_valid = False
@@ -477,6 +485,8 @@ class Engine:
         self.policy.dequeue(rq, task, self.now)
         cpu.preempt_valid = False
         rq.nr_running -= 1
+        if self.pelt is not None:
+            self.pelt.dequeue(cpu.id, task.tid, self.now, False)
         if self.track_load:
             balance.load_changed(self, cpu)
         if rq.nr_running == 1:
@@ -488,12 +498,22 @@ class Engine:
         self.policy.curr_leaves(rq, task, self.now)
         cpu.preempt_valid = False
         rq.nr_running -= 1
+        if self.pelt is not None:
+            self._pelt_leave(cpu, task)
         if self.track_load:
             balance.load_changed(self, cpu)
         if rq.nr_running == 1:
             self.overloaded -= 1
         task.last_ran = self.now
         task.last_cpu = cpu.id
+
+    def _pelt_leave(self, cpu: Cpu, task: Task) -> None:
+        pelt = self.pelt
+        assert pelt is not None
+        pelt.run(cpu.id, task.tid, self.now, 0)
+        pelt.dequeue(cpu.id, task.tid, self.now, True)
+        if task.state == DONE:
+            pelt.exit(task.tid, self.now)
 
     def wake(self, task: Task, waker_cpu, sync=False, direct=False):
         if task.state != BLOCKED:
@@ -764,6 +784,8 @@ class Engine:
             prev.last_ran = now
             prev.last_cpu = cpu.id
             policy.put_prev(rq, prev, now)
+            if self.pelt is not None:
+                self.pelt.run(cpu.id, prev.tid, now, 0)
         if cpu.push_cpu >= 0:  # the stopper ran first: its push, then the pick from the rest
             balance.active_push(self, cpu)
         nxt = policy.pick_next(rq, cpu, now)
@@ -809,6 +831,8 @@ class Engine:
         cpu.preempt_at = NO_TIME
         cpu.preempt_valid = not self.tick_preempts  # no tick preempts: None is already valid
         policy.on_pick(rq, nxt, now)
+        if self.pelt is not None:
+            self.pelt.run(cpu.id, nxt.tid, now, 1)
         if was_idle:
             cpu.busy_since = now
             if self.contention:

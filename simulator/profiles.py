@@ -264,6 +264,11 @@ FAMILY_TUNABLES = {
                          "groups (group_classify(), migrate_load / util / task, "
                          "detach_tasks()); 0: the shared 2.6 / 3.x balancer with the 2.6-era "
                          "domain table (the model before; set busy_factor 64 with it)"),
+        "pelt_signals": _t(True, "bool", "with balance_66: the balancer's utilisation and "
+                           "runnable are PELT averages (pelt.py: util_avg / runnable_avg per "
+                           "task and CPU, cpu_util_cfs(), cpu_runnable(), task_util_est() "
+                           "without util_est); 0: their steady states (1024 per busy CPU and "
+                           "per runnable task, the model before)"),
         "group_shares_pelt": _t(False, "bool", "6.6's group shares: a cgroup's entity on a "
                                 "CPU weighs its cpu.shares x its load there (the larger of "
                                 "its runnable weight and its PELT average) / the group's PELT "

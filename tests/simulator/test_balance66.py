@@ -159,9 +159,19 @@ def test_an_idle_cpu_pulls_one_task_from_an_overloaded_one_by_task_count():
 
 
 def test_busy_overloaded_cpus_even_their_load():
-    eng = _engine(cpus=2, queued=[4, 2])
+    """At steady state (pelt_signals off: 1024 of util and runnable per queued task) both CPUs
+    are overloaded and the busier gives one task.  With PELT, six tasks just created carry
+    post_init_entity_util_avg()'s halves of the spare capacity (960 and 768 of util), so CPU 1
+    has spare capacity and a busy pass moves nothing (test_pelt.py)."""
+    eng = _engine(cpus=2, queued=[4, 2], tunables={"pelt_signals": False})
     assert balance66.load_balance(eng, eng.cpus[1], 0, "busy") == (1, True)
     assert [cpu.rq.nr_running for cpu in eng.cpus] == [3, 3]
+
+
+def test_with_pelt_freshly_created_tasks_leave_the_lighter_cpu_spare_capacity():
+    eng = _engine(cpus=2, queued=[4, 2])
+    assert balance66.load_balance(eng, eng.cpus[1], 0, "busy") == (0, True)
+    assert [cpu.rq.nr_running for cpu in eng.cpus] == [4, 2]
 
 
 def test_detach_tasks_looks_at_no_more_than_loop_max_tasks():

@@ -222,9 +222,16 @@ def test_the_hierarchy_shortens_the_unpatched_vms_wait_and_the_patch_cuts_it_sho
     placement follows 6.6's place_entity() (PLACE_LAG's inflation, entity_lag()'s clamp) the
     patch cuts the wait on every seed, 1.23x-1.74x (67-79 ms), where with the one-slice lag
     and no inflation its cut was within 1.15x either way of none (0.92x-1.15x): the old
-    assertion (patched within 1.15x of unpatched) no longer holds, for that reason."""
+    assertion (patched within 1.15x of unpatched) no longer holds, for that reason.  With the
+    balancer's PELT utilisation and runnable (pelt_signals, docs/simulator.md "6.6's PELT
+    signals in the balancer") the cut is 0.88x-1.23x: seeds 3 and 4 wait longer patched, so
+    "the patch cuts on every seed" holds only with the steady-state stand-ins (checked here
+    with pelt_signals off); short of 2x holds either way."""
     for seed in (1, 2, 3, 4):
         hier, flat = (_vm_wait_ms({"group_hierarchy": h}, seed) for h in (True, False))
         patched = _vm_wait_ms(THREAD_PATCH, seed)
         assert hier < flat, (seed, hier, flat)
+        assert hier < 2 * patched, (seed, hier, patched)
+        steady = {"pelt_signals": False}
+        hier, patched = (_vm_wait_ms({**steady, **t}, seed) for t in ({}, THREAD_PATCH))
         assert patched < hier < 2 * patched, (seed, hier, patched)
