@@ -1,5 +1,7 @@
 """Wake-heavy server-like workloads: chatroom, pipeline, wake-pingpong and overcommit."""
 
+from typing import Any
+
 from .errors import InvalidValueError
 from .events import EV_STOP
 from .program import EXIT, LOCK, LOOP, POST, RUN, SLEEP, UNLOCK, WAIT, Mutex, Semaphore
@@ -300,7 +302,7 @@ class Overcommit:
         sync = prm["kick"] == "sync"
         ahead = prm["hogs_ahead_ms"] * MS
         for i in range(n):
-            prog = [(SLEEP, ahead)] if ahead else []
+            prog: list[tuple[Any, ...]] = [(SLEEP, ahead)] if ahead else []
             top = len(prog)  # the loop's first action
             prog += [(WAIT, inbox[i]), (RUN, prm["work_us"] * US), (MARK, count_op),
                      (POST, inbox[(i + 1) % n], 1, sync)]
