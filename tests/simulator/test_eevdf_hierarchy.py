@@ -195,6 +195,31 @@ def test_runs_without_cgroups_are_the_same_with_and_without_the_hierarchy(worklo
     assert _run_spec(spec, group_hierarchy=True) == _run_spec(spec, group_hierarchy=False)
 
 
+@pytest.mark.parametrize("workload, params", [
+    ("wake-pingpong", {"pairs": 3, "roundtrips": 100}),
+    ("chatroom", {"rooms": 1, "clients": 6, "messages": 30}),
+    ("threadtest-burn", {"iterations": 6, "burn_us": 200}),
+])
+def test_the_flat_fast_path_equals_the_group_path_without_cgroups(workload, params, monkeypatch):
+    """Until a group task is enqueued the pick and the wakeup check take EevdfPolicy's flat
+    paths (hier_active): forced through EevdfGroups' paths from the start, a run without
+    cgroups gives exactly the same result."""
+    spec = {"workload": workload, "kernel": "6.6-eevdf", "topology": "1x2x2", "params": params}
+    fast = _run_spec(spec)
+    plain_init = EevdfGroups.__init__
+
+    def group_paths_from_the_start(self, policy):
+        plain_init(self, policy)
+        policy.hier_active = True
+
+    monkeypatch.setattr(EevdfGroups, "__init__", group_paths_from_the_start)
+    forced = simulator.run({**spec, "tunables": {}})
+    assert forced["counters"] == fast["counters"]
+    forced.pop("wall_seconds")
+    forced["tunables"].pop("group_hierarchy")
+    assert forced == fast
+
+
 def test_the_hierarchy_is_on_for_66_and_changes_a_waiting_vm():
     """`group_hierarchy` is on in the 6.6-eevdf profile (the kernels schedule hierarchically
     with CONFIG_FAIR_GROUP_SCHED, which cpu.shares needs); where the vCPUs wait behind hogs
