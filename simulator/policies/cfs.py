@@ -10,6 +10,20 @@ if TYPE_CHECKING:  # annotations only (the engine imports the policies)
     from ..engine import Engine
 
 
+def advanced_min_vruntime(current: int, data: list[Node], curr: Task | None) -> int:
+    """update_min_vruntime() of one cfs_rq (the root here, a group's in cfs_group.py): the
+    least of the running entity's vruntime and the leftmost queued key, never moving back."""
+    if data:
+        v = data[0].key
+        if curr is not None and curr.vruntime < v:
+            v = curr.vruntime
+    elif curr is not None:
+        v = curr.vruntime
+    else:
+        return current
+    return v if v > current else current
+
+
 class CfsPolicy(Policy):
     """CFS (2.6.23 - 3.x): a vruntime-ordered queue, slices from the latency target."""
 
@@ -122,17 +136,7 @@ class CfsPolicy(Policy):
         curr = rq.curr
         if curr is not None and curr.group_shares and self.hier is not None:
             curr = self.hier.root_curr(rq, curr)  # the root runs the task's group entity
-        data: list[Node] = rq.data
-        if data:
-            v = data[0].key
-            if curr is not None and curr.vruntime < v:
-                v = curr.vruntime
-        elif curr is not None:
-            v = curr.vruntime
-        else:
-            return
-        if v > rq.min_vruntime:
-            rq.min_vruntime = v
+        rq.min_vruntime = advanced_min_vruntime(rq.min_vruntime, rq.data, curr)
 
     def enqueue(self, rq: RunQueue, task: Task, how, now: int):
         if task.group_shares and self.hier is not None:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..program import Task, nice_to_weight
 from .base import NICE_0, NO_SLICE_END, RunQueue
+from .cfs import advanced_min_vruntime
 from .cfs_buddies import Buddies
 from .taskheap import Node, push, remove
 
@@ -354,18 +355,7 @@ def _right_to_left(data: list[Node]) -> list[Task]:
 
 def _update_min(gq: GroupRq) -> None:
     """update_min_vruntime() of a group cfs_rq (CfsPolicy._update_min() at the root)."""
-    curr = gq.curr
-    data = gq.data
-    if data:
-        v = data[0].key
-        if curr is not None and curr.vruntime < v:
-            v = curr.vruntime
-    elif curr is not None:
-        v = curr.vruntime
-    else:
-        return
-    if v > gq.min_vruntime:
-        gq.min_vruntime = v
+    gq.min_vruntime = advanced_min_vruntime(gq.min_vruntime, gq.data, gq.curr)
 
 
 def _pick_skipping(data: list[Node]) -> Task:
