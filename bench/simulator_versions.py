@@ -11,6 +11,9 @@ machine's load does not change the figures (it is printed anyway, as every bench
 --loop-memory-ns prices the counting loop as on another machine (the thread's laptop: 4.72 ns,
 from its own 2.6.22 row at 40M loops, 94315 ms / 500 / 40M) and prints the threadtest table per
 iteration beside the thread's figures.
+--loop-sweep prints, for loop speeds of 2.0 to 6.0 ns in steps of 0.25, at which loop sizes
+2.6.23 lands strictly between 2.6.22 and 2.6.24: how much the direction depends on where the
+loop's length falls against the 4 ms tick (at 3.0 ns, the default, a 1M loop is exactly 3 ms).
 """
 
 import argparse
@@ -90,13 +93,35 @@ def print_burn():
               f"2.6.24 / 2.6.25 = {old / new:.2f}x (>= 2x: {verdict})")
 
 
+def print_loop_sweep(iterations):
+    """Per loop speed, the loop sizes where 2.6.22 < 2.6.23 < 2.6.24 does not hold, with
+    their per-iteration times."""
+    print(f"threadtest direction against the loop speed, 2 CPUs, {iterations} iterations "
+          f"(per-iteration ms 2.6.22 / 2.6.23 / 2.6.24 where it does not hold)")
+    print("| loop_memory_ns | holds at | does not hold |")
+    for step in range(17):
+        TUNABLES["loop_memory_ns"] = ns = 2.0 + 0.25 * step
+        held, missed = 0, []
+        for loops in LOOPS:
+            times = [threadtest_ms(k, loops, iterations) / iterations for k in KERNELS[:3]]
+            if times[0] < times[1] < times[2]:
+                held += 1
+            else:
+                missed.append(f"{loops:,}: " + " / ".join(f"{t:.2f}" for t in times))
+        print(f"| {ns:.2f} | {held} of {len(LOOPS)} | {'; '.join(missed) or '-'} |")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--loop-memory-ns", type=float, default=None)
+    parser.add_argument("--loop-sweep", action="store_true")
     args = parser.parse_args(argv)
     print(f"simulator build: {'compiled' if simulator.COMPILED else 'pure Python'}; "
           f"load average {os.getloadavg()[0]:.2f}")
+    if args.loop_sweep:
+        print_loop_sweep(args.iterations)
+        return
     if args.loop_memory_ns is not None:
         TUNABLES["loop_memory_ns"] = args.loop_memory_ns
         print_per_iteration(args.iterations)
