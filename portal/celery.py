@@ -6,9 +6,10 @@ import os
 import sys
 import threading
 import time
+from collections import deque
 
 from celery import Celery
-from celery.signals import worker_ready
+from celery.signals import worker_init, worker_process_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 
@@ -79,3 +80,23 @@ def _watch_for_compiled_simulator(sender=None, **kwargs):
         return
     threading.Thread(target=_restart_when_compiled, daemon=True,
                      name="compiled-build-watch").start()
+
+
+# With DEBUG on (`make run`) Django logs every query a connection runs, its parameters spelled
+# into the SQL, up to 9000 per connection: a worker importing a 2.4 MB mbox kept 12 MB of
+# logged SQL, most of a bulk insert's text. A worker has no debug toolbar to show them; it
+# keeps the last few for a traceback's sake.
+WORKER_QUERIES_KEPT = 100
+
+
+@worker_init.connect
+@worker_process_init.connect
+def _limit_logged_queries(**kwargs):
+    """In a worker process, keep only the last WORKER_QUERIES_KEPT queries per connection:
+    for the connections already open and for those its threads open later."""
+    from django.db import connections
+    from django.db.backends.base.base import BaseDatabaseWrapper
+
+    BaseDatabaseWrapper.queries_limit = WORKER_QUERIES_KEPT
+    for connection in connections.all(initialized_only=True):
+        connection.queries_log = deque(connection.queries_log, maxlen=WORKER_QUERIES_KEPT)
