@@ -10,7 +10,8 @@ schedstat wait_sum unpatched -> patched and their ratio (the thread: 987,240 -> 
 3.5x; the direction asks for at least 2x), then bare-metal throughput patched / unpatched for
 each load (the thread: within 10 %, so a ratio of at least 0.90), with the migrations each way;
 with --sensitivity, the bare-metal rows that lose more than 10 % again at other prices of the
-refill a migrated task pays (flat cache_refill_us prices, and wake-pingpong's working set);
+refill a migrated task pays (flat cache_refill_us prices, and wake-pingpong's and the
+chatroom's working sets);
 --bare-metal skips the overcommitted VM rows (which give no working set: unchanged by it).
 Every figure is a simulated one (seed 1), so the machine's load cannot change it; the load
 average is printed beside the figures all the same, as every bench script does.
@@ -25,6 +26,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import simulator  # noqa: E402
+from simulator.wl_server import CHAT_MESSAGE_BYTES  # noqa: E402
 
 KERNELS = ("3.3", "6.6-eevdf")
 THREAD_PATCH = {"balance_wake": True, "wake_affine": False}
@@ -92,12 +94,14 @@ VARIANTS = {"3.3": [("3.3 gran not by the wakee's weight", {"wakeup_gran_by_wake
 # Sensitivity of the bare-metal rows that lose more than 10 % to the refill a migrated task
 # pays: the slow path as the kernel has it migrates most wakeups, so the loss is that price
 # times the migrations (--sensitivity).  By default (cache_refill_us -1) wake-pingpong prices
-# it from its working set (a pipe ping-pong's 4160 bytes, at cache_llc_ns per line); the
-# chatroom gives no working set and pays the flat 30 us (no source).  Swept: flat prices
-# (cache_refill_us, overriding the model) and, for wake-pingpong, larger working sets up to a
-# Westmere core's private L2 (256 KB)
+# it from its working set (a pipe ping-pong's 4160 bytes, at cache_llc_ns per line), and the
+# chatroom from a chat message's (1536 bytes).  Swept: flat prices (cache_refill_us,
+# overriding the model); for wake-pingpong, larger working sets up to a Westmere core's
+# private L2 (256 KB); for both chatroom rows, none, the derived one, 16 KB and 64 KB
 REFILL_SWEEP = (0, 10, 30)
 WORKING_SET_SWEEP = (16_384, 65_536, 262_144)
+CHATROOM_WORKING_SET_SWEEP = (0, CHAT_MESSAGE_BYTES, 16_384, 65_536)
+CHATROOM_ROWS = ("chatroom 2 x 10, futex, 4 CPUs", "chatroom 2 x 10, yield, 4 CPUs")
 SENSITIVE_ROWS = ("wake-pingpong 4 pairs, 4 CPUs", "wake-pingpong 8 pairs, 1x4x2",
                   "wake-pingpong 4 pairs, 4 CPUs, work_us=100", "chatroom 2 x 10, futex, 4 CPUs")
 
@@ -147,7 +151,7 @@ def vm_rows(kernel, duration):
 
 def sensitivity(kernel):
     print(f"{kernel}: bare metal, sensitivity to the refill price (flat cache_refill_us; "
-          "wake-pingpong's working_set_bytes, default 4160)")
+          f"working_set_bytes: wake-pingpong's default 4160, the chatroom's {CHAT_MESSAGE_BYTES})")
     for refill in REFILL_SWEEP:
         for label in SENSITIVE_ROWS:
             workload, params, machine = BARE_METAL[label]
@@ -162,6 +166,12 @@ def sensitivity(kernel):
             row = bare_metal_row(kernel, workload, {**params, "working_set_bytes": nbytes},
                                  machine)
             print(f"  {label + f', working set {nbytes // 1024} KB':62s} {row}", flush=True)
+    for nbytes in CHATROOM_WORKING_SET_SWEEP:
+        for label in CHATROOM_ROWS:
+            workload, params, machine = BARE_METAL[label]
+            row = bare_metal_row(kernel, workload, {**params, "working_set_bytes": nbytes},
+                                 machine)
+            print(f"  {label + f', working set {nbytes} B':62s} {row}", flush=True)
 
 
 def main():

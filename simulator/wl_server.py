@@ -15,6 +15,22 @@ J9_YIELDS = 45
 J9_SPIN2 = 32
 J9_SPIN1 = 256
 
+# What one chat message makes a client task touch, in 64-byte lines: it reads the message off
+# one loopback TCP socket and writes it to the next (VolanoMark's structure; the derivation and
+# its sources are in docs/simulator.md, chatroom).  x86_64 sizes, 3.x and 6.x kernels alike.
+CHAT_TEXT_LINES = 2  # the message in user space: "about 100 bytes" (IBM LTC's description)
+SKB_LINES = 4  # struct sk_buff, 224-240 bytes, a line-aligned slab object
+SKB_SHARED_INFO_LINES = 1  # skb_shared_info up to dataref (cleared at alloc), frags[0]
+SKB_HEADER_LINES = 2  # Ethernet 14 + IPv4 20 + TCP 32 (with timestamps) = 66 bytes
+SKB_PAYLOAD_LINES = 2  # the message's 100 bytes inside the skb
+ROOM_LOCK_LINES = 1  # the room lock's word (a futex word, a JVM monitor's lock word)
+# sending: the fclone pair (the queued original and the clone handed to loopback), the
+# headers, shared info and payload; receiving: the clone's sk_buff, the TCP header
+# tcp_recvmsg() reads, shared info and payload
+CHAT_SEND_LINES = 2 * SKB_LINES + SKB_HEADER_LINES + SKB_SHARED_INFO_LINES + SKB_PAYLOAD_LINES
+CHAT_RECEIVE_LINES = SKB_LINES + 1 + SKB_SHARED_INFO_LINES + SKB_PAYLOAD_LINES
+CHAT_MESSAGE_BYTES = 64 * (CHAT_TEXT_LINES + CHAT_SEND_LINES + CHAT_RECEIVE_LINES + ROOM_LOCK_LINES)
+
 
 class Chatroom:
     name = "chatroom"
@@ -59,6 +75,12 @@ class Chatroom:
                     "sends all its messages one after the other; `turns`, one reading of "
                     "Volano's \"simulated test users take turns chatting\": a room's users "
                     "send in turn, each once its client has read the previous user's message"),
+        "working_set_bytes": p(CHAT_MESSAGE_BYTES, "int", "bytes each task touches per "
+                               "message, which a migrated task fetches again (with "
+                               "cache_refill_us -1): by default a 100-byte chat message's "
+                               "path through loopback TCP (24 lines: the message, the sent "
+                               "skb's fclone pair, headers, shared info and payload, the "
+                               "received skb's, the room lock's word)", 0, 2**30),
     }
     metrics = {"throughput_msgs_per_s": m("msgs/s", True)}
 
@@ -70,6 +92,7 @@ class Chatroom:
             prm["spin_yields"], prm["spin_loops"])
         busy_ns = round(loops * b.tun["loop_ns"])
         lock_op = (LOCK, None, prm["lock"], spins or None, busy_ns)  # the room filled in below
+        b.eng.set_working_set(prm["working_set_bytes"])
         if prm["broadcast"]:
             _build_broadcast(b, lock_op)
             return

@@ -1160,14 +1160,14 @@ def test_bare_metal_losses_are_the_price_of_the_migrations(kernel, pairs, machin
     assert _pingpong_ratio(kernel, machine, pairs, cache_refill_us=30) < priced
 
 
-def _refill_prices(workload, topology, **tunables):
+def _refill_prices(workload, topology, params=None, **tunables):
     """The migration refill (ns) by topology distance (same CPU, SMT sibling, same socket,
     other socket) once ``workload`` has built its tasks."""
     from simulator.api import WORKLOADS
     from simulator.wl_common import Build
 
     norm = validate({"workload": workload, "kernel": "3.3", "topology": topology,
-                     "tunables": tunables})
+                     "params": params or {}, "tunables": tunables})
     eng = Engine(parse_topology(norm["topology"]), make_policy(norm, norm["cpus"]),
                  norm["tunables"], 1, 10**9)
     WORKLOADS[workload].build(Build(eng, norm["params"]))
@@ -1182,13 +1182,48 @@ def test_a_migrations_refill_is_the_working_set_at_the_shared_levels_latency():
     assert _refill_prices("wake-pingpong", "2x2x2", cache_refill_us=30) == [0, 3000, 30000,
                                                                             90000]
     assert _refill_prices("wake-pingpong", "2x2x2", cache_refill_us=0) == [0, 0, 0, 0]
-    assert _refill_prices("chatroom", "2x2x2") == [0, 3000, 30000, 90000]
+    assert _refill_prices("pipeline", "2x2x2") == [0, 3000, 30000, 90000]
     with pytest.raises(simulator.SpecError, match="cache_refill_us"):
         validate({"workload": "chatroom", "kernel": "3.3", "tunables": {"cache_refill_us": -0.5}})
     measured = validate({"workload": "wake-pingpong", "kernel": "3.3",
                          "machine": {"llc_hit_ns": 40, "remote_line_ns": 200}})
     assert (measured["tunables"]["cache_llc_ns"], measured["tunables"]["cache_remote_ns"]) == (
         40, 200)
+
+
+def test_a_migrated_chat_task_refetches_a_chat_messages_lines():
+    """The chatroom prices a migration from what one message touches: 1536 bytes, 24 lines
+    (the 100-byte message, the sent skb's fclone pair with its headers, shared info and
+    payload, the received skb's, the room lock's word), free between SMT siblings, 24 LLC hits
+    within a socket, 24 remote lines across sockets, in the ring and in the broadcast alike;
+    the param moves it, and an explicit cache_refill_us still overrides it."""
+    lines = 24
+    assert simulator.catalog()["workloads"]["chatroom"]["params"]["working_set_bytes"][
+        "default"] == lines * 64
+    priced = [0, 0, int(lines * 15.75), lines * 120]
+    assert _refill_prices("chatroom", "2x2x2") == priced
+    assert _refill_prices("chatroom", "2x2x2", {"broadcast": 1}) == priced
+    assert _refill_prices("chatroom", "2x2x2", {"working_set_bytes": 65}) == [0, 0, 31, 240]
+    assert _refill_prices("chatroom", "2x2x2", {"working_set_bytes": 0}) == [0, 0, 0, 0]
+    assert _refill_prices("chatroom", "2x2x2", cache_refill_us=30) == [0, 3000, 30000, 90000]
+    for bad in (-1, 2**30 + 1, 1.5, "a page"):
+        with pytest.raises(simulator.SpecError, match="working_set_bytes"):
+            validate({"workload": "chatroom", "kernel": "3.3",
+                      "params": {"working_set_bytes": bad}})
+
+
+def test_a_migrated_chat_task_pays_the_priced_refill_in_a_run():
+    """The price reaches the run: the same chatroom on two sockets is slower with a larger
+    working set, and the derived one costs less than the old flat 30 us."""
+    def throughput(**change):
+        params = {"rooms": 2, "clients": 10, "messages": 50, "lock": "futex"}
+        spec = {"workload": "chatroom", "kernel": "3.3", "topology": "2x2x1", "seed": 1,
+                "params": {**params, **change.pop("params", {})}, "tunables": change}
+        return simulator.run(spec)["metrics"]["throughput_msgs_per_s"][0]
+
+    derived, large = throughput(), throughput(params={"working_set_bytes": 65536})
+    assert large < derived < throughput(params={"working_set_bytes": 0}) * 1.0001
+    assert throughput(cache_refill_us=30) < derived
 
 
 # The thread's overcommitted host as its description has it: a guest of 8 vCPUs kicked with
