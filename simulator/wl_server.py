@@ -75,8 +75,8 @@ class Chatroom:
                     "sends all its messages one after the other; `turns`, one reading of "
                     "Volano's \"simulated test users take turns chatting\": a room's users "
                     "send in turn, each once its client has read the previous user's message"),
-        "working_set_bytes": p(CHAT_MESSAGE_BYTES, "int", "bytes each task touches per "
-                               "message, which a migrated task fetches again (with "
+        "working_set_bytes": p(CHAT_MESSAGE_BYTES, "int", "with broadcast=0: bytes each task "
+                               "touches per message, which a migrated task fetches again (with "
                                "cache_refill_us -1): by default a 100-byte chat message's "
                                "path through loopback TCP (24 lines: the message, the sent "
                                "skb's fclone pair, headers, shared info and payload, the "
@@ -92,10 +92,12 @@ class Chatroom:
             prm["spin_yields"], prm["spin_loops"])
         busy_ns = round(loops * b.tun["loop_ns"])
         lock_op = (LOCK, None, prm["lock"], spins or None, busy_ns)  # the room filled in below
-        b.eng.set_working_set(prm["working_set_bytes"])
         if prm["broadcast"]:
+            # its four roles touch different parts of a message's path and the engine prices
+            # one working set a run, so the broadcast keeps the flat refill
             _build_broadcast(b, lock_op)
             return
+        b.eng.set_working_set(prm["working_set_bytes"])
         messages = prm["rooms"] * clients * prm["messages"]
         b.check_budget(messages, messages * (prm["think_us"] + prm["cs_us"]) * US
                        // len(b.eng.cpus))
