@@ -23,6 +23,17 @@ printed beside the figures all the same, as every bench script does.
 blocked waiter, 3000 yields before blocking, `spin_yields` as the tests sweep it) at 150
 messages and at 7500: at 150 a client runs 9 ms, a tenth of a 100 ms quota, so rr_interval 100
 is only exercised in the long run (about two minutes of CPU for both seeds).
+
+`--scale volano` runs VolanoMark's own documented size instead (IBM LTC, "VolanoMark 2.1.2 -
+Workload Description": 20 users a room, four threads a user, "most of the loopback tests we
+have run use 10 rooms and 100 messages", so 800 threads): the broadcast with every sender at
+once and with users taking turns, and the ring, at 100 messages and at 50 (the ratios at both
+show whether the shorter run stands for the longer), on 2 CPUs (the model's default; the
+thread's CPU count is not in our notes) and 8 (the IBM study's "8P test"). For seed 1 at 100
+messages it then prints a census: the mean number of each role's threads (sender, server
+receiver, writer, client reader) that are runnable, blocked on the room lock, blocked waiting
+for a message, or exited, and of idle CPUs, weighted by time (kept from the engine's
+wakeup/switch/exit hooks, where every change of those states happens).
 """
 
 import argparse
@@ -34,76 +45,262 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import simulator  # noqa: E402
+from simulator.api import run_once, validate  # noqa: E402
+from simulator.program import BLOCKED, LOCK  # noqa: E402
+from simulator.topology import parse_topology  # noqa: E402
 
 JVM = {"lock": "yield", "jvm": "j9", "rooms": 4, "clients": 20, "think_us": 50, "cs_us": 10}
-MODELS = {"ring": {**JVM, "messages": 150},
-          "broadcast": {**JVM, "messages": 40, "broadcast": 1},
-          "broadcast, users taking turns": {**JVM, "messages": 40, "broadcast": 1,
-                                            "pacing": "turns"}}
+MODELS = {
+    "ring": {**JVM, "messages": 150},
+    "broadcast": {**JVM, "messages": 40, "broadcast": 1},
+    "broadcast, users taking turns": {**JVM, "messages": 40, "broadcast": 1, "pacing": "turns"},
+}
 # J9's own monitor exit wakes every blocked waiter (`succession=wakeall`, Apache Harmony's
 # hythread monitor_exit()), where the JVM's competitive succession above wakes the first
-MODELS.update({f"{model}, J9's wake-all exit": {**params, "succession": "wakeall"}
-               for model, params in list(MODELS.items())})
+MODELS.update(
+    {
+        f"{model}, J9's wake-all exit": {**params, "succession": "wakeall"}
+        for model, params in list(MODELS.items())
+    }
+)
 SUMMED = {"level_quota_sum": 1}  # a level's quota the sum of its tasks' (the RSDL readme)
-KERNELS = (("2.6.22", {}), ("rsdl-0.31", {}), ("rsdl-0.31", {"rr_interval": 100}),
-           ("rsdl-0.33", {}), ("rsdl-0.31", SUMMED), ("rsdl-0.31", {**SUMMED, "rr_interval": 100}),
-           ("rsdl-0.33", SUMMED))
+KERNELS = (
+    ("2.6.22", {}),
+    ("rsdl-0.31", {}),
+    ("rsdl-0.31", {"rr_interval": 100}),
+    ("rsdl-0.33", {}),
+    ("rsdl-0.31", SUMMED),
+    ("rsdl-0.31", {**SUMMED, "rr_interval": 100}),
+    ("rsdl-0.33", SUMMED),
+)
 
 
 def label(kernel, tunables):
-    return kernel + (f" rr{tunables['rr_interval']}" if "rr_interval" in tunables else "") + (
-        " summed" if tunables.get("level_quota_sum") else "")
+    return (
+        kernel
+        + (f" rr{tunables['rr_interval']}" if "rr_interval" in tunables else "")
+        + (" summed" if tunables.get("level_quota_sum") else "")
+    )
 
 
-def run(kernel, seed, params, tunables):
-    result = simulator.run({"workload": "chatroom", "kernel": kernel, "cpus": 2, "seed": seed,
-                            "params": params,
-                            "tunables": {"vmstat_interval_ms": 10, **tunables}})
+def run(kernel, seed, params, tunables, cpus=2):
+    result = simulator.run(
+        {
+            "workload": "chatroom",
+            "kernel": kernel,
+            "cpus": cpus,
+            "seed": seed,
+            "params": params,
+            "tunables": {"vmstat_interval_ms": 10, **tunables},
+        }
+    )
     rows = result["vmstat"]["rows"]
-    return {"msgs": result["metrics"]["throughput_msgs_per_s"][0],
-            "r": sum(row[1] for row in rows) / len(rows),
-            "id": sum(row[6] for row in rows) / len(rows), **result["counters"]}
+    return {
+        "msgs": result["metrics"]["throughput_msgs_per_s"][0],
+        "r": sum(row[1] for row in rows) / len(rows),
+        "id": sum(row[6] for row in rows) / len(rows),
+        **result["counters"],
+    }
 
 
 def report(model, params, seeds):
     for seed in seeds:
-        print_rows(model, seed, [(kernel, tun, run(kernel, seed, params, tun))
-                                 for kernel, tun in KERNELS])
+        print_rows(
+            model, seed, [(kernel, tun, run(kernel, seed, params, tun)) for kernel, tun in KERNELS]
+        )
 
 
-HANDOFF = {"rooms": 4, "clients": 20, "think_us": 50, "cs_us": 10, "lock": "yield",
-           "spin_yields": 3000, "succession": "handoff"}
-HANDOFF_KERNELS = (("2.6.22", {}), ("rsdl-0.31", {}), ("rsdl-0.31", {"rr_interval": 100}),
-                   ("rsdl-0.33", {}))
+HANDOFF = {
+    "rooms": 4,
+    "clients": 20,
+    "think_us": 50,
+    "cs_us": 10,
+    "lock": "yield",
+    "spin_yields": 3000,
+    "succession": "handoff",
+}
+HANDOFF_KERNELS = (
+    ("2.6.22", {}),
+    ("rsdl-0.31", {}),
+    ("rsdl-0.31", {"rr_interval": 100}),
+    ("rsdl-0.33", {}),
+)
 
 
 def report_handoff(seeds):
     for messages in (150, 7500):
         model = f"ring, hand-off succession, 3000 yields, {messages} messages"
         for seed in seeds:
-            rows = [(kernel, tun, run(kernel, seed, {**HANDOFF, "messages": messages}, tun))
-                    for kernel, tun in HANDOFF_KERNELS]
+            rows = [
+                (kernel, tun, run(kernel, seed, {**HANDOFF, "messages": messages}, tun))
+                for kernel, tun in HANDOFF_KERNELS
+            ]
             print_rows(model, seed, rows)
+
+
+# IBM LTC's VolanoMark workload description: 10 rooms of 20 users, 100 messages each
+VOLANO = {**JVM, "rooms": 10, "clients": 20, "messages": 100}
+VOLANO_MODELS = {
+    "broadcast": {**VOLANO, "broadcast": 1},
+    "broadcast, users taking turns": {**VOLANO, "broadcast": 1, "pacing": "turns"},
+    "ring": VOLANO,
+}
+
+
+def report_volano(seeds, cpu_counts):
+    for cpus in cpu_counts:
+        for model, params in VOLANO_MODELS.items():
+            for messages in (100, 50):
+                for seed in seeds:
+                    rows = [
+                        (
+                            kernel,
+                            tun,
+                            run(kernel, seed, {**params, "messages": messages}, tun, cpus),
+                        )
+                        for kernel, tun in HANDOFF_KERNELS
+                    ]
+                    print_rows(
+                        f"VolanoMark's size, {model}, {messages} messages, {cpus} CPUs", seed, rows
+                    )
+    for model in ("broadcast", "broadcast, users taking turns"):
+        print(
+            f"\nCensus, VolanoMark's size, {model}, 100 messages, 2 CPUs, seed 1: mean "
+            "threads runnable per role (sender, server receiver, writer, client reader), "
+            "blocked on the room lock, waiting for a message, exited; idle CPUs in %"
+        )
+        print(f"{'kernel':<22}" + "".join(f"{column:>8}" for column in CENSUS_COLUMNS))
+        for kernel, tun in HANDOFF_KERNELS:
+            means = census(kernel, VOLANO_MODELS[model], tun)
+            print(
+                f"{label(kernel, tun):<22}"
+                + "".join(
+                    f"{sum(v for k, v in means.items() if k.endswith(state)):>8.1f}"
+                    if role == "all"
+                    else f"{means.get(f'{role} {state}', 0.0):>8.1f}"
+                    for role, state in CENSUS_COLUMNS.values()
+                )
+            )
+
+
+CENSUS_COLUMNS = {
+    "send": ("send", "runnable"),
+    "recv": ("recv", "runnable"),
+    "write": ("write", "runnable"),
+    "read": ("read", "runnable"),
+    "lock": ("all", "blocked on the lock"),
+    "msgwait": ("all", "waiting for a message"),
+    "exited": ("all", "exited"),
+    "idle %": ("all", "idle CPUs"),
+}
+
+
+class Census:
+    """Attached in place of the engine's ftrace writer (the engine calls it where a task wakes,
+    switches or exits): the time-weighted count of the chat server's threads by role and state
+    and of idle CPUs. A thread's state changes only at those hooks (it blocks at a switch)."""
+
+    def __init__(self):
+        self.eng = None
+        self.state = {}
+        self.counts = {}
+        self.weighted = {}
+        self.idle = set()
+        self.last = 0
+
+    def attach(self, eng):
+        self.eng = eng
+        self.idle = {cpu.id for cpu in eng.cpus}
+
+    def flush(self):
+        elapsed = self.eng.now - self.last
+        self.last = self.eng.now
+        for key, count in [*self.counts.items(), ("all idle CPUs", len(self.idle))]:
+            self.weighted[key] = self.weighted.get(key, 0) + count * elapsed
+
+    def set(self, task, state):
+        self.flush()
+        key = f"{task.name.rsplit('.', 1)[-1]} {state}"
+        old = self.state.get(task.tid)
+        if old is not None:
+            self.counts[old] -= 1
+        self.state[task.tid] = key
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def switch(self, cpu, prev, nxt):
+        if prev is not None and prev.state == BLOCKED:  # pc is past the op it blocked in
+            lock = prev.prog[prev.pc - 1][0] == LOCK
+            self.set(prev, "blocked on the lock" if lock else "waiting for a message")
+        self.flush()
+        (self.idle.add if nxt is None else self.idle.discard)(cpu.id)
+
+    def wakeup(self, task, waker_cpu, new=False):
+        self.set(task, "runnable")
+
+    def exit(self, cpu, task):
+        self.set(task, "exited")
+
+    def fork(self, cpu, parent, child):
+        pass
+
+    def migrate(self, task, orig, dest, on_cpu):
+        pass
+
+
+def census(kernel, params, tunables, cpus=2, seed=1):
+    norm = validate(
+        {
+            "workload": "chatroom",
+            "kernel": kernel,
+            "cpus": cpus,
+            "seed": seed,
+            "params": params,
+            "tunables": tunables,
+        }
+    )
+    counter = Census()
+    run_once(norm, parse_topology(norm["topology"]), 0, None, ftrace=counter)
+    counter.flush()
+    means = {key: total / counter.last for key, total in sorted(counter.weighted.items())}
+    means["all idle CPUs"] *= 100 / cpus  # as vmstat's id: a percentage of the CPUs
+    return means
 
 
 def print_rows(model, seed, rows):
     mainline = rows[0][2]["msgs"]
     print(f"\n{model}, seed {seed} (load average {os.getloadavg()[0]:.2f})")
-    print(f"{'kernel':<22}{'msgs/s':>9}{'ratio':>7}{'r':>7}{'id %':>6}{'cs':>8}"
-          f"{'preempt':>8}{'yields':>11}{'blocks':>7}")
+    print(
+        f"{'kernel':<22}{'msgs/s':>9}{'ratio':>7}{'r':>7}{'id %':>6}{'cs':>8}"
+        f"{'preempt':>8}{'yields':>11}{'blocks':>7}"
+    )
     for kernel, tun, x in rows:
-        print(f"{label(kernel, tun):<22}{x['msgs']:>9.0f}{x['msgs'] / mainline:>7.2f}"
-              f"{x['r']:>7.1f}{x['id']:>6.1f}{x['context_switches']:>8}{x['preemptions']:>8}"
-              f"{x['yields']:>11}{x['spin_blocks']:>7}")
+        print(
+            f"{label(kernel, tun):<22}{x['msgs']:>9.0f}{x['msgs'] / mainline:>7.2f}"
+            f"{x['r']:>7.1f}{x['id']:>6.1f}{x['context_switches']:>8}{x['preemptions']:>8}"
+            f"{x['yields']:>11}{x['spin_blocks']:>7}"
+        )
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="seed 1 only")
-    parser.add_argument("--handoff", action="store_true",
-                        help="the tests' hand-off ring at 150 and 7500 messages instead")
+    parser.add_argument(
+        "--handoff",
+        action="store_true",
+        help="the tests' hand-off ring at 150 and 7500 messages instead",
+    )
+    parser.add_argument(
+        "--scale",
+        choices=("volano",),
+        help="volano: VolanoMark's documented size (10 rooms x 20 users, 100 "
+        "messages, 800 threads) on 2 and 8 CPUs, with a census of roles",
+    )
+    parser.add_argument("--cpus", default="2,8", help="with --scale: CPU counts (default 2,8)")
     args = parser.parse_args()
     seeds = (1,) if args.quick else (1, 2)
+    if args.scale:
+        report_volano(seeds, [int(n) for n in args.cpus.split(",")])
+        return
     if args.handoff:
         report_handoff(seeds)
         return
