@@ -95,12 +95,24 @@ def run(kernel, seed, params, tunables, cpus=2):
         }
     )
     rows = result["vmstat"]["rows"]
+    msgs = result["metrics"]["throughput_msgs_per_s"][0]
     return {
-        "msgs": result["metrics"]["throughput_msgs_per_s"][0],
+        "msgs": msgs,
         "r": sum(row[1] for row in rows) / len(rows),
         "id": sum(row[6] for row in rows) / len(rows),
+        "spin": spin_share(result, msgs, cpus),
         **result["counters"],
     }
+
+
+def spin_share(result, msgs, cpus):
+    """Percent of the CPUs' time spent in lock-spin rounds: each sched_yield() a spinner makes
+    ends a round of busy-wait loops (J9's 32 x 256, or `spin_loops`) and costs the syscall."""
+    prm, tun = result["params"], result["tunables"]
+    loops = 32 * 256 if prm["jvm"] == "j9" else prm["spin_loops"]
+    round_ns = loops * tun["loop_ns"] + tun["yield_syscall_ns"]
+    wall_ns = prm["rooms"] * prm["clients"] * prm["messages"] / msgs * 1e9
+    return 100 * result["counters"]["yields"] * round_ns / (wall_ns * cpus)
 
 
 def report(model, params, seeds):
@@ -164,23 +176,42 @@ def report_volano(seeds, cpu_counts):
                         f"VolanoMark's size, {model}, {messages} messages, {cpus} CPUs", seed, rows
                     )
     for model in ("broadcast", "broadcast, users taking turns"):
-        print(
-            f"\nCensus, VolanoMark's size, {model}, 100 messages, 2 CPUs, seed 1: mean "
-            "threads runnable per role (sender, server receiver, writer, client reader), "
-            "blocked on the room lock, waiting for a message, exited; idle CPUs in %"
-        )
-        print(f"{'kernel':<22}" + "".join(f"{column:>8}" for column in CENSUS_COLUMNS))
-        for kernel, tun in HANDOFF_KERNELS:
-            means = census(kernel, VOLANO_MODELS[model], tun)
-            print(
-                f"{label(kernel, tun):<22}"
-                + "".join(
-                    f"{sum(v for k, v in means.items() if k.endswith(state)):>8.1f}"
-                    if role == "all"
-                    else f"{means.get(f'{role} {state}', 0.0):>8.1f}"
-                    for role, state in CENSUS_COLUMNS.values()
+        print_census(f"{model}, 100 messages", VOLANO_MODELS[model], 2)
+
+
+def report_hold_sweep(seeds, cpu_counts, holds_us):
+    """The broadcast at VolanoMark's size with the room's lock held `cs_us` per message copy
+    (no source gives the hold time: swept), then the census at each hold for seed 1."""
+    for cpus in cpu_counts:
+        for hold in holds_us:
+            params = {**VOLANO_MODELS["broadcast"], "cs_us": hold}
+            for seed in seeds:
+                rows = [
+                    (kernel, tun, run(kernel, seed, params, tun, cpus))
+                    for kernel, tun in HANDOFF_KERNELS
+                ]
+                print_rows(
+                    f"VolanoMark's size, broadcast, lock held {hold} us, {cpus} CPUs", seed, rows
                 )
-            )
+            print_census(f"broadcast, lock held {hold} us", params, cpus)
+
+
+def print_census(model, params, cpus):
+    print(
+        f"\nCensus, VolanoMark's size, {model}, {cpus} CPUs, seed 1: mean threads runnable "
+        "per role (sender, server receiver, writer, client reader; a spinning writer is "
+        "runnable), blocked on the room lock, waiting for a message, exited; idle CPUs in %"
+    )
+    print(f"{'kernel':<22}" + "".join(f"{column:>8}" for column in CENSUS_COLUMNS))
+    for kernel, tun in HANDOFF_KERNELS:
+        means = census(kernel, params, tun, cpus)
+        cells = [
+            sum(v for k, v in means.items() if k.endswith(state))
+            if role == "all"
+            else means.get(f"{role} {state}", 0.0)
+            for role, state in CENSUS_COLUMNS.values()
+        ]
+        print(f"{label(kernel, tun):<22}" + "".join(f"{cell:>8.1f}" for cell in cells))
 
 
 CENSUS_COLUMNS = {
@@ -271,13 +302,13 @@ def print_rows(model, seed, rows):
     print(f"\n{model}, seed {seed} (load average {os.getloadavg()[0]:.2f})")
     print(
         f"{'kernel':<22}{'msgs/s':>9}{'ratio':>7}{'r':>7}{'id %':>6}{'cs':>8}"
-        f"{'preempt':>8}{'yields':>11}{'blocks':>7}"
+        f"{'preempt':>8}{'yields':>11}{'blocks':>7}{'spin %':>7}"
     )
     for kernel, tun, x in rows:
         print(
             f"{label(kernel, tun):<22}{x['msgs']:>9.0f}{x['msgs'] / mainline:>7.2f}"
             f"{x['r']:>7.1f}{x['id']:>6.1f}{x['context_switches']:>8}{x['preemptions']:>8}"
-            f"{x['yields']:>11}{x['spin_blocks']:>7}"
+            f"{x['yields']:>11}{x['spin_blocks']:>7}{x['spin']:>7.1f}"
         )
 
 
@@ -296,10 +327,19 @@ def main():
         "messages, 800 threads) on 2 and 8 CPUs, with a census of roles",
     )
     parser.add_argument("--cpus", default="2,8", help="with --scale: CPU counts (default 2,8)")
+    parser.add_argument(
+        "--hold-us",
+        help="with --scale: instead, sweep the room lock's hold time (cs_us, no source) on "
+        "the broadcast over these values, e.g. 10,50,200,1000",
+    )
     args = parser.parse_args()
     seeds = (1,) if args.quick else (1, 2)
     if args.scale:
-        report_volano(seeds, [int(n) for n in args.cpus.split(",")])
+        cpu_counts = [int(n) for n in args.cpus.split(",")]
+        if args.hold_us:
+            report_hold_sweep(seeds, cpu_counts, [int(n) for n in args.hold_us.split(",")])
+        else:
+            report_volano(seeds, cpu_counts)
         return
     if args.handoff:
         report_handoff(seeds)
