@@ -147,7 +147,8 @@ def test_a_handoff_lock_convoys_031s_writers_on_the_room_lock(seed):
     mainline, soft, expire = (chat_on(8, kernel, params, seed)
                               for kernel in ("2.6.22", "rsdl-0.31", "rsdl-0.33"))
     assert mean_vmstat(soft, 1) < mean_vmstat(mainline, 1) / 5
-    assert throughput(soft) < 0.1 * throughput(mainline) <= throughput(expire)
+    assert throughput(soft) < 0.1 * throughput(mainline)
+    assert throughput(expire) >= 0.9 * throughput(mainline)
     assert soft["counters"]["context_switches"] > mainline["counters"]["context_switches"]
 
 
