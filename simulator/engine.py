@@ -558,7 +558,14 @@ class Engine:
             else:
                 self.arm(target, now)
             return
-        cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
+        if task.sched_delayed:
+            # 6.12's ttwu_runnable(): a task DELAY_DEQUEUE kept queued is still on its
+            # runqueue, so it is woken there (ENQUEUE_DELAYED), no select_task_rq()
+            queued_on = task.cpu
+            assert queued_on is not None
+            cpu = self.cpus[queued_on]
+        else:
+            cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
         self.enqueue(cpu, task, "wakeup")
         if self.ftrace is not None:
             self.ftrace.wakeup(task, waker_cpu)

@@ -281,6 +281,13 @@ FAMILY_TUNABLES = {
                               "enqueue_task_fair(), pick_next_task_fair(), find_matching_se()); "
                               "0: each task sits in the root queue at its part of the group's "
                               "weight (the flattening)"),
+        "delay_dequeue": _t(False, "bool", "sched_feat DELAY_DEQUEUE (6.12, not in 6.6): a "
+                            "task that blocks while not eligible stays queued (in the average) "
+                            "until the pick reaches it, when its dequeue completes, or it is "
+                            "woken, on its own CPU, at its old vruntime and deadline"),
+        "delay_zero": _t(True, "bool", "sched_feat DELAY_ZERO (6.12, with delay_dequeue): a "
+                         "delayed task's positive lag is dropped to 0 when the pick dequeues it "
+                         "or a wakeup finds it eligible (placed again at the average)"),
     },
 }
 

@@ -103,7 +103,7 @@ class Task:
         "parent", "joinsem", "data", "never_ran", "period", "release", "lock_mode",
         "yield_pending", "skip", "job_deadline", "spins_left", "wall_until", "spin_busy",
         "spin_phase", "static_prio", "sleep_avg", "sched_stamp", "sleep_type",
-        "entity_weight", "group_shares", "rotation",
+        "entity_weight", "group_shares", "rotation", "sched_delayed",
     )
 
     def __init__(self, tid, name, prog, group="default", nice=0, affinity=None):
@@ -134,6 +134,9 @@ class Task:
         # RSDL (policies/rsdl.py): the runqueue's major rotation the task last ran in (the
         # kernel's p->rotation); a task that wakes in a later one starts afresh
         self.rotation: int = 0
+        # EEVDF's DELAY_DEQUEUE (6.12, policies/eevdf.py): blocked, but still queued on its
+        # runqueue until picked or woken
+        self.sched_delayed: bool = False
         self.vruntime: int = 0
         self.deadline: int = 0
         self.slice_left: int = 0

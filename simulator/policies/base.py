@@ -38,7 +38,7 @@ def ilog2(n):
 
 class RunQueue:
     __slots__ = ("cpu", "nr_running", "curr", "load", "data", "min_vruntime", "seq", "nr_queued",
-                 "active", "expired", "extra", "vsum", "wsum")
+                 "active", "expired", "extra", "vsum", "wsum", "nr_delayed")
 
     def __init__(self, cpu):
         self.cpu: int = cpu
@@ -54,6 +54,7 @@ class RunQueue:
         self.extra: Any = None
         self.vsum: int = 0  # EEVDF: sum of weight x vruntime of the queued tasks
         self.wsum: int = 0  # EEVDF: sum of their weights
+        self.nr_delayed: int = 0  # EEVDF: of nr_queued, the blocked tasks DELAY_DEQUEUE keeps
 
 
 class Policy(ABC):

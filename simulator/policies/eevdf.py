@@ -2,7 +2,8 @@
 
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-from ..program import Task
+from ..errors import SimulatorError
+from ..program import BLOCKED, Task
 from .base import NICE_0, NICE_0_SHIFT, NO_SLICE_END, Policy, RunQueue, ilog2
 from .taskheap import NOT_QUEUED, Node, push, remove
 
@@ -12,6 +13,7 @@ if TYPE_CHECKING:  # annotations only (the engine imports the policies)
 # Node.home: which of a runqueue's two heaps a queued task's node is in
 WAITING: Final = 0
 ELIGIBLE: Final = 1
+GROUP_SE_TID: Final = -1  # a group entity's tid (eevdf_group.py): never one of the engine's
 
 
 def _rescale(value: int, old: int, new: int) -> int:
@@ -85,6 +87,16 @@ class EevdfPolicy(Policy):
         # and the wakeup check take the flat paths (the group ones give the same results there,
         # at a Python call per pick)
         self.hier_active: bool = False
+        # 6.12's DELAY_DEQUEUE / DELAY_ZERO (sched_feat, both on by default there; 6.6 has
+        # neither): a task that blocks while not eligible stays queued, "delayed", until the
+        # pick reaches it or it is woken (docs/simulator.md, "Delayed dequeue")
+        self.delay_dequeue: bool = bool(tun.get("delay_dequeue"))
+        self.delay_zero: bool = bool(tun.get("delay_zero", True))
+        if self.delay_dequeue and self.group_pelt and not self.hier_on:
+            raise SimulatorError(
+                "delay_dequeue is modelled for tasks of no cgroup and for the group hierarchy "
+                "(group_hierarchy 1), not with group_shares_pelt over the flattening: set "
+                "group_hierarchy 1 or group_shares_pelt 0")
 
     def attach(self, eng: "Engine"):
         super().attach(eng)
@@ -155,6 +167,10 @@ class EevdfPolicy(Policy):
             self.shares.join(rq, task, now)
             if how != "fork" and task.weight != old:
                 task.vruntime = _rescale(task.vruntime, old, task.weight)
+        if task.sched_delayed:  # woken while DELAY_DEQUEUE kept it queued: no placement
+            requeue_delayed(self, rq, task, self.delay_zero)
+            rq.load += task.weight
+            return
         if how == "fork":
             if task.deadline == 0:  # 6.6's wake_up_new_task(): see new_task_deadline()
                 task.vruntime = self._avg(rq)
@@ -190,6 +206,11 @@ class EevdfPolicy(Policy):
     def curr_leaves(self, rq: RunQueue, task: Task, now: int):
         if task.group_shares and self.hier_on:
             self.groups.curr_leaves(rq, task, now)
+            return
+        if self.delay_dequeue and task.state == BLOCKED and task.vruntime > self._avg(rq):
+            # dequeue_entity() with DEQUEUE_SLEEP of an entity entity_eligible() refuses
+            super().curr_leaves(rq, task, now)
+            delay(self, rq, task)
             return
         self._store_lag(rq, task)
         super().curr_leaves(rq, task, now)
@@ -246,7 +267,7 @@ class EevdfPolicy(Policy):
             return None
         return self._pick_queued(rq)
 
-    def _pick_queued(self, rq: RunQueue) -> Task:
+    def _pick_queued(self, rq: RunQueue) -> Task | None:
         """pick_eevdf() among the queued entities of the root queue (at least one)."""
         avg = self._avg(rq)
         best = self._earliest_eligible(rq, avg)
@@ -261,7 +282,34 @@ class EevdfPolicy(Policy):
         rq.vsum -= _weighted(task)
         rq.wsum -= task.weight
         rq.min_vruntime = avg
+        if task.sched_delayed:
+            return self._pick_past_delayed(rq, task, avg)
         return task
+
+    def _pick_past_delayed(self, rq: RunQueue, task: Task, avg: int) -> Task | None:
+        """pick_next_entity() met a delayed entity: its dequeue completes (a group entity
+        leaves the root) and the pick starts again, until it finds a runnable one or the
+        queue holds nothing."""
+        while True:
+            finish_delayed(rq, task, avg, self._lag_limit(task.weight), self.delay_zero)
+            if task.tid == GROUP_SE_TID:
+                task.data.on_rq = False  # its cfs_rq is empty: requeue_delayed() else
+            if rq.nr_queued == 0:
+                return None
+            avg = self._avg(rq)
+            best = self._earliest_eligible(rq, avg)
+            if best is None:
+                best = rq.extra[0]
+                remove(rq.extra, best)
+            else:
+                remove(rq.data, best)
+            task = best.task
+            rq.nr_queued -= 1
+            rq.vsum -= _weighted(task)
+            rq.wsum -= task.weight
+            rq.min_vruntime = avg
+            if not task.sched_delayed:
+                return task
 
     def _earliest_eligible(self, rq: RunQueue, avg: int) -> Node | None:
         """The queued eligible task with the earliest deadline (left queued), or None: the
@@ -304,13 +352,13 @@ class EevdfPolicy(Policy):
             self.groups.account(rq, task, elapsed)
             return
         task.vruntime += elapsed * NICE_0 // task.weight
-        if task.vruntime >= task.deadline and rq.nr_queued == 0:
+        if task.vruntime >= task.deadline and rq.nr_queued == rq.nr_delayed:
             task.deadline = task.vruntime + self._vslice(task)
 
     def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
         if task.group_shares and self.hier_on:
             return self.groups.preempt_time(rq, task, start)
-        if rq.nr_queued == 0:
+        if rq.nr_queued == rq.nr_delayed:
             return NO_SLICE_END
         return start + max(0, (task.deadline - task.vruntime) * task.weight // NICE_0)
 
@@ -351,7 +399,7 @@ class EevdfPolicy(Policy):
     def yield_hands_over(self, rq: RunQueue, task: Task, now: int) -> bool:
         if task.group_shares and self.hier_on:
             return bool(self.groups.yield_hands_over(rq, task))
-        return rq.nr_queued > 0
+        return rq.nr_queued > rq.nr_delayed
 
     def decision_cost(self, rq: RunQueue) -> int:
         nr = rq.nr_running  # ilog2(max(1, nr)), inlined: this runs at every decision
@@ -376,9 +424,51 @@ class EevdfPolicy(Policy):
             return self.groups.queued_tasks(rq)
         data: list[Node] = rq.data
         extra: list[Node] = rq.extra
-        nodes = data + extra
+        nodes = [n for n in data + extra if not n.task.sched_delayed]  # blocked: not movable
         nodes.sort(key=lambda n: -n.order)
         return [n.task for n in nodes]
 
     def hot(self, task: Task, now: int, level):
         return self.task_hot(task, now, self.tun["sched_migration_cost_ns"])
+
+
+# ---------------------------------------------------------------- 6.12's delayed dequeue
+# Shared by the root queue (EevdfPolicy: weights are Task.weight) and a group cfs_rq
+# (eevdf_group.EevdfGroups: a task's own nice weight); ``ops`` is the one whose _avg(), _add(),
+# _take() and _vslice() fit the queue.
+
+
+def delay(ops: Any, q: RunQueue, entity: Task) -> None:
+    """set_delayed(): the entity that stopped running (q's curr, already cleared) stays
+    queued at its vruntime and deadline, counted in the average, marked delayed."""
+    entity.sched_delayed = True
+    q.nr_delayed += 1
+    ops._add(q, entity)
+
+
+def finish_delayed(q: RunQueue, entity: Task, avg: int, limit: int, delay_zero: bool) -> None:
+    """The pick reached a delayed entity, already out of q's heaps and sums: dequeue_entity()
+    with DEQUEUE_DELAYED stores its lag against ``avg`` (the average it was picked from, itself
+    counted), clamped as update_entity_lag() does, and DELAY_ZERO drops a positive lag (the
+    kernel's vlag > 0: vruntime before the average) to 0.  Here the stored value is
+    vruntime - average, so the one kept is >= 0."""
+    lag = max(-limit, min(limit, entity.vruntime - avg))
+    if delay_zero and lag < 0:
+        lag = 0
+    entity.vruntime = lag
+    entity.sched_delayed = False
+    q.nr_delayed -= 1
+
+
+def requeue_delayed(ops: Any, q: RunQueue, entity: Task, delay_zero: bool) -> None:
+    """requeue_delayed_entity(): a delayed entity woken (or a group entity whose cfs_rq gets a
+    task) stays where it is, old vruntime and deadline; with DELAY_ZERO one that became
+    eligible meanwhile (positive lag) is placed again with lag 0: at the average, a full
+    slice."""
+    entity.sched_delayed = False
+    q.nr_delayed -= 1
+    if delay_zero and entity.vruntime < ops._avg(q):
+        ops._take(q, entity)
+        entity.vruntime = ops._avg(q)
+        entity.deadline = entity.vruntime + ops._vslice(entity)
+        ops._add(q, entity)

@@ -42,15 +42,22 @@ task (wake_up_new_task() places it again without ENQUEUE_INITIAL: eevdf.new_task
 
 from typing import TYPE_CHECKING
 
-from ..program import Task, nice_to_weight
+from ..program import BLOCKED, Task, nice_to_weight
 from .base import NICE_0, NO_SLICE_END, RunQueue
-from .eevdf import _rescale, new_task_deadline, place_lag
+from .eevdf import (
+    GROUP_SE_TID,
+    _rescale,
+    delay,
+    finish_delayed,
+    new_task_deadline,
+    place_lag,
+    requeue_delayed,
+)
 from .taskheap import Node, push, remove
 
 if TYPE_CHECKING:  # annotations only
     from .eevdf import EevdfPolicy
 
-GROUP_SE_TID = -1  # a group entity's tid: it is never in the engine's tasks
 WAITING = 0  # Node.home, as eevdf.py numbers its two heaps
 ELIGIBLE = 1
 
@@ -157,17 +164,24 @@ class EevdfGroups:
             task.deadline = task.vruntime + self._vslice(task)
         self._add(cfs, task)
 
-    def _pick_queued(self, cfs: RunQueue) -> Task:
-        """pick_eevdf() among the queued tasks of a group cfs_rq (the curr already put back)."""
-        avg = self._avg(cfs)
-        best = self.policy._earliest_eligible(cfs, avg)
-        if best is None:
-            waiting: list[Node] = cfs.extra
-            best = waiting[0]
-        task = best.task
-        self._take(cfs, task)
-        cfs.min_vruntime = avg
-        return task
+    def _pick_queued(self, cfs: RunQueue) -> Task | None:
+        """pick_eevdf() among the queued tasks of a group cfs_rq (the curr already put back);
+        a delayed task it meets completes its dequeue and the pick goes on (None: nothing
+        runnable was left)."""
+        while cfs.nr_queued:
+            avg = self._avg(cfs)
+            best = self.policy._earliest_eligible(cfs, avg)
+            if best is None:
+                waiting: list[Node] = cfs.extra
+                best = waiting[0]
+            task = best.task
+            self._take(cfs, task)
+            cfs.min_vruntime = avg
+            if not task.sched_delayed:
+                return task
+            limit = self.policy._lag_limit(own_weight(task))
+            finish_delayed(cfs, task, avg, limit, self.policy.delay_zero)
+        return None
 
     # ------------------------------------------------------------ the policy's hooks
     def enqueue(self, rq: RunQueue, task: Task, how: str, now: int) -> None:
@@ -180,9 +194,14 @@ class EevdfGroups:
         if policy.shares is not None:
             policy.shares.join(rq, task, now)
         self.sync_weight(rq, lvl)
-        self._place(lvl.cfs, task, how)
+        if task.sched_delayed:  # woken while delayed in its cfs_rq: no placement
+            requeue_delayed(self, lvl.cfs, task, policy.delay_zero)
+        else:
+            self._place(lvl.cfs, task, how)
         rq.load += task.weight
-        if not lvl.on_rq:
+        if lvl.se.sched_delayed:  # enqueue_task_fair()'s walk up meets it on_rq and delayed
+            requeue_delayed(policy, rq, lvl.se, policy.delay_zero)
+        elif not lvl.on_rq:
             se = lvl.se
             curr = rq.curr
             load = rq.wsum + (curr.weight if curr is not None else 0)
@@ -205,6 +224,15 @@ class EevdfGroups:
         """The running group task blocks or exits."""
         lvl = self.level(task, rq.cpu)
         cfs = lvl.cfs
+        if (self.policy.delay_dequeue and task.state == BLOCKED
+                and task.vruntime > self._avg(cfs)):
+            # not eligible in its cfs_rq: delayed there, so the walk up stops (its group
+            # entity stays); the shares model, as the balancer, no longer counts it
+            cfs.curr = None
+            delay(self, cfs, task)
+            rq.load -= task.weight
+            self._shares_leave(rq, task, lvl, now)
+            return
         self._store_lag(cfs, task)
         cfs.curr = None
         rq.load -= task.weight
@@ -219,6 +247,15 @@ class EevdfGroups:
             return
         policy = self.policy
         se = lvl.se
+        if policy.delay_dequeue and se.vruntime > policy._avg(rq):
+            # the walk up dequeues a parent with DEQUEUE_SLEEP: not eligible, it is delayed
+            if rq.curr is se:
+                rq.curr = None
+                delay(policy, rq, se)
+            else:
+                se.sched_delayed = True
+                rq.nr_delayed += 1
+            return
         if rq.curr is se:
             policy._store_lag(rq, se)
             rq.curr = None
@@ -282,24 +319,31 @@ class EevdfGroups:
 
     def pick_next(self, rq: RunQueue) -> Task | None:
         """pick_next_task_fair(): pick_eevdf() at the root with its curr, then down the chosen
-        group entity's cfs_rq with its curr."""
+        group entity's cfs_rq with its curr; again from the root when a group's cfs_rq held
+        only delayed tasks (pick_task_fair()'s `goto again`)."""
+        while True:
+            task = self._pick_from_root(rq)
+            if task is not None or rq.nr_queued == 0 and rq.curr is None:
+                return task
+
+    def _pick_from_root(self, rq: RunQueue) -> Task | None:
         policy = self.policy
         prev = rq.curr  # a group entity (a plain task's put_prev() cleared it)
         if prev is not None:
             if rq.nr_queued == 0 or policy._protected(rq, prev):
-                return self._pick_in_group(prev.data)
+                return self._pick_in_group(rq, prev.data)
             rq.curr = None
             policy._add(rq, prev)  # put_prev_entity() at the root
             self._put_back_curr(prev.data)
         if rq.nr_queued == 0:
             return None
         chosen = policy._pick_queued(rq)
-        if not is_group_se(chosen):
+        if chosen is None or not is_group_se(chosen):
             return chosen  # a task of no group: on_pick() makes it the root's curr
         rq.curr = chosen
         if chosen is not prev:
             rq.seq = chosen.deadline  # set_next_entity()'s stash
-        return self._pick_in_group(chosen.data)
+        return self._pick_in_group(rq, chosen.data)
 
     def _put_back_curr(self, lvl: GroupLevel) -> None:
         cfs = lvl.cfs
@@ -308,7 +352,7 @@ class EevdfGroups:
             cfs.curr = None
             self._add(cfs, curr)
 
-    def _pick_in_group(self, lvl: GroupLevel) -> Task:
+    def _pick_in_group(self, rq: RunQueue, lvl: GroupLevel) -> Task | None:
         cfs = lvl.cfs
         prev = cfs.curr
         if prev is not None:
@@ -317,6 +361,11 @@ class EevdfGroups:
             cfs.curr = None
             self._add(cfs, prev)
         chosen = self._pick_queued(cfs)
+        if chosen is None:
+            # only delayed tasks were queued: the last one's dequeue walks up to the group
+            # entity (the root's curr here), which leaves the root or is delayed there
+            self._leave_root_if_empty(rq, lvl)
+            return None
         cfs.curr = chosen
         if chosen is not prev:
             cfs.seq = chosen.deadline
@@ -332,21 +381,23 @@ class EevdfGroups:
         deadline where no other entity waits (elsewhere tick_preempt() does, with a resched)."""
         lvl = self.level(task, rq.cpu)
         task.vruntime += elapsed * NICE_0 // own_weight(task)
-        if task.vruntime >= task.deadline and lvl.cfs.nr_queued == 0:
+        cfs = lvl.cfs
+        if task.vruntime >= task.deadline and cfs.nr_queued == cfs.nr_delayed:
             task.deadline = task.vruntime + self._vslice(task)
         se = lvl.se
         se.vruntime += elapsed * NICE_0 // se.weight
-        if se.vruntime >= se.deadline and rq.nr_queued == 0:
+        if se.vruntime >= se.deadline and rq.nr_queued == rq.nr_delayed:
             se.deadline = se.vruntime + self.policy._vslice(se)
 
     def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
         """The first instant a level with others queued sees its curr pass its deadline."""
         lvl = self.level(task, rq.cpu)
         at = NO_SLICE_END
-        if lvl.cfs.nr_queued:
+        cfs = lvl.cfs
+        if cfs.nr_queued > cfs.nr_delayed:
             at = start + max(0, (task.deadline - task.vruntime) * own_weight(task) // NICE_0)
         se = lvl.se
-        if rq.nr_queued:
+        if rq.nr_queued > rq.nr_delayed:
             root_at = start + max(0, (se.deadline - se.vruntime) * se.weight // NICE_0)
             if at == NO_SLICE_END or root_at < at:
                 at = root_at
@@ -389,7 +440,8 @@ class EevdfGroups:
         return best is not None and best.task is task
 
     def yield_hands_over(self, rq: RunQueue, task: Task) -> bool:
-        return self.level(task, rq.cpu).cfs.nr_queued > 0 or rq.nr_queued > 0
+        cfs = self.level(task, rq.cpu).cfs
+        return cfs.nr_queued > cfs.nr_delayed or rq.nr_queued > rq.nr_delayed
 
     def queued_tasks(self, rq: RunQueue) -> list[Task]:
         """The queued tasks of the root (not the group entities) and of every group cfs_rq
@@ -398,5 +450,6 @@ class EevdfGroups:
         for lvl in self.by_cpu.get(rq.cpu, ()):
             nodes.extend(lvl.cfs.data)
             nodes.extend(lvl.cfs.extra)
+        nodes = [n for n in nodes if not n.task.sched_delayed]  # blocked: not movable
         nodes.sort(key=lambda n: -n.order)
         return [n.task for n in nodes]
