@@ -28,6 +28,10 @@ it waited (the benchmark, another program, nothing); and how each wait of a chil
 its parent's CPU ended: the parent handing the CPU to the child (its slice over), or to
 another program's task woken in the last 100 us. Replayed with autogroup (the default for
 these recordings) and without.
+
+--set TUNABLE=VALUE (repeatable) passes a tunable to every replay of --agreement and
+--breakdown (e.g. --set delay_dequeue=1: 6.12's delayed dequeue); --delay-dequeue adds
+--agreement rows with it (with and without DELAY_ZERO, and without autogroup).
 """
 
 import argparse
@@ -80,10 +84,17 @@ def main():
                         help="also the wait-sum agreement on the recorded traces")
     parser.add_argument("--breakdown", action="store_true",
                         help="also where the benchmark's waits went, recorded and replayed")
+    parser.add_argument("--set", action="append", default=[], metavar="TUNABLE=VALUE",
+                        help="a tunable for every replay of --agreement / --breakdown (e.g. "
+                        "delay_dequeue=1); repeatable")
+    parser.add_argument("--delay-dequeue", action="store_true",
+                        help="also --agreement's rows with 6.12's delayed dequeue "
+                        "(delay_dequeue 1, with and without DELAY_ZERO)")
     parser.add_argument("--others-sweep", action="store_true",
                         help="also, on the harness recordings with autogroup, how the "
                         "agreement moves with the other programs' group(s) and shares")
     args = parser.parse_args()
+    extra = parse_sets(args.set)
     with tempfile.TemporaryDirectory() as tmp:
         path = str(pathlib.Path(tmp) / "trace.txt")
         make_trace(path, args.events)
@@ -105,9 +116,9 @@ def main():
     out.write(f"bare heapq loop: {bare:,.0f} events/s\n")
     sys.stdout.write(out.getvalue())
     if args.agreement:
-        agreement()
+        agreement(extra, DELAY_VARIANTS if args.delay_dequeue else [])
     if args.breakdown:
-        breakdown()
+        breakdown(extra)
     if args.others_sweep:
         others_sweep()
 
@@ -122,12 +133,30 @@ VARIANTS = [  # (label, replay() keywords)
 ]
 
 
-def agreement():
-    """Each recorded trace on 6.6-eevdf (2 CPUs) in each variant."""
+# 6.12's delayed dequeue (docs/simulator.md, "Delayed dequeue") on the 6.6-eevdf profile
+DELAY_VARIANTS = [
+    ("6.12 delayed dequeue", {"tunables": {"delay_dequeue": 1}}),
+    ("delayed, DELAY_ZERO off", {"tunables": {"delay_dequeue": 1, "delay_zero": 0}}),
+    ("delayed, autogroup off", {"tunables": {"delay_dequeue": 1}, "autogroup": False}),
+]
+
+
+def parse_sets(pairs):
+    """--set NAME=VALUE pairs as a tunables dict (integers where they parse)."""
+    tunables = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        tunables[name] = int(value) if value.lstrip("-").isdigit() else value
+    return tunables
+
+
+def agreement(extra=None, more=()):
+    """Each recorded trace on 6.6-eevdf (2 CPUs) in each variant; ``extra``: tunables for
+    every replay; ``more``: variants after the standard ones."""
     for name, comms in RECORDED:
-        for label, kwargs in VARIANTS:
+        for label, kwargs in [*VARIANTS, *more]:
             kwargs = dict(kwargs)
-            tunables = {"noise_pct": 0, **kwargs.pop("tunables", {})}
+            tunables = {"noise_pct": 0, **(extra or {}), **kwargs.pop("tunables", {})}
             result = replay(str(TRACES / name), "6.6-eevdf", cpus=2, tunables=tunables,
                             **kwargs)
             rows = wait_agreement(result, comms=set(comms.split()), floor_ms=1.0)
@@ -235,9 +264,9 @@ def wait_causes(events, bench):
     return ends, shares, how
 
 
-def breakdown():
+def breakdown(extra=None):
     norm = validate({"workload": "threadtest", "kernel": "6.6-eevdf", "cpus": 2,
-                     "tunables": {"noise_pct": 0, "busy_contention": 0},
+                     "tunables": {"noise_pct": 0, "busy_contention": 0, **(extra or {})},
                      "params": {"counter": "register"}})
     for name, comms in RECORDED[:-1]:  # the whole-system one: too long for an event list
         path = str(TRACES / name)
