@@ -16,6 +16,7 @@ from simulator.policies.eevdf import EevdfPolicy
 from simulator.policies.eevdf_group import EevdfGroups
 from simulator.policies.eevdf_shares import PeltShares
 from simulator.program import BLOCKED, Task
+from tests.simulator.test_reference_mode import SMALL
 
 TUN = {
     "sched_cost_ns": 0,
@@ -310,3 +311,23 @@ def test_a_sleeper_burns_off_its_negative_lag_while_delayed():
     competition while the hog runs, is dequeued at lag 0 (or requeued at the average) and
     waits less, so it completes more run/sleep cycles in the same second."""
     assert _burster_cycles(1) > _burster_cycles(0)
+
+
+@pytest.mark.parametrize("topology", ["1x2x1", "2x2x2"])
+@pytest.mark.parametrize("workload", sorted(SMALL))
+def test_delayed_runs_agree_with_reference_mode(workload, topology):
+    """With the feature on, the event loop's fast paths and the plain functions still give
+    one result (every workload, as tests/simulator/test_reference_mode.py checks it off)."""
+    spec = {
+        "workload": workload,
+        "kernel": "6.6-eevdf",
+        "topology": topology,
+        "params": SMALL[workload],
+        "seed": 3,
+        "tunables": {"delay_dequeue": 1},
+    }
+    fast = simulator.run(spec)
+    plain = simulator.run(spec, reference=True)
+    fast.pop("wall_seconds")
+    plain.pop("wall_seconds")
+    assert fast == plain
