@@ -17,8 +17,9 @@ import sys
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
 # the modules an event passes through, in dependency order (what the build compiles)
 HOT_MODULES = ("events", "eventq", "program", "policies.base", "policies.taskheap",
-               "policies.cfs", "policies.eevdf", "policies.globalq", "policies.o1", "policies.rsdl",
-               "domains", "pelt", "balance", "balance66", "interp", "engine")
+               "policies.cfs", "policies.cfs_buddies", "policies.eevdf", "policies.globalq",
+               "policies.o1", "policies.rsdl", "domains", "pelt", "balance", "balance66",
+               "interp", "engine")
 GROUP = "simulator._hot"  # the compiled modules' shared runtime: simulator/_hot__mypyc*.so
 MANIFEST = PACKAGE_DIR / "_compiled.manifest"
 

@@ -29,13 +29,16 @@ a migrating or exiting task leave the old CPU's sums at once (the kernel folds t
 runqueue's next update).
 """
 
+import math
+
 SCHED_CAPACITY_SCALE = 1024
 HALF_LIFE_NS = 32 * 1_024_000  # y^32 = 1/2 with periods of 1024 us (LOAD_AVG_PERIOD)
 
 
 def decay(elapsed_ns: int) -> float:
-    """y^(elapsed periods), continuous."""
-    return 0.5 ** (elapsed_ns / HALF_LIFE_NS)
+    """y^(elapsed periods), continuous.  math.pow, not **: the same libm pow() (so the same
+    bits), but compiled it is a direct C call, where ** goes through a boxed generic power."""
+    return math.pow(0.5, elapsed_ns / HALF_LIFE_NS)
 
 
 class Signal:

@@ -2,13 +2,15 @@
 them: each signal on its own, migration and exit moving a task's part, group_classify() with
 real utilisation, and an engine run whose CPU sums stay the sums of their tasks' averages."""
 
+import random
+
 import pytest
 
 import simulator
 from simulator import balance66
 from simulator.api import make_policy, validate
 from simulator.engine import Engine
-from simulator.pelt import HALF_LIFE_NS, SCHED_CAPACITY_SCALE, Pelt
+from simulator.pelt import HALF_LIFE_NS, SCHED_CAPACITY_SCALE, Pelt, decay
 from simulator.program import Task
 from simulator.topology import parse_topology
 
@@ -159,3 +161,13 @@ def test_hogs_ahead_ms_starts_the_guest_later_and_counts_its_run_only():
     ops_cold, ops_warm = (r["metrics"]["throughput_ops_per_s"][0] for r in (cold, warm))
     assert ops_cold / 2 < ops_warm < 2 * ops_cold, (ops_cold, ops_warm)
     assert warm["metrics"] != cold["metrics"]
+
+
+def test_decay_is_the_power_it_replaced_bit_for_bit():
+    """decay() calls math.pow (a direct C call once compiled) where it had `0.5 ** x`: the
+    same libm pow(), so every average, and every run, is what it was."""
+    rng = random.Random(24)
+    elapsed = [0, 1, 999, HALF_LIFE_NS, 3 * HALF_LIFE_NS + 7] + [
+        rng.randrange(0, 400 * HALF_LIFE_NS) for _ in range(20_000)]
+    assert all(decay(ns) == 0.5 ** (ns / HALF_LIFE_NS) for ns in elapsed)
+
