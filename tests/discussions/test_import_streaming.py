@@ -4,8 +4,9 @@ memory stored.
 `golden/import_snapshot.json` was written by the in-memory import (commit e0fccc1, the last
 before the streaming one) from the sample archives below: every stored column of every post,
 thread, attachment, run, sample, artifact and run link (a digest per row), and the import
-reports, ids as their rank in insertion order and times of insertion as "now". Each case is imported again here,
-with the posts sent in line and by the writer thread, and must give the same rows.
+reports, ids as their rank in insertion order and times of insertion as "now". Each case is
+imported again here, with the posts sent in line and by the writer thread, and must give the
+same rows.
 
 Regenerate (only for an intended change, explained in the commit):
 SCHEDBENCH_IMPORT_GOLDEN=write .venv/bin/python -m pytest tests/discussions/test_import_streaming.py
@@ -58,7 +59,8 @@ def _cases() -> dict[str, list[bytes]]:
         "threadtest": [threadtest],
         "threadtest twice": [threadtest, threadtest],
         "gzip": [packed],
-        "gzip in two members": [gzip.compress(threadtest[:3000]) + gzip.compress(threadtest[3000:])],
+        "gzip in two members": [gzip.compress(threadtest[:3000])
+                                + gzip.compress(threadtest[3000:])],
         "truncated gzip": [packed[:len(packed) * 2 // 3]],
         "gzip with trailing garbage": [packed + b"garbage"],
         "damaged gzip": [packed[:20] + bytes([packed[20] ^ 0xFF]) + packed[21:],
@@ -197,7 +199,6 @@ def test_the_import_stores_what_the_in_memory_import_stored(poster, reserved_ids
     golden = json.loads(GOLDEN.read_text())
     assert set(golden) == set(snapshots)
     for name, snapshot in snapshots.items():
-        expected = golden[name]
         _same(snapshot, golden[name], name)
     big = snapshots["messy, tables and threadtest"]
     assert len(big["Post"]) > 500 and big["PostRun"] and big["Attachment"] and big["Sample"]
