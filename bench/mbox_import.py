@@ -1,6 +1,6 @@
 """mbox import speed on PostgreSQL, through the import job a worker runs.
 
-    .venv/bin/python bench/mbox_import.py [--messages 100000]
+    .venv/bin/python bench/mbox_import.py [--messages 100000 [25000 ...]]
 
 1. Generates an archive of --messages messages (threads of 20, every reply quotes its parent,
    one in four pastes its own results table: bench/discussions_speed.py's generator).
@@ -11,10 +11,14 @@
    worker runs: read, thread, store, extract tables as runs in batches, link them), with its
    progress stages timed. Prints messages/s of both, the ratio, runs extracted and the load,
    and the CPU time of the importing process and of its PostgreSQL server process (when the
-   server runs on this machine).
+   server runs on this machine), and its peak RSS (VmHWM).
+4. Given more than one --messages, each size runs in its own fresh process and a summary
+   compares their peak RSS with their archive sizes: an import whose memory does not follow
+   the archive shows a peak RSS ratio near 1 while the archive grows 4x.
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -98,7 +102,7 @@ def peak_rss_mb() -> float | None:
     return _status_mb("VmHWM")
 
 
-def inner(path: Path) -> None:
+def inner(path: Path, result_path: Path | None = None) -> None:
     import django
 
     django.setup()
@@ -167,6 +171,10 @@ def inner(path: Path) -> None:
     print(f"  CPU time of the importing process: {cpu:.1f} s ({imported / cpu:,.0f} messages "
           f"per CPU-second)")
     peak = peak_rss_mb()
+    if result_path is not None:
+        result_path.write_text(json.dumps({"archive_mb": path.stat().st_size / 2**20,
+                                           "peak_mb": peak, "before_mb": rss_before,
+                                           "messages": imported, "seconds": seconds}))
     if peak is not None and rss_before is not None:
         archive_mb = path.stat().st_size / 2**20
         print(f"  peak RSS of the importing process: {peak:.0f} MB ({rss_before:.0f} MB before "
@@ -179,27 +187,57 @@ def inner(path: Path) -> None:
     job.file.delete(save=False)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=100_000)
-    parser.add_argument("--inner", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.inner:
-        return inner(Path(args.inner))
-    folder = ROOT / "var" / "bench"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"bench-{args.messages}.mbox"
+def run_size(messages: int, folder: Path, env: dict) -> dict:
+    """One archive of `messages` imported in a fresh process; its figures."""
+    path = folder / f"bench-{messages}.mbox"
+    result = folder / f"bench-{messages}.json"
     started = time.perf_counter()
-    write_archive(path, args.messages)
-    print(f"archive: {args.messages:,} messages, {path.stat().st_size / 2**20:.0f} MB, written "
-          f"in {time.perf_counter() - started:.1f} s ({os.cpu_count()} CPUs, load {load()})")
-    env = bench_env(DATABASE_URL=os.environ.get("DATABASE_URL", DEFAULT_DB),
-                    SCHEDBENCH_MAX_UPLOAD_MB="4096")
-    prepare_database(env)
+    write_archive(path, messages)
+    prepare_database(env)  # the run tables emptied: each size finds the same runs new
+    print(f"archive: {messages:,} messages, {path.stat().st_size / 2**20:.0f} MB, written "
+          f"in {time.perf_counter() - started:.1f} s ({os.cpu_count()} CPUs, load {load()})",
+          flush=True)
     try:
-        subprocess.run([PYTHON, __file__, "--inner", str(path)], cwd=ROOT, env=env, check=True)
+        subprocess.run([PYTHON, __file__, "--inner", str(path), "--result", str(result)],
+                       cwd=ROOT, env=env, check=True)
+        return json.loads(result.read_text())
     finally:
         path.unlink()
+        result.unlink(missing_ok=True)
+
+
+def memory_summary(figures: list[dict]) -> None:
+    """Peak RSS against archive size, each size against the smallest."""
+    base = figures[0]
+    print("peak RSS against archive size (each import in a fresh process):")
+    for item in figures:
+        print(f"  {item['messages']:>9,} messages, archive {item['archive_mb']:6.0f} MB: peak RSS "
+              f"{item['peak_mb']:5.0f} MB ({item['peak_mb'] - item['before_mb']:4.0f} MB over "
+              f"the {item['before_mb']:.0f} MB before the import)")
+    base_growth = base["peak_mb"] - base["before_mb"]
+    for item in figures[1:]:
+        growth = item["peak_mb"] - item["before_mb"]
+        print(f"  {item['messages']:,} against {base['messages']:,} messages: archive "
+              f"{item['archive_mb'] / base['archive_mb']:.2f}x, peak RSS "
+              f"{item['peak_mb'] / base['peak_mb']:.2f}x, RSS over the start "
+              f"{growth / base_growth:.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, nargs="+", default=[100_000])
+    parser.add_argument("--inner", help=argparse.SUPPRESS)
+    parser.add_argument("--result", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.inner:
+        return inner(Path(args.inner), Path(args.result) if args.result else None)
+    folder = ROOT / "var" / "bench"
+    folder.mkdir(parents=True, exist_ok=True)
+    env = bench_env(DATABASE_URL=os.environ.get("DATABASE_URL", DEFAULT_DB),
+                    SCHEDBENCH_MAX_UPLOAD_MB="4096")
+    figures = [run_size(messages, folder, env) for messages in sorted(args.messages)]
+    if len(figures) > 1 and all(item["peak_mb"] for item in figures):
+        memory_summary(figures)
 
 
 if __name__ == "__main__":

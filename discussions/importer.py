@@ -2,16 +2,22 @@
 
 Bad input never raises: what could not be read is in the report's `problems`, each with the
 message it concerns and why. Messages already stored (same Message-ID) are skipped.
+
+The archive is read a message at a time (importread.py): what threading needs stays in
+memory as a compact record per message, the rest waits in a temporary spool file and is read
+back a batch of posts at a time, so a large archive does not need a large worker.
 """
 
 import gc
-import logging
+import io
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import chain, islice
+from typing import BinaryIO, NamedTuple, Protocol
 
-from django.conf import settings
 from django.db import connection, models, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -23,8 +29,14 @@ from benchmarks.services.runs import runs_stored_together
 from . import notifications
 from .dbwriter import StatementWriter
 from .extraction import find_tables
-from .mail import MailMessage, parse_message
-from .mbox import GZIP_MAGIC, chunk_problem, gunzip, split_mbox
+from .importread import (
+    MessageRecord,
+    MessageSpool,
+    full_message,
+    message_records,
+    parsed_messages,
+)
+from .mail import MailMessage
 from .models import Attachment, Post, PostRun, PostSource, Thread
 from .render import attachment_kind, rendered_fields
 from .services import (
@@ -36,12 +48,19 @@ from .services import (
 )
 from .targets import Target
 
-logger = logging.getLogger(__name__)
 BATCH = 500
 TABLES_PER_BATCH = 500
 # Whether post batches go to the database from a writer thread (dbwriter.StatementWriter):
 # None lets the writer decide (PostgreSQL: yes). Tests set it both ways and compare.
 WRITER_THREADED: bool | None = None
+
+
+class _Identified(Protocol):
+    """A message as a problem names it (a MailMessage, a MessageRecord, a written post's
+    source in the extraction)."""
+
+    message_id: str
+    position: int
 
 
 @dataclass
@@ -58,7 +77,7 @@ class ImportReport:
     seconds: dict[str, float] = field(default_factory=dict)  # per phase, for bench scripts
     created_thread_ids: set[int] = field(default_factory=set)  # threads this import started
 
-    def problem(self, message: MailMessage | None, reason: str, position: int | None = None):
+    def problem(self, message: _Identified | None, reason: str, position: int | None = None):
         where = None
         if message is not None:
             where = f"#{message.position} <{message.message_id}>"
@@ -82,40 +101,12 @@ class ImportReport:
 
 
 def _read_messages(data: bytes, report: ImportReport) -> list[MailMessage]:
-    if data[:2] == GZIP_MAGIC:
-        limit = settings.MAX_UPLOAD_MB * 4 << 20
-        data, problem = gunzip(data, limit)
-        if problem:
-            report.problem(None, problem)
-    contents = split_mbox(data)
-    report.problems.extend(contents.problems)
-    messages = []
-    for chunk in contents.chunks:
-        message = _chunk_message(chunk, report)
-        for warning in chunk.warnings:  # reported, not kept with the post
-            report.problem(message, warning, chunk.position)
-        if message is not None:
-            messages.append(message)
-    if messages and not data.endswith(b"\n"):
-        messages[-1].notes.append("the file ends in the middle of this message (truncated?)")
-    return messages
+    """Every message of an mbox held in memory, parsed whole (for tests and tools; the import
+    itself keeps only records, importread.message_records)."""
+    return list(parsed_messages(io.BytesIO(data), report))
 
 
-def _chunk_message(chunk, report: ImportReport) -> MailMessage | None:
-    """The chunk as a message, or None with the reason in the report."""
-    reason = chunk_problem(chunk)
-    if reason:
-        report.problem(None, reason, chunk.position)
-        return None
-    try:
-        return parse_message(chunk.raw, envelope=chunk.envelope, position=chunk.position)
-    except Exception as exc:  # noqa: BLE001 - one unreadable message must not stop the rest
-        logger.warning("mbox message %s unreadable", chunk.position, exc_info=True)
-        report.problem(None, f"could not be read ({type(exc).__name__})", chunk.position)
-        return None
-
-
-def _new_messages(messages: list[MailMessage], report: ImportReport) -> list[MailMessage]:
+def _new_messages(messages: list[MessageRecord], report: ImportReport) -> list[MessageRecord]:
     seen, unique = set(), []
     for message in messages:
         if message.message_id in seen:
@@ -150,7 +141,7 @@ class _Groups:
         self.parent[self.find(a)] = self.find(b)
 
 
-def _join_replies_without_headers(messages: list[MailMessage], groups: _Groups) -> None:
+def _join_replies_without_headers(messages: list[MessageRecord], groups: _Groups) -> None:
     """Old mailers sent "Re: subject" without In-Reply-To or References: such a reply joins
     the message in the same file that started that subject."""
     starters: dict[str, str] = {}
@@ -164,10 +155,10 @@ def _join_replies_without_headers(messages: list[MailMessage], groups: _Groups) 
             if starter:
                 groups.union(message.message_id, starter)
                 message.in_reply_to = starter  # so the layout hangs it under the starter
-                message.notes.append("no In-Reply-To or References: threaded by subject")
+                message.add_note("no In-Reply-To or References: threaded by subject")
 
 
-def _group(messages: list[MailMessage]) -> dict[str, list[MailMessage]]:
+def _group(messages: list[MessageRecord]) -> dict[str, list[MessageRecord]]:
     groups = _Groups()
     for message in messages:
         groups.find(message.message_id)
@@ -175,19 +166,19 @@ def _group(messages: list[MailMessage]) -> dict[str, list[MailMessage]]:
             if related:
                 groups.union(message.message_id, related)
     _join_replies_without_headers(messages, groups)
-    grouped: dict[str, list[MailMessage]] = {}
+    grouped: dict[str, list[MessageRecord]] = {}
     for message in messages:
         grouped.setdefault(groups.find(message.message_id), []).append(message)
     return grouped
 
 
-def _related_ids(group: list[MailMessage]) -> tuple[list[str], list[str]]:
+def _related_ids(group: list[MessageRecord]) -> tuple[list[str], list[str]]:
     own = [m.message_id for m in group]
     related = list({mid for m in group for mid in [m.in_reply_to, *m.references] if mid})
     return own, related
 
 
-def _stored_thread_ids(groups: list[list[MailMessage]]) -> list[int | None]:
+def _stored_thread_ids(groups: list[list[MessageRecord]]) -> list[int | None]:
     """For each conversation, a stored thread it belongs to: one of its posts is a parent, a
     child or shares a root reference with a message of the group (the smallest such thread's
     id, looking at the group's ids BATCH at a time as the rule has always read them).
@@ -211,7 +202,7 @@ def _stored_thread_ids(groups: list[list[MailMessage]]) -> list[int | None]:
     return [_stored_thread_id(group, by_column) for group in groups]
 
 
-def _stored_thread_id(group: list[MailMessage], by_column) -> int | None:
+def _stored_thread_id(group: list[MessageRecord], by_column) -> int | None:
     own, related = _related_ids(group)
     for start in range(0, max(len(own), len(related)), BATCH):
         matches: set[int] = set()
@@ -226,7 +217,7 @@ def _stored_thread_id(group: list[MailMessage], by_column) -> int | None:
     return None
 
 
-def _new_thread(group: list[MailMessage], user, target: Target | None) -> Thread:
+def _new_thread(group: list[MessageRecord], user, target: Target | None) -> Thread:
     first = min(group, key=lambda m: (m.date or timezone.now(), m.position))
     return Thread(
         subject=thread_subject(first.subject), started_by=user,
@@ -236,8 +227,7 @@ def _new_thread(group: list[MailMessage], user, target: Target | None) -> Thread
 
 
 def _post_row(message: MailMessage, thread: Thread) -> Post:
-    """The message as a new post. The post takes over the raw message (the message keeps no
-    copy), so the bytes are freed once the post is written (_release_written)."""
+    """The message as a new post."""
     post = Post(
         thread=thread, message_id=message.message_id, in_reply_to=message.in_reply_to,
         references=" ".join(message.references[-50:]), author=message.author[:300],
@@ -246,21 +236,7 @@ def _post_row(message: MailMessage, thread: Thread) -> Post:
         subject=message.subject[:300] or "(no subject)", body=message.body, raw=message.raw,
         envelope=message.envelope[:300], source=PostSource.MAIL, notes=message.notes[:20],
     )
-    message.raw = b""
     return post
-
-
-# What a written post no longer needs in memory: the raw message and its rendering, the largest
-# of its values (a third of an import's memory). Dropped from the instance they become deferred
-# fields, so a later read of one loads it from the database, and a save() leaves it alone.
-_HEAVY_FIELDS = ("raw", "body_html")
-
-
-def _release_written(posts: list[Post]) -> None:
-    """Forget the heavy values of posts whose INSERT has its parameters (or ran)."""
-    for post in posts:
-        for name in _HEAVY_FIELDS:
-            post.__dict__.pop(name, None)
 
 
 def _render_rows(posts: list[Post]) -> None:
@@ -309,27 +285,54 @@ def _parents_after_insert(threads, rows, places) -> None:
     posts_parents_write(pairs=parents)
 
 
-def _nothing() -> None:
+@dataclass
+class _PostBatch:
+    """New threads' posts written together: whole threads, about BATCH posts (a larger
+    thread is a batch of its own), each thread's posts with its layout and its messages."""
+
+    indexes: list[int] = field(default_factory=list)  # of each thread's group in the import
+    threads: list[Thread] = field(default_factory=list)
+    rows: list[list[Post]] = field(default_factory=list)
+    places: list[list[int | None]] = field(default_factory=list)
+    messages: list[list[MailMessage]] = field(default_factory=list)
+
+    @property
+    def posts(self) -> list[Post]:
+        return [post for posts in self.rows for post in posts]
+
+
+def _after_nothing(batch: _PostBatch) -> None:
     pass
 
 
-def _posts_insert(posts: list[Post], meanwhile=_nothing) -> None:
-    """Post.objects.bulk_create(posts) with the same values (each field's pre_save and
-    get_db_prep_save, as bulk_create takes them) in one plain INSERT per batch: Django's
-    compiler builds a placeholder object per value, which cost more than preparing the values
-    (a fifth of an import's time). Each batch is rendered (_render_rows) just before it is
-    prepared. Posts without ids get theirs back in order, as bulk_create does; where the
-    database cannot return them, bulk_create itself runs.
+def _insert_parts(posts: list[Post], fields) -> Iterator[list[Post]]:
+    size = max(1, min(BATCH, connection.ops.bulk_batch_size(fields, posts)))
+    return (posts[start:start + size] for start in range(0, len(posts), size))
+
+
+def _posts_insert(batches: Iterable[_PostBatch], after_each=_after_nothing) -> None:
+    """Post.objects.bulk_create(batch.posts) for each batch with the same values (each field's
+    pre_save and get_db_prep_save, as bulk_create takes them) in plain INSERTs of up to BATCH
+    posts: Django's compiler builds a placeholder object per value, which cost more than
+    preparing the values (a fifth of an import's time). Each part is rendered (_render_rows)
+    just before it is prepared. Posts without ids get theirs back in order, as bulk_create
+    does; where the database cannot return them, bulk_create itself runs. `after_each(batch)`
+    runs once a batch is sent (and has its ids).
 
     Posts with ids (reserved on PostgreSQL) are sent by a StatementWriter: the database
-    writes one batch while this thread renders and prepares the next, then runs `meanwhile`
-    (more of the import's Python work) while the last batches are written."""
-    with_ids = bool(posts) and posts[0].pk is not None
-    if not posts or not (with_ids or connection.features.can_return_rows_from_bulk_insert):
-        _render_rows(posts)
-        Post.objects.bulk_create(posts, batch_size=BATCH)
-        _release_written(posts)
-        meanwhile()
+    writes one batch while this thread reads, renders and prepares the next and runs
+    `after_each`, so `batches` and `after_each` must send no statement of their own."""
+    batches = iter(batches)
+    first = next(batches, None)
+    if first is None:
+        return
+    batches = chain([first], batches)
+    with_ids = first.posts[0].pk is not None
+    if not (with_ids or connection.features.can_return_rows_from_bulk_insert):
+        for batch in batches:
+            _render_rows(batch.posts)
+            Post.objects.bulk_create(batch.posts, batch_size=BATCH)
+            after_each(batch)
         return
     fields = [f for f in Post._meta.concrete_fields if with_ids or not f.primary_key]
     quote = connection.ops.quote_name
@@ -337,26 +340,22 @@ def _posts_insert(posts: list[Post], meanwhile=_nothing) -> None:
     into = f"INSERT INTO {quote(Post._meta.db_table)} ({columns})"
     returning = "" if with_ids else f" RETURNING {quote(Post._meta.pk.column)}"
     row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    size = max(1, min(BATCH, connection.ops.bulk_batch_size(fields, posts)))
-    batches = (posts[start:start + size] for start in range(0, len(posts), size))
     if with_ids:
         with StatementWriter(threaded=WRITER_THREADED) as writer:
-            for part in batches:
-                writer.send(f"{into} VALUES {', '.join([row] * len(part))}",
-                            _insert_params(part, fields))
-                _release_written(part)  # the parameters hold them until the batch is written
-            meanwhile()
-    else:
-        with connection.cursor() as cursor:
-            for part in batches:
+            for batch in batches:
+                for part in _insert_parts(batch.posts, fields):
+                    writer.send(f"{into} VALUES {', '.join([row] * len(part))}",
+                                _insert_params(part, fields))
+                after_each(batch)
+        return
+    with connection.cursor() as cursor:
+        for batch in batches:
+            for part in _insert_parts(batch.posts, fields):
                 cursor.execute(f"{into} VALUES {', '.join([row] * len(part))}{returning}",
                                _insert_params(part, fields))
                 for post, (pk,) in zip(part, cursor.fetchall(), strict=True):
                     post.pk = pk
-                _release_written(part)
-        meanwhile()
-    for post in posts:
-        post._state.adding, post._state.db = False, connection.alias
+            after_each(batch)
 
 
 def _insert_params(posts: list[Post], fields) -> list:
@@ -397,72 +396,139 @@ def _prepared_values(post: Post, fields, plain: list) -> list:
     return values
 
 
-def _store_new_threads(groups, user, target,
-                       meanwhile=_nothing) -> tuple[list[Thread], list[list[Post]]]:
-    """Conversations that start new threads: each thread's layout is worked out before its
-    posts are written (services.thread_places_before_insert), so the threads and their posts
-    go in with one insert per batch; parents too where ids can be reserved first, else one
-    more statement per batch sets them. `meanwhile` runs while the posts are written."""
-    threads, rows, places = [], [], []
-    for group in groups:
-        thread = _new_thread(group, user, target)
-        posts = [_post_row(m, thread) for m in group]
-        places.append(thread_places_before_insert(posts=posts))
-        thread.post_count = len(posts)
-        thread.last_activity = max(post.date for post in posts)
-        threads.append(thread)
-        rows.append(posts)
-    Thread.objects.bulk_create(threads, batch_size=BATCH)
-    for thread, posts in zip(threads, rows, strict=True):
-        for post in posts:
-            post.thread = thread
-    ids = _reserved_post_ids(sum(len(posts) for posts in rows))
+class _Source(NamedTuple):
+    """A written post as its tables' extraction needs it."""
+
+    pk: int
+    message_id: str
+    position: int
+
+
+@dataclass
+class _Written:
+    """What the storing leaves for after it: the count, each written message's tables (found
+    as its post is written, kept in the spool with the post's date and position, the order
+    they are extracted in), and its attachments (in the spool too, inserted once every post
+    is in)."""
+
+    spool: MessageSpool
+    count: int = 0
+    # (post date, position, post id, message id, number of tables, spool offset)
+    tables: list[tuple] = field(default_factory=list)
+    attachments: list[tuple[int, int]] = field(default_factory=list)  # (group, spool offset)
+
+    def add(self, group: int, posts: list[Post], messages: list[MailMessage]) -> None:
+        self.count += len(posts)
+        for post, message in zip(posts, messages, strict=True):
+            if message.attachments:
+                self.attachments.append((group, self.spool.put((post.pk, message.attachments))))
+            tables = find_tables(_own_texts(message), message.subject)
+            if tables:
+                self.tables.append((post.date, message.position, post.pk, message.message_id,
+                                    len(tables), self.spool.put(tables)))
+
+
+def _new_post_batches(fresh, threads: list[Thread], spool: MessageSpool,
+                      ids: Iterator[int] | None) -> Iterator[_PostBatch]:
+    """The new threads' posts, read back from the spool and laid out, a batch at a time;
+    with the reserved ids (and so their parents) when there are some."""
+    batch = _PostBatch()
+    for (index, group), thread in zip(fresh, threads, strict=True):
+        messages = [full_message(record, spool) for record in group]
+        posts = [_post_row(message, thread) for message in messages]
+        batch.indexes.append(index)
+        batch.threads.append(thread)
+        batch.places.append(thread_places_before_insert(posts=posts))
+        batch.rows.append(posts)
+        batch.messages.append(messages)
+        if sum(len(rows) for rows in batch.rows) >= BATCH:
+            yield _with_ids(batch, ids)
+            batch = _PostBatch()
+    if batch.rows:
+        yield _with_ids(batch, ids)
+
+
+def _with_ids(batch: _PostBatch, ids: Iterator[int] | None) -> _PostBatch:
     if ids is not None:
-        _parents_with_ids(rows, places, ids)
-    _posts_insert([post for posts in rows for post in posts], meanwhile)
-    if ids is None:
-        _parents_after_insert(threads, rows, places)
-    return threads, rows
+        _parents_with_ids(batch.rows, batch.places, [next(ids) for _ in batch.posts])
+    return batch
 
 
-def _store(messages: list[MailMessage], user, target, report,
-           meanwhile=_nothing) -> list[tuple[Post, MailMessage]]:
-    """The messages as posts, in new threads or in the stored threads they continue.
-    `meanwhile` (Python work needing no database) runs while new threads' posts are written."""
-    groups = list(_group(messages).values())
+def _store_new_threads(fresh: list[tuple[int, list[MessageRecord]]], spool: MessageSpool,
+                       user, target, written: _Written) -> list[Thread]:
+    """Conversations (index, records) that start new threads: the threads go in first (their
+    figures come from the records), then their posts, each thread laid out before its posts
+    are written (services.thread_places_before_insert), one insert per part; parents too
+    where ids can be reserved first, else one more statement per batch sets them."""
+    threads = []
+    for _, group in fresh:
+        thread = _new_thread(group, user, target)
+        thread.post_count = len(group)
+        thread.last_activity = max(record.stamp for record in group)
+        threads.append(thread)
+    Thread.objects.bulk_create(threads, batch_size=BATCH)
+    reserved = _reserved_post_ids(sum(len(group) for _, group in fresh))
+
+    def after_each(batch: _PostBatch) -> None:
+        if reserved is None:
+            _parents_after_insert(batch.threads, batch.rows, batch.places)
+        for index, posts, messages in zip(batch.indexes, batch.rows, batch.messages,
+                                          strict=True):
+            written.add(index, posts, messages)
+
+    _posts_insert(_new_post_batches(fresh, threads, spool,
+                                    iter(reserved) if reserved is not None else None),
+                  after_each)
+    return threads
+
+
+def _attachments_insert(written: _Written) -> None:
+    """The written posts' attachments, in the order of their conversations in the import."""
+    pending: list[Attachment] = []
+    for _, offset in sorted(written.attachments, key=lambda item: item[0]):  # stable
+        post_id, attachments = written.spool.get(offset)
+        pending += [Attachment(post_id=post_id, position=number, filename=a.filename[:255],
+                               content_type=a.content_type[:100], size=a.size, text=a.text,
+                               content=a.content)
+                    for number, a in enumerate(attachments, 1)]
+        if len(pending) >= BATCH:
+            Attachment.objects.bulk_create(pending, batch_size=BATCH)
+            pending = []
+    Attachment.objects.bulk_create(pending, batch_size=BATCH)
+
+
+def _store(records: list[MessageRecord], spool: MessageSpool, user, target,
+           report: ImportReport) -> _Written:
+    """The messages as posts, in new threads or in the stored threads they continue."""
+    groups = list(_group(records).values())
     found = _stored_thread_ids(groups)
-    fresh = [group for group, thread_id in zip(groups, found, strict=True) if thread_id is None]
-    new_threads, new_rows = _store_new_threads(fresh, user, target, meanwhile)
-    rows_of = {id(group): rows for group, rows in zip(fresh, new_rows, strict=True)}
+    written = _Written(spool)
+    fresh = [(index, group) for index, (group, thread_id) in enumerate(zip(groups, found,
+                                                                            strict=True))
+             if thread_id is None]
+    new_threads = _store_new_threads(fresh, spool, user, target, written)
     threads: dict[int, Thread] = {thread.pk: thread for thread in new_threads}
     report.created_thread_ids = set(threads)
+    for thread in new_threads:
+        report.posts_by_thread[thread.pk] = thread.post_count
     joined: dict[int, Thread] = {}
-    stored = []
-    for group, thread_id in zip(groups, found, strict=True):
+    for index, (group, thread_id) in enumerate(zip(groups, found, strict=True)):
         if thread_id is None:
-            rows = rows_of[id(group)]
-            thread = rows[0].thread
-        else:  # posts joining a stored thread: the whole thread is laid out again below
-            thread = joined.get(thread_id) or Thread.objects.select_for_update().get(
-                pk=thread_id)
-            joined[thread_id] = threads[thread_id] = thread
-            rows = [_post_row(m, thread) for m in group]
-            _render_rows(rows)
-            Post.objects.bulk_create(rows, batch_size=BATCH)
-            _release_written(rows)
-        stored.extend(zip(rows, group, strict=True))
+            continue
+        # posts joining a stored thread: the whole thread is laid out again below
+        thread = joined.get(thread_id) or Thread.objects.select_for_update().get(pk=thread_id)
+        joined[thread_id] = threads[thread_id] = thread
+        messages = [full_message(record, spool) for record in group]
+        rows = [_post_row(message, thread) for message in messages]
+        _render_rows(rows)
+        Post.objects.bulk_create(rows, batch_size=BATCH)
+        written.add(index, rows, messages)
         report.posts_by_thread[thread.pk] = report.posts_by_thread.get(thread.pk, 0) + len(rows)
-    Attachment.objects.bulk_create(
-        (Attachment(post=post, position=number, filename=a.filename[:255],
-                    content_type=a.content_type[:100], size=a.size, text=a.text,
-                    content=a.content)
-         for post, message in stored for number, a in enumerate(message.attachments, 1)),
-        batch_size=BATCH,
-    )
+    _attachments_insert(written)
     for thread in joined.values():
         thread_relayout(thread=thread)
     report.threads = sorted(threads.values(), key=lambda t: t.pk)
-    return stored
+    return written
 
 
 def _own_texts(message: MailMessage) -> str:
@@ -473,27 +539,14 @@ def _own_texts(message: MailMessage) -> str:
     return "\n\n".join([message.body, *extra])
 
 
-def _message_tables(messages: list[MailMessage]) -> dict[int, list]:
-    """Each message's tables (extraction.find_tables of its own texts), by id() of the
-    message: found while the posts are written, used once they are (`_tables`)."""
-    return {id(message): find_tables(_own_texts(message), message.subject)
-            for message in messages}
-
-
-def _tables(stored, known: dict[int, list] | None = None) -> list[tuple[Post, MailMessage,
-                                                                            object]]:
+def _tables(written: _Written) -> Iterator[tuple[_Source, object]]:
     """Tables in each new message's own text, earliest message first, so the first poster of
-    a result set owns its run and later re-pastes link to it (see `_links`). `known` holds
-    what _message_tables found already; other messages are read here."""
-    known = known or {}
-    found = []
-    for post, message in sorted(stored, key=lambda pair: (pair[0].date, pair[1].position)):
-        tables = known.get(id(message))
-        if tables is None:
-            tables = find_tables(_own_texts(message), message.subject)
-        for table in tables:
-            found.append((post, message, table))
-    return found
+    a result set owns its run and later re-pastes link to it (see `_links`)."""
+    for _, position, pk, message_id, _, offset in sorted(written.tables,
+                                                          key=lambda entry: entry[:2]):
+        source = _Source(pk, message_id, position)
+        for table in written.spool.get(offset):
+            yield source, table
 
 
 class _FirstReports:
@@ -511,26 +564,42 @@ class _FirstReports:
         return self.known[run_id]
 
 
-def _links(post, message, runs, first: _FirstReports, linked: set,
+class _Linked:
+    """The runs the post being linked is linked to already. A message's tables come one
+    after the other (`_tables`), so only the current post's are kept."""
+
+    def __init__(self):
+        self.post: int | None = None
+        self.runs: set[int] = set()
+
+    def first_time(self, post: int, run: int) -> bool:
+        if post != self.post:
+            self.post, self.runs = post, set()
+        if run in self.runs:
+            return False
+        self.runs.add(run)
+        return True
+
+
+def _links(source: _Source, runs, first: _FirstReports, linked: _Linked,
            report: ImportReport) -> list[PostRun]:
     """A post's links to its runs; a run it repeats names the message that reported it."""
     links = []
     for run in runs:
-        if (post.pk, run.pk) in linked:
+        if not linked.first_time(source.pk, run.pk):
             continue  # the same table twice in one message
-        linked.add((post.pk, run.pk))
         # Stored before this import, or by an earlier message of it (a batch stores a result
         # set once and hands every table that holds it the same run).
         earlier = getattr(run, "already_stored", False) or run.pk in first.known
         reported_in = first.of(run.pk) if earlier else ""
-        if reported_in == message.message_id:
+        if reported_in == source.message_id:
             continue  # the message repeats its own table
         if not reported_in:
-            first.known[run.pk] = message.message_id
+            first.known[run.pk] = source.message_id
         else:
-            report.repeated.append({"message": f"<{message.message_id}>", "run": run.pk,
+            report.repeated.append({"message": f"<{source.message_id}>", "run": run.pk,
                                     "reported_in": reported_in})
-        links.append(PostRun(post=post, run=run, reported_in=reported_in))
+        links.append(PostRun(post_id=source.pk, run=run, reported_in=reported_in))
     return links
 
 
@@ -538,37 +607,43 @@ def _no_progress(stage: str, done: int, total: int) -> None:
     pass
 
 
-def _extract(stored, user, report: ImportReport, progress=_no_progress,
-             known_tables: dict[int, list] | None = None) -> None:
+def _extract(written: _Written, user, report: ImportReport, progress=_no_progress) -> None:
     """The tables of the new messages, a batch at a time through one bulk service call
     (`tables_ingest`: an artifact per table as an upload would keep it, one transaction,
     catalog lookups shared, one write of the runs), linked to their posts in that transaction.
 
     A batch is a few hundred tables: one commit per table made large imports wait on the disk,
     one transaction for all of them would hold catalog rows locked for the whole import.
+    Only the batch's tables are in memory; the others wait in the spool.
     """
-    tables = _tables(stored, known_tables)
-    first, linked = _FirstReports(), set()
-    for start in range(0, len(tables), TABLES_PER_BATCH):
-        progress("extracting runs", start, len(tables))
-        batch = tables[start:start + TABLES_PER_BATCH]
+    total = sum(entry[4] for entry in written.tables)
+    tables = _tables(written)
+    first, linked = _FirstReports(), _Linked()
+    for start in range(0, total, TABLES_PER_BATCH):
+        progress("extracting runs", start, total)
+        batch = list(islice(tables, TABLES_PER_BATCH))
 
         def link(outcomes, batch=batch) -> None:
             links = []
-            for (post, message, table), outcome in zip(batch, outcomes, strict=True):
+            for (source, table), outcome in zip(batch, outcomes, strict=True):
                 if outcome.error is not None:
-                    report.problem(message, f"table at line {table.first_line} not stored: "
-                                            f"{outcome.error.message}")
+                    report.problem(source, f"table at line {table.first_line} not stored: "
+                                           f"{outcome.error.message}")
                     continue
-                links.extend(_links(post, message, outcome.runs, first, linked, report))
+                links.extend(_links(source, outcome.runs, first, linked, report))
             PostRun.objects.bulk_create(links, batch_size=BATCH)
             report.runs_extracted += sum(1 for link in links if not link.reported_in)
 
         tables_ingest(tables=[TableInput(text=table.text, format=table.format,
-                                         filename=f"{message.message_id}.txt"[:255],
+                                         filename=f"{source.message_id}.txt"[:255],
                                          kernel=table.kernel_hint)
-                              for _, message, table in batch],
+                              for source, table in batch],
                       source=RunSource.MAIL, submitter=user, after_store=link)
+        # The collector is off during an import (_collector_paused), and storing a batch of
+        # runs leaves a few reference cycles (7 objects a table, counted with gc.collect):
+        # freed here, or they would pile up with the archive's size. Only what was made since
+        # the last collection is looked at, so this costs the batch's objects, not the import's.
+        gc.collect(0)
 
 
 _collector = {"imports": 0, "was_enabled": False}
@@ -597,43 +672,42 @@ def _collector_paused():
                 gc.enable()
 
 
-def mbox_import(*, data: bytes, user, target: Target | None = None,
+def mbox_import(*, data: bytes | BinaryIO, user, target: Target | None = None,
                 site_url: str = "", progress=_no_progress) -> ImportReport:
-    """Import an mbox (or .mbox.gz). Returns the report; never raises on bad input.
-    `progress(stage, done, total)` is called between the steps (an import job shows it)."""
-    with _collector_paused():
-        return _mbox_import(data=data, user=user, target=target, site_url=site_url,
-                            progress=progress)
+    """Import an mbox (or .mbox.gz): its bytes, or a binary file open at its start (read a
+    block at a time, never whole; a gzip file is read twice, so it must be seekable).
+    Returns the report; never raises on bad input. `progress(stage, done, total)` is called
+    between the steps (an import job shows it)."""
+    source = io.BytesIO(data) if isinstance(data, bytes | bytearray | memoryview) else data
+    with _collector_paused(), MessageSpool() as spool:
+        return _mbox_import(source=source, spool=spool, user=user, target=target,
+                            site_url=site_url, progress=progress)
 
 
-def _mbox_import(*, data: bytes, user, target: Target | None, site_url: str,
-                 progress) -> ImportReport:
+def _mbox_import(*, source: BinaryIO, spool: MessageSpool, user, target: Target | None,
+                 site_url: str, progress) -> ImportReport:
     report = ImportReport()
     started = time.perf_counter()
     progress("reading", 0, 0)
-    messages = _new_messages(_read_messages(data, report), report)
-    for message in messages:
-        for note in message.notes:
-            report.problem(message, note)
-    if not messages:
+    records = _new_messages(message_records(source, report, spool), report)
+    for record in records:
+        for note in record.notes:
+            report.problem(record, note)
+    if not records:
         return report
-    progress("storing messages", 0, len(messages))
-    known_tables: dict[int, list] = {}
-
-    def find_tables_meanwhile() -> None:
-        known_tables.update(_message_tables(messages))
-
+    progress("storing messages", 0, len(records))
     with transaction.atomic():
-        stored = _store(messages, user, target, report, find_tables_meanwhile)
+        written = _store(records, spool, user, target, report)
         for thread in report.threads:
             if thread.pk in report.created_thread_ids:
                 continue  # nobody can follow a thread this transaction has not committed yet
             notifications.notify_import_on_commit(
                 thread=thread, new_posts=report.posts_by_thread[thread.pk], site_url=site_url)
-    report.imported = len(stored)
+    del records  # threading is done: only the written posts' tables are needed from here
+    report.imported = written.count
     report.seconds["read_and_store"] = time.perf_counter() - started
     with runs_stored_together():  # one detection pass per series, not one per message's run
-        _extract(stored, user, report, progress, known_tables)
+        _extract(written, user, report, progress)
     report.seconds["extract_runs"] = time.perf_counter() - started - report.seconds[
         "read_and_store"]
     return report

@@ -96,14 +96,14 @@ def import_job_run(*, job_id: int) -> str:
         _finish(job_id, report=None, error=str(exc))
         return "failed"
     try:
-        with job.file.open("rb") as stored:
-            data = stored.read()
+        stored = job.file.open("rb")
     except OSError as exc:
         _finish(job_id, report=None, error=f"the uploaded file is gone: {exc}")
         return "failed"
     try:
-        report = mbox_import(data=data, user=job.owner, target=target, site_url=job.site_url,
-                             progress=_progress(job_id)).as_dict()
+        with stored:  # read a block at a time by the import, never whole
+            report = mbox_import(data=stored, user=job.owner, target=target,
+                                 site_url=job.site_url, progress=_progress(job_id)).as_dict()
     except Exception as exc:  # a bug must not leave the job running forever
         # The import is one transaction, rolled back by now: nothing of it was stored.
         log.exception("mbox import job %s failed", job_id)

@@ -2,14 +2,23 @@
 
 Reading never raises on bad input; it returns the messages it could cut out and a list of
 problems (what could not be read and why), which the import report passes on.
+
+Two readers give the same messages and problems: `gunzip` + `split_mbox` over bytes in memory
+(the plain version, kept for tests and small inputs), and `gunzip_extent` / `gunzip_blocks` +
+`MboxStream` over a file read a block at a time, which the import uses so that an archive's
+size is not the size of the worker's memory. tests/discussions/test_mbox_stream.py compares
+them over the fixtures, generated archives and mangled input, at several block sizes.
 """
 
 import re
 import zlib
 from bisect import bisect_right
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from email.utils import format_datetime, formataddr
+from itertools import chain
+from typing import BinaryIO
 
 FROM_LINE_RE = re.compile(rb"^From \S*.*\d{1,2}:\d{2}")
 HEADER_LINE_RE = re.compile(rb"^[!-9;-~]+:")
@@ -48,6 +57,220 @@ def gunzip(data: bytes, limit: int) -> tuple[bytes, str | None]:
             return bytes(out), "the gzip file is truncated; imported what could be read"
         data = inflater.unused_data
     return bytes(out), problem
+
+
+# Bytes read from a file (or handed to zlib) at a time: large enough that Python's per-call
+# cost is nothing beside the work on them, small beside a worker's memory.
+READ_BLOCK = 1 << 20
+
+
+def file_blocks(stream: BinaryIO) -> Iterator[bytes]:
+    """The stream's bytes from where it is, READ_BLOCK at a time (never the whole of it)."""
+    while block := stream.read(READ_BLOCK):
+        yield block
+
+
+def _gzip_events(blocks: Iterator[bytes], limit: int) -> Iterator[tuple[str, bytes | str]]:
+    """What `gunzip` meets, member by member, with the compressed data read a block at a
+    time: ("data", bytes), ("end", b"") after each whole member, then at most one of
+    ("damaged", reason), ("over", b""), ("truncated", b""). Each decompress call is capped,
+    as gunzip's is, so that no more than `limit` + 1 bytes come out in all."""
+    total = 0
+    pending = b""
+    while True:
+        pending = pending or next(blocks, b"")
+        if not pending:
+            return
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        while True:
+            try:
+                piece = inflater.decompress(pending, max(1, limit - total + 1))
+            except zlib.error as exc:
+                yield "damaged", str(exc)
+                return
+            total += len(piece)
+            if piece:
+                yield "data", piece
+            if total > limit:
+                reason = _error_before_output(inflater, inflater.unconsumed_tail, blocks)
+                yield ("damaged", reason) if reason else ("over", b"")
+                return
+            if inflater.eof:
+                pending = inflater.unused_data
+                yield "end", b""
+                break
+            pending = inflater.unconsumed_tail or next(blocks, b"")
+            if not pending:
+                yield "truncated", b""
+                return
+
+
+def _error_before_output(inflater, tail: bytes, blocks: Iterator[bytes]) -> str | None:
+    """zlib's error if the member fails before it would give another byte. gunzip's one
+    capped call had all the input: past its last byte out, zlib went on through what needs
+    no output (a block's end and the next one's header, the member's checksum) and could fail
+    there. Fed a byte at a time until a byte comes out, the inflater here does the same."""
+    for data in chain([tail], blocks):
+        for at in range(len(data)):
+            if inflater.eof:
+                return None
+            try:
+                if inflater.decompress(data[at:at + 1], 1):
+                    return None
+            except zlib.error as exc:
+                return str(exc)
+    return None
+
+
+def _gzip_problem(event: str, detail: bytes | str, limit: int) -> str | None:
+    if event == "damaged":
+        return f"the gzip data is damaged ({detail}); imported what could be read"
+    if event == "over":
+        return f"the decompressed mbox is over {limit >> 20} MB; imported the first part"
+    if event == "truncated":
+        return "the gzip file is truncated; imported what could be read"
+    return None
+
+
+def gunzip_extent(blocks: Iterable[bytes], limit: int) -> tuple[int, str | None]:
+    """How many decompressed bytes `gunzip` keeps of this gzip stream, and its problem,
+    found without keeping any of them (the import then decompresses again, keeping that
+    many: gunzip drops the whole of a member it finds damaged, which is only known at its
+    end)."""
+    total = kept = 0
+    for event, detail in _gzip_events(iter(blocks), limit):
+        if event == "data":
+            total += len(detail)
+        elif event == "end":
+            kept = total
+        else:
+            kept = limit if event == "over" else total if event == "truncated" else kept
+            return kept, _gzip_problem(event, detail, limit)
+    return kept, None
+
+
+def gunzip_blocks(blocks: Iterable[bytes], limit: int, length: int) -> Iterator[bytes]:
+    """The first `length` decompressed bytes of the stream (as `gunzip_extent` counted them),
+    a piece at a time."""
+    left = length
+    for event, detail in _gzip_events(iter(blocks), limit):
+        if left <= 0:
+            return
+        if event == "data":
+            assert isinstance(detail, bytes)
+            yield detail[:left]
+            left -= len(detail)
+    if left > 0:
+        raise RuntimeError("the gzip stream gave less on the second reading than the first")
+
+
+def _lines(blocks: Iterable[bytes]) -> Iterator[bytes]:
+    """bytes.splitlines(keepends=True) of the blocks joined, without joining them: a line
+    cut by a block's end (or a "\r" whose "\n" may open the next block) waits for the rest."""
+    waiting: list[bytes] = []
+    for block in blocks:
+        if b"\n" not in block and b"\r" not in block:
+            waiting.append(block)  # inside one long line: joined once it ends
+            continue
+        if waiting:
+            waiting.append(block)
+            block, waiting = b"".join(waiting), []
+        lines = block.splitlines(keepends=True)
+        if not lines[-1].endswith(b"\n"):
+            waiting.append(lines.pop())
+        yield from lines
+    if waiting:
+        yield b"".join(waiting)
+
+
+def _is_from_line(line: bytes) -> bool:
+    return line.startswith(b"From ") and FROM_LINE_RE.match(line) is not None
+
+
+class MboxStream:
+    """split_mbox over blocks of bytes: `chunks()` yields each message as soon as the line
+    that starts the next one (or the end) is read, so only one message is held. Problems go
+    to `problems` (the list given) as they are found; `ends_with_newline` tells, once the
+    chunks are all read, whether the data's last byte was a newline."""
+
+    def __init__(self, blocks: Iterable[bytes], problems: list[dict]):
+        self._blocks = iter(blocks)
+        self.problems = problems
+        self.ends_with_newline = False
+
+    def _tracked(self, blocks: Iterable[bytes]) -> Iterator[bytes]:
+        for block in blocks:
+            if block:
+                self.ends_with_newline = block.endswith(b"\n")
+                yield block
+
+    def _problem(self, reason: str) -> None:
+        self.problems.append({"message": None, "reason": reason})
+
+    def chunks(self) -> Iterator[MboxChunk]:
+        head = []
+        size = 0
+        for block in self._blocks:  # split_mbox looks for NUL bytes in the first 4 KB
+            head.append(block)
+            size += len(block)
+            if size >= 4096:
+                break
+        if b"\x00" in b"".join(head)[:4096]:
+            self._problem("not an mbox: binary data")
+            return
+        lines = enumerate(_lines(self._tracked(chain(head, self._blocks))))
+        for _, line in lines:
+            if not line.isspace():
+                break
+        else:
+            self._problem("the file is empty")
+            return
+        if _is_from_line(line):
+            yield from self._messages(line, lines)
+        elif HEADER_LINE_RE.match(line):
+            yield from self._bare_message(line, lines)
+        else:
+            self._problem("not an mbox: the first line is not a 'From ' envelope line")
+
+    def _bare_message(self, first: bytes, lines) -> Iterator[MboxChunk]:
+        """One message without a From_ line, unless a From_ line after a blank line shows
+        that the file is something else."""
+        parts, previous = [first], first
+        for _, line in lines:
+            if _is_from_line(line) and previous.isspace():
+                self._problem("not an mbox: the first line is not a 'From ' envelope line")
+                return
+            parts.append(line)
+            previous = line
+        yield MboxChunk("", b"".join(parts), 1)
+
+    def _messages(self, envelope: bytes, lines) -> Iterator[MboxChunk]:
+        number, parts, warnings = 1, [], []
+        previous, unseparated = envelope, None
+        for index, line in lines:
+            if unseparated is not None:  # a From_ line inside a message, then a header?
+                if HEADER_LINE_RE.match(line):
+                    warnings.append(_unseparated_warning(unseparated))
+                unseparated = None
+            if _is_from_line(line):
+                if previous.isspace():
+                    yield _chunk(envelope, parts, number, warnings)
+                    number, parts, warnings = number + 1, [], []
+                    envelope = previous = line
+                    continue
+                unseparated = index
+            parts.append(line)
+            previous = line
+        yield _chunk(envelope, parts, number, warnings)
+
+
+def _chunk(envelope: bytes, parts: list[bytes], number: int, warnings: list[str]) -> MboxChunk:
+    raw = b"".join(parts)
+    if raw.endswith(b"\n\n"):
+        raw = raw[:-1]  # the blank line that separates messages is the mbox's, not ours
+    elif raw.endswith(b"\r\n\r\n"):
+        raw = raw[:-2]
+    return MboxChunk(envelope.rstrip(b"\r\n").decode("latin-1"), raw, number, warnings)
 
 
 def _envelope_lines(lines: list[bytes], first: int) -> tuple[list[int], list[int]]:

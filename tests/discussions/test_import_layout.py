@@ -151,10 +151,11 @@ def test_posts_inserted_by_the_import_are_the_rows_bulk_create_writes(
         poster, mbox_bytes, monkeypatch):
     data = messy_archive(5, 40).encode() + mbox_bytes("threadtest.mbox")
 
-    def plain_insert(posts, meanwhile):
-        importer._render_rows(posts)
-        Post.objects.bulk_create(posts, batch_size=importer.BATCH)
-        meanwhile()
+    def plain_insert(batches, after_each):
+        for batch in batches:
+            importer._render_rows(batch.posts)
+            Post.objects.bulk_create(batch.posts, batch_size=importer.BATCH)
+            after_each(batch)
 
     monkeypatch.setattr(importer, "_posts_insert", plain_insert)
     mbox_import(data=data, user=poster)
