@@ -652,12 +652,13 @@ _collector_lock = threading.Lock()
 
 @contextmanager
 def _collector_paused():
-    """Python's cyclic garbage collector off while an import runs. An import holds every
-    message, post and table it reads until it ends (millions of objects for a large archive),
-    and each full collection walks all of them to free nothing: a tenth of the CPU time of a
-    100,000-message import (measured with gc.callbacks). The few cycles an import leaves (some
-    35,000 objects for 20,000 messages) wait for the first collection after it. Imports side
-    by side in one process: the last to end turns the collector back on, if it was on."""
+    """Python's cyclic garbage collector off while an import runs. An import holds a record
+    of every message until its threads are stored (hundreds of thousands of objects for a
+    large archive), and each full collection would walk all of them to free nothing (when it
+    held every message, post and table, a tenth of the CPU time of a 100,000-message import,
+    measured with gc.callbacks). Reading and storing leave no cycles; the extraction's are
+    freed batch by batch (`_extract`). Imports side by side in one process: the last to end
+    turns the collector back on, if it was on."""
     with _collector_lock:
         if not _collector["imports"]:
             _collector["was_enabled"] = gc.isenabled()
