@@ -38,11 +38,11 @@ from .importread import (
 )
 from .mail import MailMessage
 from .models import Attachment, Post, PostRun, PostSource, Thread
+from .ordering import Node, Place, thread_layout
 from .render import attachment_kind, rendered_fields
 from .services import (
     REPLY_PREFIXES,
     posts_parents_write,
-    thread_places_before_insert,
     thread_relayout,
     thread_subject,
 )
@@ -259,46 +259,57 @@ def _reserved_post_ids(count: int) -> list[int] | None:
         return sorted(row[0] for row in cursor.fetchall())
 
 
-def _parents_with_ids(rows, places, ids: list[int]) -> None:
-    """Give the posts (in `rows` order) the reserved ids, and each its parent's."""
-    posts = [post for thread_posts in rows for post in thread_posts]
-    for post, pk in zip(posts, ids, strict=True):
-        post.pk = pk
-    for thread_posts, parent_of in zip(rows, places, strict=True):
-        for post, parent in zip(thread_posts, parent_of, strict=True):
-            if parent is not None:
-                post.parent_id = thread_posts[parent].pk
+class _ParentsAfterInsert:
+    """Parents set once a thread's posts have their ids (where ids are only known after the
+    insert): one UPDATE per batch for the threads whose last part it holds."""
+
+    def __init__(self):
+        self.ids: list[int] = []  # of the current thread's posts inserted so far
+
+    def __call__(self, batch: "_PostBatch") -> None:
+        pairs = []
+        for part in batch.parts:
+            if part.start == 0:
+                self.ids = []
+            self.ids += [post.pk for post in part.posts]
+            if not part.last:
+                continue
+            ids = self.ids
+            if any(a >= b for a, b in zip(ids, ids[1:], strict=False)):
+                # The layout broke ties between posts of one date by insertion order, which
+                # the keys follow everywhere we know of; were they ever not to, lay it out
+                # from them.
+                thread_relayout(thread=part.thread)
+                continue
+            pairs += [(pk, ids[parent]) for pk, parent in zip(ids, part.parents, strict=True)
+                      if parent is not None]
+        posts_parents_write(pairs=pairs)
 
 
-def _parents_after_insert(threads, rows, places) -> None:
-    """Parents set by one UPDATE per batch once the inserted posts have their ids."""
-    parents = []
-    for thread, posts, parent_of in zip(threads, rows, places, strict=True):
-        if any(a.pk >= b.pk for a, b in zip(posts, posts[1:], strict=False)):
-            # The layout broke ties between posts of one date by insertion order, which the
-            # keys follow everywhere we know of; were they ever not to, lay it out from them.
-            thread_relayout(thread=thread)
-            continue
-        parents += [(post.pk, posts[parent].pk) for post, parent in zip(posts, parent_of,
-                                                                        strict=True)
-                    if parent is not None]
-    posts_parents_write(pairs=parents)
+@dataclass
+class _ThreadPart:
+    """Posts of one new thread written together: the whole thread, or BATCH of its posts
+    from `start` (a long thread's parts come one after the other)."""
+
+    index: int  # of the thread's conversation in the import
+    thread: Thread
+    start: int
+    posts: list[Post]
+    messages: list[MailMessage]
+    parents: list[int | None]  # the whole thread's: each post's parent, as an index
+    last: bool  # the thread's last part
 
 
 @dataclass
 class _PostBatch:
-    """New threads' posts written together: whole threads, about BATCH posts (a larger
-    thread is a batch of its own), each thread's posts with its layout and its messages."""
+    """About BATCH new posts written together, as parts of threads."""
 
-    indexes: list[int] = field(default_factory=list)  # of each thread's group in the import
-    threads: list[Thread] = field(default_factory=list)
-    rows: list[list[Post]] = field(default_factory=list)
-    places: list[list[int | None]] = field(default_factory=list)
-    messages: list[list[MailMessage]] = field(default_factory=list)
+    parts: list[_ThreadPart] = field(default_factory=list)
+    size: int = 0  # posts
 
     @property
     def posts(self) -> list[Post]:
-        return [post for posts in self.rows for post in posts]
+        return [post for part in self.parts for post in part.posts]
 
 
 def _after_nothing(batch: _PostBatch) -> None:
@@ -428,38 +439,51 @@ class _Written:
                                     len(tables), self.spool.put(tables)))
 
 
+def _thread_places(group: list[MessageRecord]) -> dict[int, Place]:
+    """The layout of a new thread's posts (by index in `group`) before they are stored: what
+    services.thread_relayout gives once they are, from the same values the posts get
+    (In-Reply-To, their last 50 References, their date), provided they get increasing ids in
+    this order (siblings of one date are ordered by id: here by position)."""
+    return thread_layout([Node(number, record.message_id, record.in_reply_to,
+                               list(record.references[-50:]), record.stamp)
+                          for number, record in enumerate(group)])
+
+
 def _new_post_batches(fresh, threads: list[Thread], spool: MessageSpool,
                       ids: Iterator[int] | None) -> Iterator[_PostBatch]:
-    """The new threads' posts, read back from the spool and laid out, a batch at a time;
-    with the reserved ids (and so their parents) when there are some."""
+    """The new threads' posts, laid out and read back from the spool, about BATCH at a time
+    (a thread is laid out whole from its records, its posts made BATCH at a time); with the
+    reserved ids, and so their parents, when there are some."""
     batch = _PostBatch()
     for (index, group), thread in zip(fresh, threads, strict=True):
-        messages = [full_message(record, spool) for record in group]
-        posts = [_post_row(message, thread) for message in messages]
-        batch.indexes.append(index)
-        batch.threads.append(thread)
-        batch.places.append(thread_places_before_insert(posts=posts))
-        batch.rows.append(posts)
-        batch.messages.append(messages)
-        if sum(len(rows) for rows in batch.rows) >= BATCH:
-            yield _with_ids(batch, ids)
-            batch = _PostBatch()
-    if batch.rows:
-        yield _with_ids(batch, ids)
-
-
-def _with_ids(batch: _PostBatch, ids: Iterator[int] | None) -> _PostBatch:
-    if ids is not None:
-        _parents_with_ids(batch.rows, batch.places, [next(ids) for _ in batch.posts])
-    return batch
+        places = _thread_places(group)
+        parents = [places[number].parent for number in range(len(group))]
+        thread_ids = [next(ids) for _ in group] if ids is not None else None
+        for start in range(0, len(group), BATCH):
+            messages = [full_message(record, spool) for record in group[start:start + BATCH]]
+            posts = [_post_row(message, thread) for message in messages]
+            for number, post in enumerate(posts, start):
+                post.thread_order, post.depth = places[number].order, places[number].depth
+                if thread_ids is not None:
+                    post.pk = thread_ids[number]
+                    parent = parents[number]
+                    post.parent_id = thread_ids[parent] if parent is not None else None
+            batch.parts.append(_ThreadPart(index, thread, start, posts, messages, parents,
+                                           start + BATCH >= len(group)))
+            batch.size += len(posts)
+            if batch.size >= BATCH:
+                yield batch
+                batch = _PostBatch()
+    if batch.parts:
+        yield batch
 
 
 def _store_new_threads(fresh: list[tuple[int, list[MessageRecord]]], spool: MessageSpool,
                        user, target, written: _Written) -> list[Thread]:
     """Conversations (index, records) that start new threads: the threads go in first (their
     figures come from the records), then their posts, each thread laid out before its posts
-    are written (services.thread_places_before_insert), one insert per part; parents too
-    where ids can be reserved first, else one more statement per batch sets them."""
+    are written (`_thread_places`), one insert per part; parents too where ids can be
+    reserved first, else one more statement per batch sets them."""
     threads = []
     for _, group in fresh:
         thread = _new_thread(group, user, target)
@@ -469,12 +493,13 @@ def _store_new_threads(fresh: list[tuple[int, list[MessageRecord]]], spool: Mess
     Thread.objects.bulk_create(threads, batch_size=BATCH)
     reserved = _reserved_post_ids(sum(len(group) for _, group in fresh))
 
+    parents_after_insert = _ParentsAfterInsert() if reserved is None else None
+
     def after_each(batch: _PostBatch) -> None:
-        if reserved is None:
-            _parents_after_insert(batch.threads, batch.rows, batch.places)
-        for index, posts, messages in zip(batch.indexes, batch.rows, batch.messages,
-                                          strict=True):
-            written.add(index, posts, messages)
+        if parents_after_insert is not None:
+            parents_after_insert(batch)
+        for part in batch.parts:
+            written.add(part.index, part.posts, part.messages)
 
     _posts_insert(_new_post_batches(fresh, threads, spool,
                                     iter(reserved) if reserved is not None else None),

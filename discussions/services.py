@@ -103,19 +103,6 @@ def thread_relayout(*, thread: Thread) -> None:
     thread.post_count, thread.last_activity = len(rows), latest
 
 
-def thread_places_before_insert(*, posts: list[Post]) -> list[int | None]:
-    """The layout of a new thread's posts before they are stored: sets each one's
-    thread_order and depth and returns the index (in `posts`) of each one's parent. The same
-    layout thread_relayout gives once they are stored, provided they get increasing ids in
-    this order (siblings of one date are ordered by id: here by position)."""
-    places = thread_layout([Node(index, post.message_id, post.in_reply_to,
-                                 post.references.split(), post.date)
-                            for index, post in enumerate(posts)])
-    for index, post in enumerate(posts):
-        post.thread_order, post.depth = places[index].order, places[index].depth
-    return [places[index].parent for index in range(len(posts))]
-
-
 def posts_parents_write(*, pairs: list[tuple[int, int]]) -> None:
     """Set parent_id for (post id, parent id) pairs: one statement per BATCH posts."""
     _posts_places_write([(post, parent, None, None) for post, parent in pairs])

@@ -167,3 +167,26 @@ def test_posts_inserted_by_the_import_are_the_rows_bulk_create_writes(
     assert len(plain) > 200 and any(row[2] for row in plain)  # parents point at posts
     stored, figures = _places(), _figures()
     assert (stored, figures) == _as_laid_out_from_rows()
+
+
+def test_a_thread_longer_than_a_batch_is_written_in_parts_and_laid_out_whole(
+        poster, monkeypatch):
+    """A thread of more than BATCH posts goes in BATCH posts at a time (so a long thread is not
+    held whole): its layout, parents and figures are still those of the whole thread, with
+    ids reserved first and with parents set after the insert."""
+    from bench.discussions_speed import thread_mbox
+
+    data = (thread_mbox(0, 3, 2) + thread_mbox(1, 2 * importer.BATCH + 77, 3)
+            + messy_archive(10, 5)).encode()
+    monkeypatch.setattr(importer, "_reserved_post_ids", lambda count: None)
+    report = mbox_import(data=data, user=poster)
+    assert max(thread.post_count for thread in report.threads) == 2 * importer.BATCH + 77
+    after_insert = _layout_by_message()
+    assert (_places(), _figures()) == _as_laid_out_from_rows()
+    Thread.objects.all().delete()
+    monkeypatch.setattr(importer, "_reserved_post_ids",
+                        lambda count: list(range(10**6, 10**6 + count)) if count else None)
+    mbox_import(data=data, user=poster)
+    assert _layout_by_message() == after_insert
+    assert (_places(), _figures()) == _as_laid_out_from_rows()
+    assert sum(parent is not None for _, parent, *_ in after_insert) > 2 * importer.BATCH
