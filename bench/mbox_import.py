@@ -6,10 +6,10 @@
    one in four pastes its own results table: bench/discussions_speed.py's generator).
 2. Creates (if needed), migrates and empties its database (DATABASE_URL, default
    postgres://postgres@127.0.0.1:5432/sb_mbox_import_bench).
-3. In a fresh process: the reference, Python's own mailbox + email parsing of every message
-   (the least any importer does), then the portal's import job function (what the Celery
-   worker runs: read, thread, store, extract tables as runs in batches, link them), with its
-   progress stages timed. Prints messages/s of both, the ratio, runs extracted and the load,
+3. In a fresh process: the portal's import job function (what the Celery worker runs: read,
+   thread, store, extract tables as runs in batches, link them), with its progress stages
+   timed, then the reference, Python's own mailbox + email parsing of every message (the
+   least any importer does). Prints messages/s of both, the ratio, runs extracted and the load,
    and the CPU time of the importing process and of its PostgreSQL server process (when the
    server runs on this machine), and its peak RSS (VmHWM).
 4. Given more than one --messages, each size runs in its own fresh process and a summary
@@ -89,8 +89,9 @@ def _status_mb(field: str) -> float | None:
 
 
 def reset_peak_rss() -> float | None:
-    """Start the process's peak RSS (VmHWM) afresh, so the reference parse run before it does
-    not count; the RSS now, or None where Linux's clear_refs is not there."""
+    """Start the process's peak RSS (VmHWM) afresh, so what ran before the import (Django's
+    setup, storing the archive) does not count; the RSS now, or None where Linux's
+    clear_refs is not there."""
     try:
         Path("/proc/self/clear_refs").write_text("5")
     except OSError:
@@ -121,9 +122,6 @@ def inner(path: Path, result_path: Path | None = None) -> None:
             cursor.execute("VACUUM ANALYZE discussions_post")
             cursor.execute("VACUUM ANALYZE discussions_thread")
     user, _ = get_user_model().objects.get_or_create(username="bench-mbox-importer")
-    counted, ref_s = reference(path)
-    print(f"reference (mailbox + email parse of every message): {counted:,} messages in "
-          f"{ref_s:.1f} s = {counted / ref_s:,.0f} messages/s (load {load()})", flush=True)
     with path.open("rb") as handle:
         job = ImportJob(owner=user, filename=path.name, size=path.stat().st_size)
         job.file.save(path.name, File(handle), save=True)
@@ -147,16 +145,22 @@ def inner(path: Path, result_path: Path | None = None) -> None:
 
     importjobs._progress = timed
     backend = server_process(connection)
-    rss_before = reset_peak_rss()
+    rss_before = reset_peak_rss()  # Django set up and the archive stored: the import's start
     started, cpu_started = time.perf_counter(), time.process_time()
     server_started = process_cpu(backend)
     outcome = importjobs.import_job_run(job_id=job.pk)
+    peak = peak_rss_mb()
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     server_cpu = process_cpu(backend) - server_started if backend else None
     last = getattr(timed, "last", None)
     if last and last["stage"]:
         stages[last["stage"]] = stages.get(last["stage"], 0) + time.perf_counter() - last["at"]
     job.refresh_from_db()
+    # The reference runs after the import: run first, what it left in the process (a
+    # different amount each time) was the baseline of the import's peak RSS.
+    counted, ref_s = reference(path)
+    print(f"reference (mailbox + email parse of every message): {counted:,} messages in "
+          f"{ref_s:.1f} s = {counted / ref_s:,.0f} messages/s (load {load()})", flush=True)
     result = job.report or {}
     imported = result.get("imported", 0)
     print(f"import job: {outcome}; {imported:,} messages in {seconds:.1f} s = "
@@ -170,7 +174,6 @@ def inner(path: Path, result_path: Path | None = None) -> None:
     # CPU time (the database server's is not in it) says what the import itself costs.
     print(f"  CPU time of the importing process: {cpu:.1f} s ({imported / cpu:,.0f} messages "
           f"per CPU-second)")
-    peak = peak_rss_mb()
     if result_path is not None:
         result_path.write_text(json.dumps({"archive_mb": path.stat().st_size / 2**20,
                                            "peak_mb": peak, "before_mb": rss_before,
