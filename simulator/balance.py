@@ -7,7 +7,7 @@ the busiest CPU's migration thread pushes a task, active_push()).  Balance event
 while some runqueue has a second task, so an idle or evenly loaded machine costs no ticks.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from . import balance66
 from .domains import DomainLevel
@@ -17,8 +17,12 @@ from .topology import build_domains
 if TYPE_CHECKING:  # annotations only (the engine imports this module)
     from .engine import Cpu, Engine
 
-NEWIDLE, WAKE_AFFINE, BALANCE_FORK, BALANCE_WAKE = "NEWIDLE", "WAKE_AFFINE", "FORK", "WAKE"
-CACHE_LEVELS = ("SMT", "MC")  # the levels whose CPUs share a cache
+# Final: the compiled build folds the constants in (a plain module global is a dict lookup)
+NEWIDLE: Final = "NEWIDLE"
+WAKE_AFFINE: Final = "WAKE_AFFINE"
+BALANCE_FORK: Final = "FORK"
+BALANCE_WAKE: Final = "WAKE"
+CACHE_LEVELS: Final = ("SMT", "MC")  # the levels whose CPUs share a cache
 
 
 def setup(eng: "Engine"):
@@ -311,7 +315,9 @@ def _idlest_cpu_by_load(eng: "Engine", task: Task, group: tuple[int, ...], cpu: 
     return best
 
 
-HAS_SPARE, FULLY_BUSY, OVERLOADED = 0, 1, 2
+HAS_SPARE: Final = 0
+FULLY_BUSY: Final = 1
+OVERLOADED: Final = 2
 
 
 def _group_stats(eng: "Engine", task: Task, group: tuple[int, ...], imbalance_pct: int
@@ -344,8 +350,8 @@ def _group_stats(eng: "Engine", task: Task, group: tuple[int, ...], imbalance_pc
 
 
 # balance66.group_classify()'s types as the wake path ranks them (no SMT balance there)
-_WAKE_KIND = {balance66.HAS_SPARE: HAS_SPARE, balance66.FULLY_BUSY: FULLY_BUSY,
-              balance66.OVERLOADED: OVERLOADED}
+_WAKE_KIND: Final = {balance66.HAS_SPARE: HAS_SPARE, balance66.FULLY_BUSY: FULLY_BUSY,
+                     balance66.OVERLOADED: OVERLOADED}
 
 
 def _idlest_group_by_capacity(eng: "Engine", task: Task, cpu: int, index: int):
@@ -551,7 +557,7 @@ def newidle(eng: "Engine", cpu: "Cpu"):
 # (sd->busy_idx, idle_idx, newidle_idx) reads cpu_load[type - 1], 0 the instantaneous load: so
 # busy_idx 2 is the half-life-one-tick average, not the 3/4 one.  The history is brought up to
 # date analytically when the load changes.
-LOAD_IDX_TUNABLE = {"busy": "busy_idx", "idle": "idle_idx", "newidle": "newidle_idx"}
+LOAD_IDX_TUNABLE: Final = {"busy": "busy_idx", "idle": "idle_idx", "newidle": "newidle_idx"}
 
 
 def load_changed(eng: "Engine", cpu: "Cpu"):
@@ -581,7 +587,7 @@ def _sync_history(eng: "Engine", cpu: "Cpu"):
 # returned as a failed balance, not a balanced domain) and "3.0" (3.0's kernel/sched_fair.c:
 # calculate_imbalance() / fix_small_imbalance(), the CPU_IDLE test and newidle's force_balance).
 # Every group here is one CPU (the model balances CPU by CPU at every level).
-SCHED_LOAD_SCALE_FUZZ = 1024  # 2.6.23 / 2.6.24 include/linux/sched.h: SCHED_LOAD_SCALE
+SCHED_LOAD_SCALE_FUZZ: Final = 1024  # 2.6.23 / 2.6.24 include/linux/sched.h: SCHED_LOAD_SCALE
 
 
 def _find_imbalance(eng: "Engine", cpu: "Cpu", level: DomainLevel, kind: str):
@@ -776,7 +782,7 @@ def active_push(eng: "Engine", src: "Cpu"):
         eng.check_preempt_after_pull(dst)
 
 
-MAX_PRIO = 140
+MAX_PRIO: Final = 140
 
 
 def _move_tasks(eng: "Engine", src: "Cpu", dst: "Cpu", level: DomainLevel, imbalance):

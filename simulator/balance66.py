@@ -39,7 +39,7 @@ preempts its running task and pushes the oldest task that may run on the puller 
 not); a push resets nr_balance_failed, and the interval returns to min_interval.
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from .domains import DomainLevel
 from .program import Task
@@ -47,14 +47,22 @@ from .program import Task
 if TYPE_CHECKING:  # annotations only (the engine imports balance.py, which imports this)
     from .engine import Cpu, Engine
 
-SCHED_CAPACITY_SCALE = 1024
-SCHED_NR_MIGRATE = 32  # sysctl_sched_nr_migrate = SCHED_NR_MIGRATE_BREAK (32 without RT)
-NEWIDLE_FLAG = "NEWIDLE"  # balance.NEWIDLE (this module does not import balance.py)
+# Final: the compiled build folds the constants in (a plain module global is a dict lookup)
+SCHED_CAPACITY_SCALE: Final = 1024
+SCHED_NR_MIGRATE: Final = 32  # sysctl_sched_nr_migrate = SCHED_NR_MIGRATE_BREAK (32 without RT)
+NEWIDLE_FLAG: Final = "NEWIDLE"  # balance.NEWIDLE (this module does not import balance.py)
 # enum group_type's values, in pulling priority (misfit 2, asym_packing 4, imbalanced 5 are
 # not modelled)
-HAS_SPARE, FULLY_BUSY, SMT_BALANCE, OVERLOADED = 0, 1, 3, 6
-MIGRATE_LOAD, MIGRATE_UTIL, MIGRATE_TASK = "migrate_load", "migrate_util", "migrate_task"
-BUSY, IDLE, NEWLY_IDLE = "busy", "idle", "newidle"  # CPU_NOT_IDLE, CPU_IDLE, CPU_NEWLY_IDLE
+HAS_SPARE: Final = 0
+FULLY_BUSY: Final = 1
+SMT_BALANCE: Final = 3
+OVERLOADED: Final = 6
+MIGRATE_LOAD: Final = "migrate_load"
+MIGRATE_UTIL: Final = "migrate_util"
+MIGRATE_TASK: Final = "migrate_task"
+BUSY: Final = "busy"  # CPU_NOT_IDLE
+IDLE: Final = "idle"  # CPU_IDLE
+NEWLY_IDLE: Final = "newidle"  # CPU_NEWLY_IDLE
 
 
 def enabled(eng: "Engine") -> bool:
@@ -429,7 +437,7 @@ def load_balance(eng: "Engine", cpu: "Cpu", index: int, idle: str) -> tuple[int,
 
 
 # ------------------------------------------------------------------------ active balancing
-MAX_PINNED_INTERVAL_MS = 512  # load_balance(): "Max backoff if we encounter pinned tasks"
+MAX_PINNED_INTERVAL_MS: Final = 512  # load_balance(): "Max backoff if we encounter pinned tasks"
 
 
 def need_active_balance(eng: "Engine", env: Env) -> bool:

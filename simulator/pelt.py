@@ -30,9 +30,11 @@ runqueue's next update).
 """
 
 import math
+from typing import Final
 
-SCHED_CAPACITY_SCALE = 1024
-HALF_LIFE_NS = 32 * 1_024_000  # y^32 = 1/2 with periods of 1024 us (LOAD_AVG_PERIOD)
+# Final: the compiled build folds them in (a plain module global is a dict lookup per use)
+SCHED_CAPACITY_SCALE: Final = 1024
+HALF_LIFE_NS: Final = 32 * 1_024_000  # y^32 = 1/2 with periods of 1024 us (LOAD_AVG_PERIOD)
 
 
 def decay(elapsed_ns: int) -> float:
