@@ -79,6 +79,12 @@ class EevdfPolicy(Policy):
         # None: such a task keeps the shares split evenly over its group (the flattening)
         self.group_pelt: bool = bool(tun.get("group_shares_pelt"))
         self.shares: Any = None
+        # set when the shares model makes its first group runqueue (PeltShares._grq()): until
+        # then its cpu_load() is the root's plain load and its refresh() has nothing to do
+        self.shares_active: bool = False
+        # the shortcuts taken while no group task exists (wake_load(), rebalance_tick(),
+        # queued_tasks()); off in the engine's reference mode, which the tests compare with
+        self.flat_shortcuts: bool = True
         # CONFIG_FAIR_GROUP_SCHED's hierarchy for those tasks (eevdf_group.py): each group's
         # own cfs_rq per CPU under a group entity in the root queue; None: the flattening
         self.hier_on: bool = bool(tun.get("group_hierarchy"))
@@ -100,6 +106,7 @@ class EevdfPolicy(Policy):
 
     def attach(self, eng: "Engine"):
         super().attach(eng)
+        self.flat_shortcuts = not eng.reference
         if self.group_pelt:
             from .eevdf_shares import PeltShares
             self.shares = PeltShares(eng, self)
@@ -222,6 +229,8 @@ class EevdfPolicy(Policy):
         periodic balance pass: the model skips ticks): True when weights may have changed."""
         if self.shares is None:
             return False
+        if self.flat_shortcuts and not self.shares_active:
+            return True  # no group runqueue anywhere: refresh() would find nothing to fold
         self.shares.refresh(rq, now)
         if self.hier_on:
             self.groups.refresh(rq)
@@ -410,6 +419,11 @@ class EevdfPolicy(Policy):
         averages (eevdf_shares.py); the instantaneous load without them."""
         if self.shares is None:
             return self.load_of(rq)
+        if self.flat_shortcuts and not self.shares_active:
+            # no group runqueue anywhere: what cpu_load() returns then (max(0, root load)),
+            # without a call into the interpreted shares model at every wakeup and balance
+            load = rq.load
+            return load if load > 0 else 0
         return self.shares.cpu_load(rq, now, without)
 
     def task_load(self, task: Task, now: int) -> int:
@@ -420,7 +434,8 @@ class EevdfPolicy(Policy):
     def queued_tasks(self, rq: RunQueue):
         """The queued tasks, the most recently queued first (an O(n) walk, as the balancer's
         own is)."""
-        if self.hier_on:
+        # before the first group task every queue is flat: the flat walk gives the same list
+        if self.hier_active or (self.hier_on and not self.flat_shortcuts):
             return self.groups.queued_tasks(rq)
         data: list[Node] = rq.data
         extra: list[Node] = rq.extra

@@ -99,6 +99,7 @@ class PeltShares:
         g = self.rqs.get((group, cpu))
         if g is None:
             g = self.rqs[(group, cpu)] = GroupRq(group, shares)
+            self.policy.shares_active = True  # the policy's shortcuts end here
             self.by_cpu.setdefault(cpu, []).append(g)
             self.tg_load.setdefault(group, 0)
         return g

@@ -220,6 +220,64 @@ def test_the_flat_fast_path_equals_the_group_path_without_cgroups(workload, para
     assert forced == fast
 
 
+def test_without_group_tasks_the_flat_shortcuts_equal_the_group_models_answers():
+    """Until the shares model has a group runqueue (shares_active), wake_load() is the root's
+    load floored at 0 and rebalance_tick() folds nothing, and until a group task is queued
+    (hier_active) queued_tasks() is the flat walk: each equals what the group models return
+    for the same queues.  The first group task turns the shortcuts off."""
+    policy, (rq,) = _policy()
+    plain = [Task(tid, f"t{tid}", [], "") for tid in (1, 2, 3)]
+    plain[1].nice = 5
+    for task in plain:
+        policy.enqueue(rq, task, "fork", 0)
+    assert not policy.shares_active and not policy.hier_active
+    assert policy.wake_load(rq, 0, None) == policy.shares.cpu_load(rq, 0, None) == rq.load
+    assert policy.wake_load(rq, 0, plain[0]) == policy.shares.cpu_load(rq, 0, plain[0])
+    assert policy.queued_tasks(rq) == policy.groups.queued_tasks(rq)
+    assert [t.name for t in policy.queued_tasks(rq)] == ["t3", "t2", "t1"]
+    assert policy.rebalance_tick(rq, 0) is True
+    policy.enqueue(rq, _member(4, "vm"), "fork", 0)
+    assert policy.shares_active and policy.hier_active
+    assert policy.wake_load(rq, 0, None) == policy.shares.cpu_load(rq, 0, None)
+    assert policy.queued_tasks(rq) == policy.groups.queued_tasks(rq)
+
+
+@pytest.mark.parametrize("workload, params", [
+    ("wake-pingpong", {"pairs": 3, "roundtrips": 100}),
+    ("chatroom", {"rooms": 2, "clients": 6, "messages": 30}),
+    ("threadtest-burn", {"iterations": 6, "burn_us": 200}),
+])
+def test_the_flat_shortcuts_equal_the_shares_model_in_runs_without_cgroups(workload, params,
+                                                                           monkeypatch):
+    """The shortcuts above, over whole runs: forced through the shares model and the group
+    walk from the start (shares_active, hier_active set at once), a run without cgroups
+    gives exactly the same result, on two topologies (newidle balancing across cores and
+    sockets reads wake_load() and queued_tasks())."""
+    plain_shares_init = PeltShares.__init__
+    plain_groups_init = EevdfGroups.__init__
+    for topology in ("1x2x2", "2x2x2"):
+        spec = {"workload": workload, "kernel": "6.6-eevdf", "topology": topology,
+                "params": params}
+        fast = simulator.run(spec)
+        fast.pop("wall_seconds")
+
+        def model_from_the_start(self, eng, policy):
+            plain_shares_init(self, eng, policy)
+            policy.shares_active = True
+
+        def group_walk_from_the_start(self, policy):
+            plain_groups_init(self, policy)
+            policy.hier_active = True
+
+        with monkeypatch.context() as patched:
+            patched.setattr(PeltShares, "__init__", model_from_the_start)
+            patched.setattr(EevdfGroups, "__init__", group_walk_from_the_start)
+            forced = simulator.run(spec)
+        forced.pop("wall_seconds")
+        assert forced == fast
+        assert fast["counters"]["events"] > 50
+
+
 def test_the_hierarchy_is_on_for_66_and_changes_a_waiting_vm():
     """`group_hierarchy` is on in the 6.6-eevdf profile (the kernels schedule hierarchically
     with CONFIG_FAIR_GROUP_SCHED, which cpu.shares needs); where the vCPUs wait behind hogs
