@@ -461,7 +461,7 @@ class Engine:
         self.policy.enqueue(rq, task, how, self.now)
         rq.nr_running = before + 1
         if self.pelt is not None:
-            self.pelt.enqueue(cpu.id, task.tid, self.now)
+            task.pelt = self.pelt.enqueue_signal(cpu.id, task.pelt, task.tid, self.now)
         balance.load_changed(self, cpu)
         # a task now waits: the running task needs its slice-expiry event (ticks were skipped)
         cpu.preempt_valid = False
@@ -485,8 +485,11 @@ class Engine:
         self.policy.dequeue(rq, task, self.now)
         cpu.preempt_valid = False
         rq.nr_running -= 1
-        if self.pelt is not None:
-            self.pelt.dequeue(cpu.id, task.tid, self.now, False)
+        pelt = self.pelt
+        if pelt is not None:
+            signal = task.pelt
+            assert signal is not None  # queued: enqueue() gave it one
+            pelt.dequeue_signal(cpu.id, signal, self.now, False)
         if self.track_load:
             balance.load_changed(self, cpu)
         if rq.nr_running == 1:
@@ -509,11 +512,13 @@ class Engine:
 
     def _pelt_leave(self, cpu: Cpu, task: Task) -> None:
         pelt = self.pelt
-        assert pelt is not None
-        pelt.run(cpu.id, task.tid, self.now, 0)
-        pelt.dequeue(cpu.id, task.tid, self.now, True)
+        signal = task.pelt
+        assert pelt is not None and signal is not None  # it ran: enqueue() gave it one
+        pelt.run_signal(cpu.id, signal, self.now, 0)
+        pelt.dequeue_signal(cpu.id, signal, self.now, True)
         if task.state == DONE:
             pelt.exit(task.tid, self.now)
+            task.pelt = None
 
     def wake(self, task: Task, waker_cpu, sync=False, direct=False):
         if task.state != BLOCKED:
@@ -791,8 +796,11 @@ class Engine:
             prev.last_ran = now
             prev.last_cpu = cpu.id
             policy.put_prev(rq, prev, now)
-            if self.pelt is not None:
-                self.pelt.run(cpu.id, prev.tid, now, 0)
+            pelt = self.pelt
+            if pelt is not None:
+                signal = prev.pelt
+                assert signal is not None  # it runs: enqueue() gave it one
+                pelt.run_signal(cpu.id, signal, now, 0)
         if cpu.push_cpu >= 0:  # the stopper ran first: its push, then the pick from the rest
             balance.active_push(self, cpu)
         nxt = policy.pick_next(rq, cpu, now)
@@ -838,8 +846,11 @@ class Engine:
         cpu.preempt_at = NO_TIME
         cpu.preempt_valid = not self.tick_preempts  # no tick preempts: None is already valid
         policy.on_pick(rq, nxt, now)
-        if self.pelt is not None:
-            self.pelt.run(cpu.id, nxt.tid, now, 1)
+        pelt = self.pelt
+        if pelt is not None:
+            signal = nxt.pelt
+            assert signal is not None  # queued: enqueue() gave it one
+            pelt.run_signal(cpu.id, signal, now, 1)
         if was_idle:
             cpu.busy_since = now
             if self.contention:

@@ -91,10 +91,15 @@ class Pelt:
         old.runnable = max(0.0, old.runnable - s.runnable)
         s.cpu = -1
 
-    def enqueue(self, cpu: int, tid: int, now: int) -> None:
+    def enqueue(self, cpu: int, tid: int, now: int) -> Signal:
         """enqueue_entity(): the task's averages brought up to now (decayed over a sleep),
-        attached here if it comes from elsewhere (or is new), one more runnable task."""
-        s = self.tasks.get(tid)
+        attached here if it comes from elsewhere (or is new), one more runnable task.  Returns
+        the task's Signal (the engine keeps it on the Task: see enqueue_signal())."""
+        return self.enqueue_signal(cpu, self.tasks.get(tid), tid, now)
+
+    def enqueue_signal(self, cpu: int, s: Signal | None, tid: int, now: int) -> Signal:
+        """enqueue() given the task's Signal (None before its first enqueue), as the engine
+        keeps it on the Task: the same object as tasks[tid], found without the lookup."""
         if s is None:
             c = self.cpus[cpu]
             c.settle(now)
@@ -106,11 +111,15 @@ class Pelt:
         c = self.cpus[cpu]
         c.settle(now)
         c.nr += 1
+        return s
 
     def dequeue(self, cpu: int, tid: int, now: int, gone: bool) -> None:
         """dequeue_entity(): one runnable task fewer; ``gone``: it sleeps or exits (not a
         migration, whose enqueue elsewhere moves its averages)."""
-        s = self.tasks[tid]
+        self.dequeue_signal(cpu, self.tasks[tid], now, gone)
+
+    def dequeue_signal(self, cpu: int, s: Signal, now: int, gone: bool) -> None:
+        """dequeue() given the task's Signal (tasks[tid])."""
         s.settle(now)
         c = self.cpus[cpu]
         c.settle(now)
@@ -126,7 +135,10 @@ class Pelt:
 
     def run(self, cpu: int, tid: int, now: int, running: int) -> None:
         """set_next_entity() (running=1) / put_prev_entity() (0): cfs_rq->curr changes."""
-        s = self.tasks[tid]
+        self.run_signal(cpu, self.tasks[tid], now, running)
+
+    def run_signal(self, cpu: int, s: Signal, now: int, running: int) -> None:
+        """run() given the task's Signal (tasks[tid]): the engine's call at every switch."""
         s.settle(now)
         s.running = running
         c = self.cpus[cpu]

@@ -6,7 +6,10 @@ and either continues, blocks the task, or ends it.  Programs are plain data so t
 millions of actions without coroutine overhead.
 """
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:  # annotations only
+    from .pelt import Signal
 
 # op codes (Final: the compiled build inlines them)
 RUN: Final = 0
@@ -103,7 +106,7 @@ class Task:
         "parent", "joinsem", "data", "never_ran", "period", "release", "lock_mode",
         "yield_pending", "skip", "job_deadline", "spins_left", "wall_until", "spin_busy",
         "spin_phase", "static_prio", "sleep_avg", "sched_stamp", "sleep_type",
-        "entity_weight", "group_shares", "rotation", "sched_delayed",
+        "entity_weight", "group_shares", "rotation", "sched_delayed", "pelt",
     )
 
     def __init__(self, tid, name, prog, group="default", nice=0, affinity=None):
@@ -177,6 +180,9 @@ class Task:
         self.sleep_avg: int = 0
         self.sched_stamp: int = 0
         self.sleep_type: int = 0
+        # 6.6's PELT averages of the task (pelt.py), once it was first queued with them on:
+        # the same object as Pelt.tasks[tid], kept here so that the switch reads it natively
+        self.pelt: Signal | None = None
 
     def __repr__(self):
         return f"<Task {self.tid} {self.name}>"

@@ -171,3 +171,74 @@ def test_decay_is_the_power_it_replaced_bit_for_bit():
         rng.randrange(0, 400 * HALF_LIFE_NS) for _ in range(20_000)]
     assert all(decay(ns) == 0.5 ** (ns / HALF_LIFE_NS) for ns in elapsed)
 
+
+
+def _fields(s):
+    return (s.util, s.runnable, s.stamp, s.running, s.nr, s.cpu)
+
+
+def test_the_signal_calls_equal_the_tid_calls_bit_for_bit():
+    """The engine calls enqueue_signal(), run_signal() and dequeue_signal() with the Signal it
+    keeps on the Task; enqueue(), run() and dequeue() find it by tid.  The same random
+    history through each leaves every task's and CPU's averages identical, to the bit."""
+    rng = random.Random(12)
+    by_tid, by_signal = Pelt(3, 0), Pelt(3, 0)
+    kept = {}  # tid -> Signal, as Task.pelt keeps it
+    queued = {}  # tid -> cpu
+    running = {}  # cpu -> tid
+    now = 0
+    for _ in range(4000):
+        now += rng.choice((0, 1, 1000, 250_000, 3 * MS))
+        tid = rng.randrange(1, 9)
+        if tid not in queued:
+            cpu = rng.randrange(3)
+            by_tid.enqueue(cpu, tid, now)
+            kept[tid] = by_signal.enqueue_signal(cpu, kept.get(tid), tid, now)
+            queued[tid] = cpu
+        elif running.get(queued[tid]) == tid:
+            cpu = queued[tid]
+            by_tid.run(cpu, tid, now, 0)
+            by_signal.run_signal(cpu, kept[tid], now, 0)
+            del running[cpu]
+            gone = rng.random() < 0.7
+            by_tid.dequeue(cpu, tid, now, gone)
+            by_signal.dequeue_signal(cpu, kept[tid], now, gone)
+            del queued[tid]
+            if rng.random() < 0.05:
+                by_tid.exit(tid, now)
+                by_signal.exit(tid, now)
+                del kept[tid]
+        elif queued[tid] not in running:
+            by_tid.run(queued[tid], tid, now, 1)
+            by_signal.run_signal(queued[tid], kept[tid], now, 1)
+            running[queued[tid]] = tid
+        assert {t: _fields(s) for t, s in by_tid.tasks.items()} == {
+            t: _fields(s) for t, s in by_signal.tasks.items()}
+        assert [_fields(c) for c in by_tid.cpus] == [_fields(c) for c in by_signal.cpus]
+    assert all(by_signal.tasks[t] is s for t, s in kept.items())
+    assert len(by_tid.tasks) > 3 and by_tid.cpus[0].util > 0.0
+
+
+def test_during_an_engine_run_each_tasks_signal_is_its_entry_in_pelt_tasks():
+    """Task.pelt is what the engine hands to the signal calls: it must be Pelt.tasks[tid]
+    from the task's first enqueue until it exits (then both are gone)."""
+    from simulator.wl_common import Build
+    from simulator.workloads import WORKLOADS
+
+    norm = validate({"workload": "chatroom", "kernel": "6.6-eevdf", "topology": "1x2x2",
+                     "params": {"rooms": 2, "clients": 6, "messages": 40}})
+    for budget in (500, 2000, 10**6):
+        eng = Engine(parse_topology(norm["topology"]), make_policy(norm, norm["cpus"]),
+                     norm["tunables"], 1, budget)
+        build = Build(eng, norm["params"])
+        WORKLOADS["chatroom"].build(build)
+        eng._seed_events()
+        eng._event_loop()  # stops after ``budget`` events, mid-run but the last
+        pelt = eng.pelt
+        assert pelt is not None
+        live = list(eng.tasks.values())
+        assert all(task.pelt is pelt.tasks.get(task.tid) for task in live)
+        assert set(pelt.tasks) <= {task.tid for task in live}
+        assert sum(task.pelt is not None for task in live) == len(pelt.tasks)
+        assert pelt.tasks or budget == 10**6  # mid-run: tasks with averages to check
+    assert not pelt.tasks and not live  # the whole run: every task exited, its signal gone
