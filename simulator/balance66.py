@@ -104,14 +104,21 @@ def _idle_cpu(cpu: "Cpu") -> bool:
 
 def sched_groups(eng: "Engine", cpu: int, index: int) -> list[tuple[int, ...]]:
     """The groups of ``cpu``'s level ``index``: the spans of the level below, the local group
-    first and then round the circular list in CPU order (build_sched_groups())."""
+    first and then round the circular list in CPU order (build_sched_groups()).  Made once
+    per level (DomainLevel.groups): the domain spans are fixed once balance.setup() built
+    them.  The list is shared: callers read it only."""
+    level = eng.cpus[cpu].domains[index]
+    made = level.groups
+    if made is not None:
+        return made
     groups: list[tuple[int, ...]] = []
-    for c in eng.cpus[cpu].domains[index].span:
+    for c in level.span:
         child = (c,) if index == 0 else eng.cpus[c].domains[index - 1].span
         if child not in groups:
             groups.append(child)
     at = next(i for i, g in enumerate(groups) if cpu in g)
-    return groups[at:] + groups[:at]
+    made = level.groups = groups[at:] + groups[:at]
+    return made
 
 
 # ------------------------------------------------------------------------ group statistics
@@ -136,11 +143,11 @@ def update_sg_lb_stats(eng: "Engine", env: Env, group: tuple[int, ...], local: b
     averages with pelt_signals; else utilisation and runnable at steady state)."""
     smt = env.index > 0 and eng.cpus[group[0]].domains[env.index - 1].name == "SMT"
     s = GroupStats(group, smt)
-    wake_load = eng.policy.wake_load
+    policy = eng.policy  # a method call on the typed policy: native (a bound method is not)
     pelt = eng.pelt
     for c in group:
         cpu = eng.cpus[c]
-        s.load += wake_load(cpu.rq, eng.now, None)
+        s.load += policy.wake_load(cpu.rq, eng.now, None)
         s.nr += cpu.rq.nr_running
         if pelt is not None:
             s.util += pelt.cpu_util(c, eng.now)
@@ -151,12 +158,26 @@ def update_sg_lb_stats(eng: "Engine", env: Env, group: tuple[int, ...], local: b
                 s.util += SCHED_CAPACITY_SCALE
         if _idle_cpu(cpu):
             s.idle += 1
-    s.cores = len({c // eng.threads for c in group})
+    s.cores = _distinct_cores(group, eng.threads)
     smt_balance = not local and env.idle != BUSY and smt and s.nr > 1  # smt_balance()
     s.kind = group_classify(env.level.imbalance_pct, s, smt_balance)
     if s.kind == OVERLOADED:
         s.avg_load = s.load * SCHED_CAPACITY_SCALE // s.capacity
     return s
+
+
+def _distinct_cores(group: tuple[int, ...], threads: int) -> int:
+    """How many cores the group's CPUs are on (len({c // threads for c in group}), counted
+    without building a set: groups have at most a socket's CPUs)."""
+    cores = 0
+    for i in range(len(group)):
+        core = group[i] // threads
+        j = 0
+        while j < i and group[j] // threads != core:
+            j += 1
+        if j == i:
+            cores += 1
+    return cores
 
 
 def update_sd_pick_busiest(s: GroupStats, busiest: GroupStats | None) -> bool:

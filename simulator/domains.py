@@ -7,7 +7,7 @@ its fields C struct members, and the load balancer reads them on every balancing
 class DomainLevel:
     __slots__ = ("name", "span", "min_interval_ms", "max_interval_ms", "busy_factor",
                  "imbalance_pct", "cache_nice_tries", "flags", "balance_interval_ms",
-                 "nr_balance_failed", "last_balance_ns")
+                 "nr_balance_failed", "last_balance_ns", "groups")
 
     def __init__(self, *, name: str, span: tuple[int, ...], min_interval_ms: float,
                  max_interval_ms: float, busy_factor: int, imbalance_pct: int,
@@ -24,6 +24,9 @@ class DomainLevel:
         self.balance_interval_ms: float = min_interval_ms
         self.nr_balance_failed: int = 0
         self.last_balance_ns: int = 0
+        # balance66.sched_groups() of this level, made at its first balancing pass: the spans
+        # it is built from do not change after balance.setup()
+        self.groups: list[tuple[int, ...]] | None = None
 
     def __repr__(self) -> str:
         return f"DomainLevel({self.name}, span={self.span})"

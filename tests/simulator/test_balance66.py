@@ -256,3 +256,28 @@ def test_66_run_uses_its_balancer_and_the_shared_one_when_asked():
     new = simulator.run(spec)
     assert round(old["metrics"]["vm_wait_sum_ms"][0], 1) == 117.6
     assert new["metrics"]["vm_wait_sum_ms"][0] != old["metrics"]["vm_wait_sum_ms"][0]
+
+
+def test_distinct_cores_counts_what_the_set_counted():
+    """update_sg_lb_stats()'s core count, without a set: len({c // threads for c in group})."""
+    import random
+    rng = random.Random(66)
+    for _ in range(3000):
+        threads = rng.randint(1, 4)
+        group = tuple(rng.sample(range(32), rng.randint(1, 12)))
+        assert balance66._distinct_cores(group, threads) == len({c // threads for c in group})
+    assert balance66._distinct_cores((4, 5, 6, 7), 2) == 2
+
+
+def test_sched_groups_made_once_per_level_are_the_groups_made_afresh():
+    """sched_groups() keeps each level's groups (the spans are fixed after setup): the kept
+    list is returned again, and equals the one built anew for every CPU and level."""
+    eng = _engine(topology="2x2x2")
+    for cpu in eng.cpus:
+        for index, level in enumerate(cpu.domains):
+            first = balance66.sched_groups(eng, cpu.id, index)
+            assert balance66.sched_groups(eng, cpu.id, index) is first
+            level.groups = None
+            assert balance66.sched_groups(eng, cpu.id, index) == first
+            assert cpu.id in first[0] and sorted(c for g in first for c in g) == list(level.span)
+    assert [len(balance66.sched_groups(eng, 0, i)) for i in range(3)] == [2, 2, 2]
