@@ -72,6 +72,26 @@ class Pelt:
     def __init__(self, ncpus: int, now: int) -> None:
         self.cpus: list[Signal] = [Signal(now, 0.0, 0.0) for _ in range(ncpus)]
         self.tasks: dict[int, Signal] = {}
+        # the last decay computed and its elapsed time: the next settle over the same span
+        # (a task and its CPU last settled together, often) reuses it instead of calling pow()
+        self.memo_elapsed: int = 0
+        self.memo_decay: float = 1.0  # decay(0), a true pair from the start
+
+    def _settle(self, s: Signal, now: int) -> None:
+        """s.settle(now), with the decay over a span just computed reused: the same value
+        (decay() is a function of the span alone), one libm pow() fewer."""
+        elapsed = now - s.stamp
+        if elapsed == 0:
+            return  # several transitions at one instant: nothing decayed in between
+        if elapsed == self.memo_elapsed:
+            d = self.memo_decay
+        else:
+            d = decay(elapsed)
+            self.memo_elapsed = elapsed
+            self.memo_decay = d
+        s.util = s.util * d + SCHED_CAPACITY_SCALE * s.running * (1.0 - d)
+        s.runnable = s.runnable * d + SCHED_CAPACITY_SCALE * s.nr * (1.0 - d)
+        s.stamp = now
 
     def _attach(self, s: Signal, cpu: int, now: int) -> None:
         if s.cpu == cpu:
@@ -79,14 +99,14 @@ class Pelt:
         if s.cpu >= 0:  # detach_entity_load_avg() / remove_entity_load_avg() on the old CPU
             self._detach(s, now)
         c = self.cpus[cpu]
-        c.settle(now)
+        self._settle(c, now)
         c.util += s.util
         c.runnable += s.runnable
         s.cpu = cpu
 
     def _detach(self, s: Signal, now: int) -> None:
         old = self.cpus[s.cpu]
-        old.settle(now)
+        self._settle(old, now)
         old.util = max(0.0, old.util - s.util)
         old.runnable = max(0.0, old.runnable - s.runnable)
         s.cpu = -1
@@ -102,14 +122,14 @@ class Pelt:
         keeps it on the Task: the same object as tasks[tid], found without the lookup."""
         if s is None:
             c = self.cpus[cpu]
-            c.settle(now)
+            self._settle(c, now)
             init = max(0.0, SCHED_CAPACITY_SCALE - c.util) / 2  # post_init_entity_util_avg()
             s = self.tasks[tid] = Signal(now, init, init)
-        s.settle(now)
+        self._settle(s, now)
         self._attach(s, cpu, now)
         s.nr = 1
         c = self.cpus[cpu]
-        c.settle(now)
+        self._settle(c, now)
         c.nr += 1
         return s
 
@@ -120,9 +140,9 @@ class Pelt:
 
     def dequeue_signal(self, cpu: int, s: Signal, now: int, gone: bool) -> None:
         """dequeue() given the task's Signal (tasks[tid])."""
-        s.settle(now)
+        self._settle(s, now)
         c = self.cpus[cpu]
-        c.settle(now)
+        self._settle(c, now)
         c.nr -= 1
         if gone:
             s.nr = 0
@@ -139,23 +159,23 @@ class Pelt:
 
     def run_signal(self, cpu: int, s: Signal, now: int, running: int) -> None:
         """run() given the task's Signal (tasks[tid]): the engine's call at every switch."""
-        s.settle(now)
+        self._settle(s, now)
         s.running = running
         c = self.cpus[cpu]
-        c.settle(now)
+        self._settle(c, now)
         c.running = running
 
     # ---------------------------------------------------------------- what the balancer reads
     def cpu_util(self, cpu: int, now: int) -> int:
         """cpu_util_cfs(): the CPU's util_avg, capped at its capacity."""
         c = self.cpus[cpu]
-        c.settle(now)
+        self._settle(c, now)
         return min(SCHED_CAPACITY_SCALE, int(c.util))
 
     def cpu_runnable(self, cpu: int, now: int) -> int:
         """cpu_runnable(): the CPU's runnable_avg."""
         c = self.cpus[cpu]
-        c.settle(now)
+        self._settle(c, now)
         return int(c.runnable)
 
     def task_util(self, tid: int, now: int) -> int:
@@ -163,20 +183,20 @@ class Pelt:
         s = self.tasks.get(tid)
         if s is None:
             return 0
-        s.settle(now)
+        self._settle(s, now)
         return int(s.util)
 
     def _own(self, cpu: int, tid: int, now: int) -> Signal | None:
         s = self.tasks.get(tid)
         if s is None or s.cpu != cpu:
             return None
-        s.settle(now)
+        self._settle(s, now)
         return s
 
     def cpu_util_without(self, cpu: int, tid: int, now: int) -> int:
         """cpu_util_without(): the CPU's utilisation less the task's, if attached here."""
         c = self.cpus[cpu]
-        c.settle(now)
+        self._settle(c, now)
         s = self._own(cpu, tid, now)
         util = c.util - (s.util if s is not None else 0.0)
         return min(SCHED_CAPACITY_SCALE, max(0, int(util)))
@@ -184,6 +204,6 @@ class Pelt:
     def cpu_runnable_without(self, cpu: int, tid: int, now: int) -> int:
         """cpu_runnable_without(): the CPU's runnable_avg less the task's, if attached here."""
         c = self.cpus[cpu]
-        c.settle(now)
+        self._settle(c, now)
         s = self._own(cpu, tid, now)
         return max(0, int(c.runnable - (s.runnable if s is not None else 0.0)))

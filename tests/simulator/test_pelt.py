@@ -242,3 +242,22 @@ def test_during_an_engine_run_each_tasks_signal_is_its_entry_in_pelt_tasks():
         assert sum(task.pelt is not None for task in live) == len(pelt.tasks)
         assert pelt.tasks or budget == 10**6  # mid-run: tasks with averages to check
     assert not pelt.tasks and not live  # the whole run: every task exited, its signal gone
+
+
+def test_pelts_settle_with_the_decay_reused_equals_signal_settle_bit_for_bit():
+    """Pelt._settle() reuses the decay of the span it computed last; Signal.settle() always
+    calls decay(): over spans that repeat (as a task's and its CPU's do) both give the same
+    averages, to the bit."""
+    from simulator.pelt import Signal
+    rng = random.Random(7)
+    pelt = Pelt(1, 0)
+    memo, plain = Signal(0, 300.0, 700.0), Signal(0, 300.0, 700.0)
+    now = 0
+    for _ in range(20_000):
+        now += rng.choice((0, 1000, 1000, 250_000, 250_000, rng.randrange(1, 5 * MS)))
+        for s in (memo, plain):
+            s.running, s.nr = now % 2, now % 3
+        pelt._settle(memo, now)
+        plain.settle(now)
+        assert _fields(memo) == _fields(plain)
+    assert pelt.memo_elapsed > 0
