@@ -485,11 +485,10 @@ class Engine:
         self.policy.dequeue(rq, task, self.now)
         cpu.preempt_valid = False
         rq.nr_running -= 1
-        pelt = self.pelt
-        if pelt is not None:
+        if self.pelt is not None:
             signal = task.pelt
             assert signal is not None  # queued: enqueue() gave it one
-            pelt.dequeue_signal(cpu.id, signal, self.now, False)
+            self.pelt.dequeue_signal(cpu.id, signal, self.now, False)
         if self.track_load:
             balance.load_changed(self, cpu)
         if rq.nr_running == 1:
@@ -796,11 +795,10 @@ class Engine:
             prev.last_ran = now
             prev.last_cpu = cpu.id
             policy.put_prev(rq, prev, now)
-            pelt = self.pelt
-            if pelt is not None:
+            if self.pelt is not None:
                 signal = prev.pelt
                 assert signal is not None  # it runs: enqueue() gave it one
-                pelt.run_signal(cpu.id, signal, now, 0)
+                self.pelt.run_signal(cpu.id, signal, now, 0)
         if cpu.push_cpu >= 0:  # the stopper ran first: its push, then the pick from the rest
             balance.active_push(self, cpu)
         nxt = policy.pick_next(rq, cpu, now)
@@ -846,11 +844,10 @@ class Engine:
         cpu.preempt_at = NO_TIME
         cpu.preempt_valid = not self.tick_preempts  # no tick preempts: None is already valid
         policy.on_pick(rq, nxt, now)
-        pelt = self.pelt
-        if pelt is not None:
+        if self.pelt is not None:
             signal = nxt.pelt
             assert signal is not None  # queued: enqueue() gave it one
-            pelt.run_signal(cpu.id, signal, now, 1)
+            self.pelt.run_signal(cpu.id, signal, now, 1)
         if was_idle:
             cpu.busy_since = now
             if self.contention:
