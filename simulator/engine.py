@@ -52,7 +52,7 @@ class Cpu:
                  "need_resched", "domains", "bal_at", "bal_event", "siblings", "preempt_at",
                  "load_hist", "load_now", "load_tick", "kicked", "preempt_valid",
                  "pending_at", "llc_span", "tick_phase", "busy_since", "bal_hold",
-                 "idle_stamp", "push_cpu")
+                 "idle_stamp", "push_cpu", "idle_since")
 
     def __init__(self, cpu_id, rq, siblings):
         self.id: int = cpu_id
@@ -92,6 +92,9 @@ class Cpu:
         # rq->push_cpu while rq->active_balance is set: the CPU an active balance asked this
         # CPU's migration thread (stopper) to push a task to; -1 when none is pending
         self.push_cpu: int = -1
+        # when the CPU last went idle, for the machine's wakeup-to-run latency (every CPU, with
+        # or without domains); -1: it has not run yet, idle since long before the run
+        self.idle_since: int = -1
 
 
 class Engine:
@@ -100,7 +103,8 @@ class Engine:
                  "refill_us", "_counters", "marks", "samples", "overloaded", "pending_timers",
                  "depth", "track_load", "pelt", "cpus", "global_queue", "tick_preempts", "hrtick",
                  "newidle", "switch_ns", "flat_cost", "reference", "vruntime_only", "slice_only",
-                 "idle_wake_ns", "contention", "contention_span", "has_account", "yield_ns",
+                 "idle_wake_ns", "idle_wake_polled_ns", "halt_poll_ns", "contention",
+                 "contention_span", "has_account", "yield_ns",
                  "update_curr_first",
                  "warm_ns", "refill_by_distance", "threads", "socket_cpus", "smt_speed",
                  "n_switches", "n_migrations", "n_wakeups", "n_preemptions", "n_yields",
@@ -190,6 +194,11 @@ class Engine:
         # the machine: an idle CPU needs idle_wake_ns (IPI, idle-state exit, a halted vCPU's
         # wake by the host) before it runs what it was woken for; busy CPUs slow each other
         self.idle_wake_ns: int = tun["idle_wake_ns"]
+        # a guest's vCPU idle for less than the host's halt-polling window is still polling on
+        # its host CPU: the host need not schedule it back in, and the wake costs
+        # idle_wake_polled_ns instead (docs/simulator.md, Machine model)
+        self.halt_poll_ns: int = tun["halt_poll_ns"]
+        self.idle_wake_polled_ns: int = tun["idle_wake_polled_ns"]
         self.contention: Any = tun["busy_contention"]
         self.contention_span: int = max(1, topo.ncpus - topo.threads)  # CPUs outside one core
         # the cost of a schedule() decision when the policy keeps the base class's flat one
@@ -612,7 +621,11 @@ class Engine:
         already waking CPU keeps its earlier instant)."""
         if cpu.pending_at != NO_TIME and cpu.pending_at >= self.now:
             return
-        self.arm(cpu, self.now + self.idle_wake_ns)
+        now = self.now
+        if cpu.idle_since >= 0 and now - cpu.idle_since < self.halt_poll_ns:
+            self.arm(cpu, now + self.idle_wake_polled_ns)
+        else:
+            self.arm(cpu, now + self.idle_wake_ns)
 
     def call_at(self, when, fn):
         """Run ``fn(engine)`` at simulated time ``when`` (workload bookkeeping, e.g. warm-up)."""
@@ -901,6 +914,8 @@ class Engine:
         if self.ftrace is not None and prev is not None:
             self.ftrace.switch(cpu, prev, None)
         cpu.curr = None
+        if prev is not None:  # (a CPU that finds nothing after a wake stays idle since then)
+            cpu.idle_since = self.now
         cpu.preempt_at = NO_TIME
         cpu.preempt_valid = False
         self.queue.cancel(cpu.seg_event)

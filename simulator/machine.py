@@ -35,6 +35,11 @@ class MachineModel:
     idle_exit_us: float = 2.0  # leaving a shallow idle state
     ipi_us: float = 1.0  # the reschedule IPI reaching another CPU
     vcpu_wake_us: float = 0.0  # host work to wake a halted vCPU (virtualised only)
+    # The host's halt-polling window (virtualised only): KVM polls a halted vCPU this long
+    # before scheduling its thread out (kvm.halt_poll_ns, KVM_HALT_POLL_NS_DEFAULT 200000 in
+    # arch/x86/include/asm/kvm_host.h; the guest cannot read the host's value, and calibrate
+    # does not measure it yet), so a vCPU woken sooner skips the host's wake
+    halt_poll_us: float = 200.0
     contention: float = 0.0  # fractional slowdown of a busy CPU per other busy CPU (not SMT)
     # Load-to-use latency of one 64-byte line from the shared last-level cache, and from another
     # socket (7-cpu.com's Westmere-EP, Xeon X5650 at 2666 MHz: L3 42 cycles = 15.75 ns; RAM on

@@ -26,11 +26,16 @@ def machine_tunables(machine):
 
     An idle CPU's wakeup-to-run latency is the IPI plus the idle-state exit (plus the host
     waking a halted vCPU on a virtualised machine), or the measured excess of a cross-CPU
-    wakeup over a same-CPU one, whichever is larger."""
+    wakeup over a same-CPU one, whichever is larger.  In a guest, a vCPU idle for less than the
+    host's halt-polling window (``halt_poll_us``) is still polling on its host CPU: its wake
+    costs the IPI and idle exit, or the cross-CPU excess (the ping-pong's partner idles far
+    shorter than the window), whichever is larger, and never more than the long wake."""
     idle_wake_us = machine.ipi_us + machine.idle_exit_us
+    polled_us = max(idle_wake_us, machine.wakeup_remote_us - machine.wakeup_local_us)
     if machine.virtualised:
         idle_wake_us += machine.vcpu_wake_us
     idle_wake_us = max(idle_wake_us, machine.wakeup_remote_us - machine.wakeup_local_us)
+    polled_us = min(polled_us, idle_wake_us)
     loop_memory = {} if machine.loop_memory_ns is None else {"loop_memory_ns":
                                                              machine.loop_memory_ns}
     return {"loop_ns": machine.loop_ns, **loop_memory,
@@ -38,6 +43,8 @@ def machine_tunables(machine):
             "context_switch_ns": round(machine.context_switch_us * 1000),
             "wakeup_ns": round(machine.wakeup_local_us * 1000),
             "idle_wake_ns": round(idle_wake_us * 1000),
+            "idle_wake_polled_ns": round(polled_us * 1000),
+            "halt_poll_ns": round(machine.halt_poll_us * 1000) if machine.virtualised else 0,
             "busy_contention": machine.contention,
             "cache_llc_ns": machine.llc_hit_ns, "cache_remote_ns": machine.remote_line_ns}
 
@@ -99,6 +106,12 @@ COMMON_TUNABLES = {
                             "balancing)"),
     "idle_wake_ns": _t(0, "int", "machine: wakeup-to-run latency of an idle CPU that gets work "
                        "(IPI + idle-state exit; + the host waking a halted vCPU in a guest)"),
+    "halt_poll_ns": _t(0, "int", "machine: a guest's host halt-polling window: a vCPU woken less "
+                       "than this long after it went idle is still polling on its host CPU and "
+                       "wakes in idle_wake_polled_ns (KVM's halt_poll_ns, 200000 by default: "
+                       "KVM_HALT_POLL_NS_DEFAULT); 0: every idle wake costs idle_wake_ns"),
+    "idle_wake_polled_ns": _t(0, "int", "machine: wakeup-to-run latency of a guest's idle vCPU "
+                              "still within the host's halt-polling window (halt_poll_ns)"),
     "busy_contention": _t(0.0, "float", "machine: fractional slowdown of a busy CPU when every "
                           "CPU outside its core is busy too (shared cache, memory bandwidth, "
                           "host steal); 0 = none"),

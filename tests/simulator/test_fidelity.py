@@ -154,6 +154,39 @@ def test_idle_cpu_wakeup_latency_slows_short_bursts():
     assert short > 1.2 and short > long, (short, long)
 
 
+def test_a_vcpu_woken_within_the_hosts_halt_polling_window_wakes_faster():
+    """A guest's vCPU idle for less than halt_poll_ns is still polling on its host CPU: its wake
+    costs idle_wake_polled_ns, not idle_wake_ns.  threadtest-burn's 50 us bursts idle each CPU
+    for tens of us per iteration: of an iteration's two idle wakes (the child's CPU, then the
+    joining parent's) every one is polled but the first, on a CPU that had not run before the
+    run and so has idled longer than any window."""
+    def metrics(halt_poll_ns, iterations=20):
+        return simulator.run({"workload": "threadtest-burn", "kernel": "6.6-eevdf", "cpus": 2,
+                              "params": {"iterations": iterations, "burn_us": 50},
+                              "tunables": {"idle_wake_ns": 30_000, "idle_wake_polled_ns": 10_000,
+                                           "halt_poll_ns": halt_poll_ns}})["metrics"]
+    never, polled = metrics(0), metrics(200_000)
+    assert never["time_us"][0] - polled["time_us"][0] == pytest.approx((2 * 20 - 1) * 20.0)
+    assert polled["idx"][0] > never["idx"][0] + 0.2
+    # a window shorter than every idle spell changes nothing
+    assert metrics(1000) == never
+
+
+def test_machine_calibration_sets_the_halt_polling_window_in_a_guest_only():
+    calibration = {"loop_ns": 0.23, "loop_memory_ns": 0.23, "thread_create_join_us": 17,
+                   "context_switch_us": 1, "wakeup_local_us": 2, "wakeup_remote_us": 19,
+                   "ipi_us": 9, "idle_exit_us": 0, "vcpu_wake_us": 23, "virtualised": True}
+    tun = simulator.validate({"workload": "threadtest", "kernel": "6.6-eevdf",
+                              "machine": {"calibration": calibration}})["tunables"]
+    # long: IPI + idle exit + the host's vCPU wake; polled: the ping-pong's cross-CPU excess
+    assert tun["idle_wake_ns"] == 32_000 and tun["idle_wake_polled_ns"] == 17_000
+    assert tun["halt_poll_ns"] == 200_000  # KVM_HALT_POLL_NS_DEFAULT
+    bare = dict(calibration, virtualised=False, idle_exit_us=23, vcpu_wake_us=0)
+    tun = simulator.validate({"workload": "threadtest", "kernel": "6.6-eevdf",
+                              "machine": {"calibration": bare}})["tunables"]
+    assert tun["halt_poll_ns"] == 0
+
+
 def test_busy_cpus_slow_each_other_outside_smt():
     """busy_contention: two busy CPUs (no SMT) run slower than one, so threadtest's overlapped
     loops take longer; an idle partner costs nothing."""
