@@ -202,6 +202,26 @@ def report_hold_sweep(seeds, cpu_counts, holds_us):
             print_census(f"broadcast, lock held {hold} us", params, cpus)
 
 
+def report_socket_sweep(seeds, cpu_counts, slots):
+    """The broadcast at VolanoMark's size with bounded loopback sockets (`sock_msgs` messages
+    each; a send that finds its socket full sleeps, as tcp_sendmsg() does at wait_for_sndbuf;
+    no source gives the buffer in messages: swept), the writer's socket write outside the room's
+    monitor and inside it (`write_locked`, no source either), then the census for seed 1."""
+    for cpus in cpu_counts:
+        for locked in (0, 1):
+            for n in slots:
+                params = {**VOLANO_MODELS["broadcast"], "sock_msgs": n, "write_locked": locked}
+                where = "inside" if locked else "outside"
+                model = f"broadcast, sockets of {n} messages, write {where} the monitor"
+                for seed in seeds:
+                    rows = [
+                        (kernel, tun, run(kernel, seed, params, tun, cpus))
+                        for kernel, tun in HANDOFF_KERNELS
+                    ]
+                    print_rows(f"VolanoMark's size, {model}, {cpus} CPUs", seed, rows)
+                print_census(model, params, cpus)
+
+
 def print_census(model, params, cpus):
     print(
         f"\nCensus, VolanoMark's size, {model}, {cpus} CPUs, seed 1: mean threads runnable "
@@ -338,11 +358,19 @@ def main():
         help="with --scale: instead, sweep the room lock's hold time (cs_us, no source) on "
         "the broadcast over these values, e.g. 10,50,200,1000",
     )
+    parser.add_argument(
+        "--sock-msgs",
+        help="with --scale: instead, bound each loopback socket to this many messages (no "
+        "source: swept) on the broadcast, the writer's write outside and inside the room's "
+        "monitor, e.g. 1,4,16,64",
+    )
     args = parser.parse_args()
     seeds = (1,) if args.quick else (1, 2)
     if args.scale:
         cpu_counts = [int(n) for n in args.cpus.split(",")]
-        if args.hold_us:
+        if args.sock_msgs:
+            report_socket_sweep(seeds, cpu_counts, [int(n) for n in args.sock_msgs.split(",")])
+        elif args.hold_us:
             report_hold_sweep(seeds, cpu_counts, [int(n) for n in args.hold_us.split(",")])
         else:
             report_volano(seeds, cpu_counts)

@@ -71,6 +71,14 @@ class Chatroom:
         "deliver_us": p(5, "int", "with broadcast=1: CPU time a server writer and a client "
                         "receiver each spend on one delivered copy (socket write or read)",
                         0, 10**9),
+        "sock_msgs": p(0, "int", "with broadcast=1: a loopback socket's buffer, in messages "
+                       "(0: unbounded, the description's \"it never waits\"): a send that "
+                       "finds it full sleeps until the reader takes one, as tcp_sendmsg() "
+                       "waits for sndbuf (sk_stream_memory_free()); no source gives the era's "
+                       "buffer in messages: swept", 0, 10**9),
+        "write_locked": p(0, "int", "with broadcast=1: 1: a server writer makes its socket "
+                          "write still holding the room's monitor (so a full socket puts the "
+                          "holder to sleep holding it); no source says which: swept", 0, 1),
         "pacing": p("none", "choice:none,turns", "with broadcast=1: `none`: every sender "
                     "sends all its messages one after the other; `turns`, one reading of "
                     "Volano's \"simulated test users take turns chatting\": a room's users "
@@ -142,6 +150,7 @@ def _build_broadcast(b, lock_op: tuple):
     clients = prm["clients"]
     copies = (clients - 1) * prm["messages"]  # what each writer and client receiver handles
     turns = prm["pacing"] == "turns"
+    sock, locked = prm["sock_msgs"], prm["write_locked"]
     sent = prm["rooms"] * clients * prm["messages"]
     think, cs, deliver = prm["think_us"] * US, prm["cs_us"] * US, prm["deliver_us"] * US
     b.check_budget(sent * clients * 4, sent * (2 * think + clients * (cs + 2 * deliver))
@@ -160,32 +169,48 @@ def _build_broadcast(b, lock_op: tuple):
         wake = [(POST, queued[j], 1, False) for j in range(clients)]
         for i in range(clients):
             wake_writers = wake[:i] + wake[i + 1:]
-            send = [(RUN, think), (POST, to_server[i], 1, False)]
+            # a bounded socket: the sender takes a free slot first, the reader frees it
+            up, down = _socket(f"r{r}up{i}", sock), _socket(f"r{r}down{i}", sock)
+            send = [(RUN, think), *up[0], (POST, to_server[i], 1, False)]
             if turns:
                 send.insert(0, (WAIT, turn[i]))
+            write = [(RUN, deliver), *down[0], (POST, to_client[i], 1, False)]
+            unlocked = [(UNLOCK, lock)]
             programs = {
                 "send": [*send, (LOOP, prm["messages"], 0), (EXIT,)],
-                "recv": [(WAIT, to_server[i]), (RUN, think), lock_room, (RUN, cs),
+                "recv": [(WAIT, to_server[i]), *up[1], (RUN, think), lock_room, (RUN, cs),
                          *wake_writers, (UNLOCK, lock), (LOOP, prm["messages"], 0), (EXIT,)],
-                "write": [(WAIT, queued[i]), lock_room, (RUN, cs), (UNLOCK, lock),
-                          (RUN, deliver), (POST, to_client[i], 1, False), (LOOP, copies, 0),
-                          (EXIT,)],
+                "write": [(WAIT, queued[i]), lock_room, (RUN, cs),
+                          *(write + unlocked if locked else unlocked + write),
+                          (LOOP, copies, 0), (EXIT,)],
                 "read": _reader(i, clients, prm["messages"], to_client[i], deliver,
-                                turn[i] if turns else None),
+                                turn[i] if turns else None, down[1]),
             }
             for role, prog in programs.items():
                 b.start(b.task(f"r{r}c{i}.{role}", prog, group=f"room{r}"))
 
 
+def _socket(name: str, slots: int) -> tuple[list, list]:
+    """A loopback socket holding `slots` messages (0: unbounded): the steps a send takes before
+    it queues a message (wait for a free slot, as tcp_sendmsg() sleeps at wait_for_sndbuf while
+    sk_stream_memory_free() is false) and those a read takes after it (free the slot, waking a
+    sender asleep on it).  Unbounded, both are empty and the programs are as before."""
+    if not slots:
+        return [], []
+    free = Semaphore(name, slots)
+    return [(WAIT, free)], [(POST, free, 1, False)]
+
+
 def _reader(i: int, clients: int, messages: int, inbox: Semaphore, deliver: int,
-            my_turn: Semaphore | None) -> list:
+            my_turn: Semaphore | None, freed: list | None = None) -> list:
     """Client i's receiver: it reads the room's other users' messages; taking turns, a round
     brings one from each user in order, and the one from user i - 1 gives user i its turn."""
+    freed = freed or []
     if my_turn is None:
-        return [(WAIT, inbox), (RUN, deliver), (LOOP, (clients - 1) * messages, 0),
+        return [(WAIT, inbox), *freed, (RUN, deliver), (LOOP, (clients - 1) * messages, 0),
                 mark_time("end"), (EXIT,)]
     prog: list = []
-    read = [(WAIT, inbox), (RUN, deliver)]  # the same two step objects for every message
+    read = [(WAIT, inbox), *freed, (RUN, deliver)]  # the same step objects for every message
     for origin in range(clients):
         if origin == i:
             continue
