@@ -202,11 +202,27 @@ def report_hold_sweep(seeds, cpu_counts, holds_us):
             print_census(f"broadcast, lock held {hold} us", params, cpus)
 
 
-def report_socket_sweep(seeds, cpu_counts, slots):
+def report_socket_sweep(seeds, cpu_counts, slots, loops_ns=None):
     """The broadcast at VolanoMark's size with bounded loopback sockets (`sock_msgs` messages
     each; a send that finds its socket full sleeps, as tcp_sendmsg() does at wait_for_sndbuf;
     no source gives the buffer in messages: swept), the writer's socket write outside the room's
-    monitor and inside it (`write_locked`, no source either), then the census for seed 1."""
+    monitor and inside it (`write_locked`, no source either), then the census for seed 1.
+    With `loops_ns`, instead: the write inside the monitor at each J9 spin-loop speed
+    (`loop_ns`, the machine's, unknown for the thread's: swept), without the census."""
+    if loops_ns:
+        for cpus in cpu_counts:
+            for n in slots:
+                params = {**VOLANO_MODELS["broadcast"], "sock_msgs": n, "write_locked": 1}
+                for loop in loops_ns:
+                    model = f"broadcast, sockets of {n} messages, write inside, loop_ns {loop}"
+                    for seed in seeds:
+                        rows = [
+                            (kernel, tun, run(kernel, seed, params, {**tun, "loop_ns": loop},
+                                              cpus))
+                            for kernel, tun in HANDOFF_KERNELS
+                        ]
+                        print_rows(f"VolanoMark's size, {model}, {cpus} CPUs", seed, rows)
+        return
     for cpus in cpu_counts:
         for locked in (0, 1):
             for n in slots:
@@ -364,12 +380,22 @@ def main():
         "source: swept) on the broadcast, the writer's write outside and inside the room's "
         "monitor, e.g. 1,4,16,64",
     )
+    parser.add_argument(
+        "--loop-ns",
+        help="with --sock-msgs: instead, the write inside the monitor at these spin-loop "
+        "speeds (loop_ns, no source for the thread's machine), e.g. 0.01,0.1,0.3,1,3",
+    )
     args = parser.parse_args()
     seeds = (1,) if args.quick else (1, 2)
     if args.scale:
         cpu_counts = [int(n) for n in args.cpus.split(",")]
         if args.sock_msgs:
-            report_socket_sweep(seeds, cpu_counts, [int(n) for n in args.sock_msgs.split(",")])
+            report_socket_sweep(
+                seeds,
+                cpu_counts,
+                [int(n) for n in args.sock_msgs.split(",")],
+                [float(x) for x in args.loop_ns.split(",")] if args.loop_ns else None,
+            )
         elif args.hold_us:
             report_hold_sweep(seeds, cpu_counts, [int(n) for n in args.hold_us.split(",")])
         else:
