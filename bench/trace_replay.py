@@ -93,6 +93,9 @@ def main():
     parser.add_argument("--others-sweep", action="store_true",
                         help="also, on the harness recordings with autogroup, how the "
                         "agreement moves with the other programs' group(s) and shares")
+    parser.add_argument("--sides", action="store_true",
+                        help="also the tasks out of 2x split by side (too little / too much "
+                        "wait), and what held the CPU during the too-little ones' recorded waits")
     args = parser.parse_args()
     extra = parse_sets(args.set)
     with tempfile.TemporaryDirectory() as tmp:
@@ -121,6 +124,8 @@ def main():
         breakdown(extra)
     if args.others_sweep:
         others_sweep()
+    if args.sides:
+        sides(extra)
 
 
 VARIANTS = [  # (label, replay() keywords)
@@ -262,6 +267,68 @@ def wait_causes(events, bench):
             if overlap > 0:
                 shares[kind] += overlap
     return ends, shares, how
+
+
+def recorded_waits(events, bench):
+    """The benchmark's recorded waits as (pid, ms, {holder kind: ms}), attributed as in
+    wait_causes(): the CPU the task was switched in on, by who held it meanwhile."""
+    held = collections.defaultdict(list)
+    running, runnable, waits = {}, {}, []
+    for e in events:
+        if e.kind == "sched_switch":
+            if e.cpu in running:
+                pid, comm, since = running[e.cpu]
+                kind = "nothing" if not pid else "benchmark" if comm in bench else "other"
+                held[e.cpu].append((since, e.ts, kind))
+            if e.prev_comm in bench and (e.prev_state or "R")[:1] == "R":
+                runnable.setdefault(e.prev_pid, e.ts)
+            running[e.cpu] = (e.next_pid, e.next_comm, e.ts)
+            if e.next_pid in runnable:
+                waits.append((e.next_pid, runnable.pop(e.next_pid), e.ts, e.cpu))
+        elif (e.kind in ("sched_wakeup", "sched_waking", "sched_wakeup_new")
+                and e.target_comm in bench and e.target_pid not in runnable
+                and all(e.target_pid != r[0] for r in running.values())):
+            runnable[e.target_pid] = e.ts
+    out = []
+    for pid, since, until, cpu in waits:
+        shares = collections.Counter()
+        for start, end, kind in held[cpu]:
+            overlap = min(end, until) - max(start, since)
+            if overlap > 0:
+                shares[kind] += overlap / 1e6
+        out.append((pid, (until - since) / 1e6, shares))
+    return out
+
+
+def sides(extra=None):
+    """Per recording (default replay): the tasks out of 2x by side, their wait sums recorded /
+    replayed, how many of the too-little ones have one recorded wait >= half their sum, and
+    (but for the whole-system one) what held the CPU during their recorded waits."""
+    for name, comms in RECORDED:
+        bench = set(comms.split())
+        result = replay(str(TRACES / name), "6.6-eevdf", cpus=2,
+                        tunables={"noise_pct": 0, **(extra or {})})
+        rows = wait_agreement(result, comms=bench, floor_ms=1.0)
+        low = {row[0]: row for row in rows if row[4] < 0.5}
+        high = [row for row in rows if row[4] > 2]
+        longest = collections.defaultdict(float)
+        for row in result["real"]["tasks"]:
+            if row["comm"] in bench:
+                longest[row["pid"]] = max(longest[row["pid"]], row["wait_max_ms"])
+        one_long = sum(longest[pid] >= 0.5 * row[2] for pid, row in low.items())
+        line = (f"{name[:28]:28} too little {len(low):3} ({one_long:3} with one wait >= half),"
+                f" {sum(r[2] for r in low.values()):7.1f} / {sum(r[3] for r in low.values()):6.1f}"
+                f" ms; too much {len(high):3} ({sum(r[2] < 1 for r in high):3} under 1 ms"
+                f" recorded), {sum(r[2] for r in high):6.1f} / {sum(r[3] for r in high):7.1f} ms")
+        if "whole_system" not in name:  # too long for an event list
+            held = collections.Counter()
+            for pid, _ms, shares in recorded_waits(schedtrace.open_events(str(TRACES / name)),
+                                                   bench):
+                if pid in low:
+                    held.update(shares)
+            line += "; too little's CPU held by " + ", ".join(
+                f"{k} {v:.1f}" for k, v in sorted(held.items())) + " ms"
+        print(line, flush=True)
 
 
 def breakdown(extra=None):
