@@ -272,8 +272,10 @@ def wait_causes(events, bench):
 def recorded_waits(events, bench):
     """The benchmark's recorded waits as (pid, ms, {holder kind: ms}), attributed as in
     wait_causes(): the CPU the task was switched in on, by who held it meanwhile."""
-    held = collections.defaultdict(list)
-    running, runnable, waits = {}, {}, []
+    held: dict[int, list] = collections.defaultdict(list)
+    running: dict[int, tuple] = {}
+    runnable: dict[int, int] = {}
+    waits = []
     for e in events:
         if e.kind == "sched_switch":
             if e.cpu in running:
@@ -291,7 +293,7 @@ def recorded_waits(events, bench):
             runnable[e.target_pid] = e.ts
     out = []
     for pid, since, until, cpu in waits:
-        shares = collections.Counter()
+        shares: collections.Counter[str] = collections.Counter()
         for start, end, kind in held[cpu]:
             overlap = min(end, until) - max(start, since)
             if overlap > 0:
@@ -311,7 +313,7 @@ def sides(extra=None):
         rows = wait_agreement(result, comms=bench, floor_ms=1.0)
         low = {row[0]: row for row in rows if row[4] < 0.5}
         high = [row for row in rows if row[4] > 2]
-        longest = collections.defaultdict(float)
+        longest: dict[int, float] = collections.defaultdict(float)
         for row in result["real"]["tasks"]:
             if row["comm"] in bench:
                 longest[row["pid"]] = max(longest[row["pid"]], row["wait_max_ms"])
@@ -321,7 +323,7 @@ def sides(extra=None):
                 f" ms; too much {len(high):3} ({sum(r[2] < 1 for r in high):3} under 1 ms"
                 f" recorded), {sum(r[2] for r in high):6.1f} / {sum(r[3] for r in high):7.1f} ms")
         if "whole_system" not in name:  # too long for an event list
-            held = collections.Counter()
+            held: collections.Counter[str] = collections.Counter()
             for pid, _ms, shares in recorded_waits(schedtrace.open_events(str(TRACES / name)),
                                                    bench):
                 if pid in low:
