@@ -102,6 +102,10 @@ REFILL_SWEEP = (0, 10, 30)
 WORKING_SET_SWEEP = (16_384, 65_536, 262_144)
 CHATROOM_WORKING_SET_SWEEP = (0, CHAT_MESSAGE_BYTES, 16_384, 65_536)
 CHATROOM_ROWS = ("chatroom 2 x 10, futex, 4 CPUs", "chatroom 2 x 10, yield, 4 CPUs")
+# and to task_hot()'s window for the newly idle CPU's pull (sysctl_sched_migration_cost, 0.5 ms
+# in 3.3 and 6.6; at 0 task_hot() says no task is hot), and with no newly idle balance at all
+# (the bound of 3.3's avg_idle gate in idle_balance(), which the model does not have)
+MIGRATION_COST_SWEEP = (0, 50_000, 100_000, 250_000, 500_000)
 SENSITIVE_ROWS = ("wake-pingpong 4 pairs, 4 CPUs", "wake-pingpong 8 pairs, 1x4x2",
                   "wake-pingpong 4 pairs, 4 CPUs, work_us=100", "chatroom 2 x 10, futex, 4 CPUs")
 
@@ -172,6 +176,14 @@ def sensitivity(kernel):
             row = bare_metal_row(kernel, workload, {**params, "working_set_bytes": nbytes},
                                  machine)
             print(f"  {label + f', working set {nbytes} B':62s} {row}", flush=True)
+    for cost in MIGRATION_COST_SWEEP + (None,):
+        tunables = ({"newidle_balance": False} if cost is None
+                    else {"sched_migration_cost_ns": cost})
+        name = "no newidle balance" if cost is None else f"migration cost {cost // 1000} us"
+        for label in SENSITIVE_ROWS[:3]:
+            workload, params, machine = BARE_METAL[label]
+            row = bare_metal_row(kernel, workload, params, machine, tunables)
+            print(f"  {label + ', ' + name:62s} {row}", flush=True)
 
 
 def main():

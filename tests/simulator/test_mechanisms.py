@@ -1131,15 +1131,54 @@ def test_thread_patch_keeps_bare_metal_pingpong_within_10_percent(kernel, machin
     assert _pingpong_ratio(kernel, machine, pairs) >= 0.9
 
 
-@pytest.mark.xfail(strict=True, reason="0.83 on 3.3 with 4 pairs on 4 CPUs (0.35 at the old "
-                   "flat 30 us refill, 0.87 with none): the slow path counts the waker on its "
-                   "own CPU and, when no group wins, keeps the previous CPU, so the pairs never "
-                   "come together and each wakeup migrates to whichever CPU is idle (3.3's "
-                   "select_task_rq_fair() as written; the reason 2.6.32 turned SD_BALANCE_WAKE "
-                   "off); the refill of a pipe ping-pong's 4160 bytes is 1 us a migration; "
-                   "docs/simulator.md, issue 24 section")
+@pytest.mark.xfail(strict=True, reason="0.75 on 3.3 with 4 pairs on 4 CPUs at 1000 roundtrips "
+                   "(0.81 at the bench's 2000; 0.35 at the old flat 30 us refill, 0.86 with "
+                   "none): the slow path counts the running waker on its own CPU, so when every "
+                   "CPU is busy no group wins and the wakee stays queued on its busy previous "
+                   "CPU (3,225 of 8,000 wakeups); the waker's CPU then goes idle and its newly "
+                   "idle balance refuses the wakee as cache-hot (task_hot(): it ran tens of us "
+                   "ago, sysctl_sched_migration_cost 0.5 ms; 4,453 refusals), so it waits (wait "
+                   "sum 12 -> 43 ms, 22 % idle). 3.3's select_task_rq_fair(), find_idlest_group() "
+                   "and can_migrate_task() as written; at sched_migration_cost_ns=0 it holds "
+                   "(1.00, test below); docs/simulator.md, issue 24 section")
 def test_thread_patch_keeps_33_pingpong_within_10_percent_on_a_full_machine():
     assert _pingpong_ratio("3.3", {"cpus": 4}) >= 0.9
+
+
+def _pingpong_counters(kernel, machine, pairs=4, work_us=10, **tunables):
+    result = simulator.run({"workload": "wake-pingpong", "kernel": kernel, **machine,
+                            "params": {"pairs": pairs, "roundtrips": 1000, "work_us": work_us},
+                            "tunables": {**tunables, **THREAD_PATCH}})
+    return result["counters"]
+
+
+@pytest.mark.parametrize("machine, pairs, work_us", [({"cpus": 4}, 4, 10),
+                                                     ({"topology": "1x4x2"}, 8, 10),
+                                                     ({"cpus": 4}, 4, 100)])
+def test_33_pingpong_loss_is_the_newly_idle_cpus_cache_hot_refusal(machine, pairs, work_us):
+    """Where 3.3's patched pingpong loses its time: a wakee the slow path leaves on its busy
+    previous CPU (no group beats the waker's, whose running waker is counted) waits there
+    while the waker's CPU goes idle; that CPU's newly idle balance finds the wakee and
+    task_hot() refuses it (it ran tens of microseconds ago, sysctl_sched_migration_cost is
+    0.5 ms, and 3.3 does not count newly idle failures against cache_nice_tries).  With
+    the window at 0 (task_hot() then says no task is hot) the pull happens and every row
+    holds at 1.00; with no newly idle balance at all it does not hold either."""
+    def ratio(**tunables):
+        def ops(patch):
+            result = simulator.run({"workload": "wake-pingpong", "kernel": "3.3", **machine,
+                                    "params": {"pairs": pairs, "roundtrips": 1000,
+                                               "work_us": work_us},
+                                    "tunables": {**tunables, **patch}})
+            return result["metrics"]["throughput_ops_per_s"][0]
+        return ops(THREAD_PATCH) / ops({})
+
+    assert ratio() < 0.9
+    assert ratio(sched_migration_cost_ns=0) >= 0.99
+    assert ratio(newidle_balance=False) < 0.9
+    counters = _pingpong_counters("3.3", machine, pairs, work_us)
+    assert counters["cache_hot_refusals"] > counters["wakeups"] // 3, counters
+    assert _pingpong_counters("3.3", machine, pairs, work_us,
+                              sched_migration_cost_ns=0)["cache_hot_refusals"] == 0
 
 
 @pytest.mark.parametrize("kernel, pairs, machine, free, priced", [
