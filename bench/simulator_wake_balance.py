@@ -103,8 +103,8 @@ WORKING_SET_SWEEP = (16_384, 65_536, 262_144)
 CHATROOM_WORKING_SET_SWEEP = (0, CHAT_MESSAGE_BYTES, 16_384, 65_536)
 CHATROOM_ROWS = ("chatroom 2 x 10, futex, 4 CPUs", "chatroom 2 x 10, yield, 4 CPUs")
 # and to task_hot()'s window for the newly idle CPU's pull (sysctl_sched_migration_cost, 0.5 ms
-# in 3.3 and 6.6; at 0 task_hot() says no task is hot), and with no newly idle balance at all
-# (the bound of 3.3's avg_idle gate in idle_balance(), which the model does not have)
+# in 3.3 and 6.6; at 0 task_hot() says no task is hot, and 3.3's idle_balance() avg_idle gate,
+# tunable newidle_avg_idle, compares against the same value), and with no newly idle balance
 MIGRATION_COST_SWEEP = (0, 50_000, 100_000, 250_000, 500_000)
 SENSITIVE_ROWS = ("wake-pingpong 4 pairs, 4 CPUs", "wake-pingpong 8 pairs, 1x4x2",
                   "wake-pingpong 4 pairs, 4 CPUs, work_us=100", "chatroom 2 x 10, futex, 4 CPUs")

@@ -536,7 +536,31 @@ def _weights_changed(eng: "Engine", cpu: "Cpu"):
         eng.plan(cpu)
 
 
+# 2.6.33's rate limit of the newly idle balance (3.3's idle_balance() and ttwu_do_wakeup(),
+# stored 3.x core.c/fair.c text): idle_balance() stamps rq->idle_stamp and returns at once
+# while rq->avg_idle < sysctl_sched_migration_cost; a wakeup queued on a CPU with the stamp
+# set takes the span since it (over 2 x the cost: avg_idle = 2 x the cost; else update_avg(),
+# avg += (span - avg) / 8) and clears it, as does a pull; sched_init() starts avg_idle at
+# 2 x the cost.  Tunable newidle_avg_idle (3.3).
+def end_idle_span(eng: "Engine", cpu: "Cpu"):
+    """ttwu_do_wakeup()'s avg_idle update for a wakeup queued on ``cpu``."""
+    delta = eng.now - cpu.newidle_stamp
+    limit = 2 * eng.migration_cost_ns
+    if delta > limit:
+        cpu.avg_idle = limit
+    else:
+        cpu.avg_idle += (delta - cpu.avg_idle) >> 3
+    cpu.newidle_stamp = -1
+
+
 def newidle(eng: "Engine", cpu: "Cpu"):
+    if eng.newidle_gate:
+        cpu.newidle_stamp = eng.now
+        if cpu.avg_idle < eng.migration_cost_ns:
+            if eng.trace_file is not None:
+                eng.trace(cpu.id, "newidle-skip", f"avg_idle {cpu.avg_idle} ns < "
+                          f"sched_migration_cost {eng.migration_cost_ns} ns")
+            return False
     if eng.policy.rebalance_tick(cpu.rq, eng.now):  # 3.x's idle_balance() updates shares too
         load_changed(eng, cpu)
     if eng.tun.get("balance_66"):
@@ -544,6 +568,7 @@ def newidle(eng: "Engine", cpu: "Cpu"):
     level: DomainLevel
     for level in cpu.domains:
         if NEWIDLE in level.flags and load_balance(eng, cpu, level, "newidle"):
+            cpu.newidle_stamp = -1
             return True
     return False
 

@@ -52,7 +52,7 @@ class Cpu:
                  "need_resched", "domains", "bal_at", "bal_event", "siblings", "preempt_at",
                  "load_hist", "load_now", "load_tick", "kicked", "preempt_valid",
                  "pending_at", "llc_span", "tick_phase", "busy_since", "bal_hold",
-                 "idle_stamp", "push_cpu", "idle_since")
+                 "idle_stamp", "push_cpu", "idle_since", "avg_idle", "newidle_stamp")
 
     def __init__(self, cpu_id, rq, siblings):
         self.id: int = cpu_id
@@ -89,6 +89,9 @@ class Cpu:
         # when the CPU last went idle (6.6's rq->idle_stamp; find_idlest_group_cpu() prefers
         # the most recently idled CPU, whose cache is likely warmer)
         self.idle_stamp: int = 0
+        # 3.3's rq->avg_idle and the rq->idle_stamp its idle_balance() sets (-1: none)
+        self.avg_idle: int = 0
+        self.newidle_stamp: int = -1
         # rq->push_cpu while rq->active_balance is set: the CPU an active balance asked this
         # CPU's migration thread (stopper) to push a task to; -1 when none is pending
         self.push_cpu: int = -1
@@ -105,7 +108,7 @@ class Engine:
                  "newidle", "switch_ns", "flat_cost", "reference", "vruntime_only", "slice_only",
                  "idle_wake_ns", "idle_wake_polled_ns", "halt_poll_ns", "contention",
                  "contention_span", "has_account", "yield_ns",
-                 "update_curr_first",
+                 "update_curr_first", "newidle_gate", "migration_cost_ns",
                  "warm_ns", "refill_by_distance", "threads", "socket_cpus", "smt_speed",
                  "n_switches", "n_migrations", "n_wakeups", "n_preemptions", "n_yields",
                  "n_decisions", "n_cost_ns", "wakeup_ns", "has_refill", "wake_affine",
@@ -190,6 +193,8 @@ class Engine:
         self.hrtick: bool = policy.hrtick
         self.track_load: bool = not policy.global_queue
         self.newidle: bool = bool(tun["newidle_balance"]) and not policy.global_queue
+        self.newidle_gate: bool = bool(tun.get("newidle_avg_idle", False))
+        self.migration_cost_ns: int = int(tun.get("sched_migration_cost_ns", 0))
         self.switch_ns: int = tun["context_switch_ns"]
         # the machine: an idle CPU needs idle_wake_ns (IPI, idle-state exit, a halted vCPU's
         # wake by the host) before it runs what it was woken for; busy CPUs slow each other
@@ -215,6 +220,8 @@ class Engine:
         self.update_curr_first: bool = policy.update_curr_on_enqueue
         self.cpus: list[Cpu] = [Cpu(c, policy.new_rq(c), topo.siblings(c))
                                 for c in range(topo.ncpus)]
+        for cpu in self.cpus:  # sched_init(): rq->avg_idle = 2 * sysctl_sched_migration_cost
+            cpu.avg_idle = 2 * self.migration_cost_ns
         if tun.get("tick_skew"):
             # tick_setup_sched_timer() of 2.6.21-2.6.32: each CPU's tick timer starts
             # (tick_period / 2) / num_possible_cpus() x cpu later than CPU 0's
@@ -579,6 +586,8 @@ class Engine:
             cpu = self.cpus[queued_on]
         else:
             cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
+        if cpu.newidle_stamp >= 0:
+            balance.end_idle_span(self, cpu)
         self.enqueue(cpu, task, "wakeup")
         if self.ftrace is not None:
             self.ftrace.wakeup(task, waker_cpu)

@@ -206,6 +206,11 @@ FAMILY_TUNABLES = {
                                         "rightmost task"),
         "sched_migration_cost_ns": _t(MS // 2, "int", "cache-hot veto: a task that ran within "
                                       "this long is not migrated (0 disables)"),
+        "newidle_avg_idle": _t(False, "bool", "2.6.33+ idle_balance(): a CPU going idle "
+                               "skips the newly idle balance while its avg_idle (an eighth "
+                               "of each idle span, measured at the wakeup that ends it, "
+                               "capped at 2 x sched_migration_cost, starting there) is below "
+                               "sched_migration_cost"),
         "latency_cap_cpus": _t(0, "int", "cap on the CPU count in the latency scaling factor "
                                "(0: no cap)"),
         "select_idle_sibling": _t(False, "bool", "on wakeup pick an idle CPU sharing the "
@@ -352,7 +357,7 @@ PROFILES = {
                 shares_window_ms=10, group_hierarchy=True, busiest_per_task_check=False,
                 cfs_buddies=True, last_buddy=True, next_buddy=False,
                 busiest_group_form="3.0",
-                idle_idx=0, newidle_idx=0),
+                idle_idx=0, newidle_idx=0, newidle_avg_idle=True),
     "6.6-eevdf": {"family": "eevdf", "description": "EEVDF (6.6): earliest eligible virtual "
                   "deadline first, base slice 0.75 ms, yield sets vruntime to the deadline, "
                   "select_idle_sibling; SCHED_DEADLINE (global EDF) for periodic tasks",
