@@ -226,6 +226,15 @@ class EventLog(replay_module.StatsWriter):
         super()._line(cpu_id, comm, pid, flags, event, body)
 
 
+def _close_holding(held, running, switch, bench):
+    """At a switch, the CPU's last holder's stretch ends: kept as (start, end, kind), kind
+    "nothing" (idle), "benchmark" or "other"."""
+    if switch.cpu in running:
+        pid, comm, since = running[switch.cpu]
+        kind = "nothing" if not pid else "benchmark" if comm in bench else "other"
+        held[switch.cpu].append((since, switch.ts, kind))
+
+
 def wait_causes(events, bench):
     """ms of the benchmark's waits by what ended them and by what held the CPU meanwhile,
     and the count of child-behind-parent waits by how they ended."""
@@ -235,10 +244,7 @@ def wait_causes(events, bench):
     waits = []
     for e in events:
         if e.kind == "sched_switch":
-            if e.cpu in running:
-                pid, comm, since = running[e.cpu]
-                kind = "nothing" if not pid else "benchmark" if comm in bench else "other"
-                held[e.cpu].append((since, e.ts, kind))
+            _close_holding(held, running, e, bench)
             if e.prev_comm in bench and (e.prev_state or "R")[:1] == "R":
                 runnable.setdefault(e.prev_pid, (e.ts, "preemption"))
             for child, (parent, cpu) in list(forks.items()):
@@ -278,10 +284,7 @@ def recorded_waits(events, bench):
     waits = []
     for e in events:
         if e.kind == "sched_switch":
-            if e.cpu in running:
-                pid, comm, since = running[e.cpu]
-                kind = "nothing" if not pid else "benchmark" if comm in bench else "other"
-                held[e.cpu].append((since, e.ts, kind))
+            _close_holding(held, running, e, bench)
             if e.prev_comm in bench and (e.prev_state or "R")[:1] == "R":
                 runnable.setdefault(e.prev_pid, e.ts)
             running[e.cpu] = (e.next_pid, e.next_comm, e.ts)
