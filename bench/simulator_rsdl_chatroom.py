@@ -164,22 +164,23 @@ VOLANO_MODELS = {
 }
 
 
+def print_volano_point(model, seeds, params, cpus, tunables=None):
+    """One point at VolanoMark's size: every hand-off kernel (with ``tunables`` on top of its
+    own) for each seed."""
+    for seed in seeds:
+        rows = [
+            (kernel, tun, run(kernel, seed, params, {**tun, **(tunables or {})}, cpus))
+            for kernel, tun in HANDOFF_KERNELS
+        ]
+        print_rows(f"VolanoMark's size, {model}, {cpus} CPUs", seed, rows)
+
+
 def report_volano(seeds, cpu_counts):
     for cpus in cpu_counts:
         for model, params in VOLANO_MODELS.items():
             for messages in (100, 50):
-                for seed in seeds:
-                    rows = [
-                        (
-                            kernel,
-                            tun,
-                            run(kernel, seed, {**params, "messages": messages}, tun, cpus),
-                        )
-                        for kernel, tun in HANDOFF_KERNELS
-                    ]
-                    print_rows(
-                        f"VolanoMark's size, {model}, {messages} messages, {cpus} CPUs", seed, rows
-                    )
+                print_volano_point(f"{model}, {messages} messages", seeds,
+                                   {**params, "messages": messages}, cpus)
     for model in ("broadcast", "broadcast, users taking turns", "broadcast, hand-off succession"):
         for cpus in cpu_counts:
             print_census(f"{model}, 100 messages", VOLANO_MODELS[model], cpus)
@@ -191,14 +192,7 @@ def report_hold_sweep(seeds, cpu_counts, holds_us):
     for cpus in cpu_counts:
         for hold in holds_us:
             params = {**VOLANO_MODELS["broadcast"], "cs_us": hold}
-            for seed in seeds:
-                rows = [
-                    (kernel, tun, run(kernel, seed, params, tun, cpus))
-                    for kernel, tun in HANDOFF_KERNELS
-                ]
-                print_rows(
-                    f"VolanoMark's size, broadcast, lock held {hold} us, {cpus} CPUs", seed, rows
-                )
+            print_volano_point(f"broadcast, lock held {hold} us", seeds, params, cpus)
             print_census(f"broadcast, lock held {hold} us", params, cpus)
 
 
@@ -215,13 +209,7 @@ def report_socket_sweep(seeds, cpu_counts, slots, loops_ns=None):
                 params = {**VOLANO_MODELS["broadcast"], "sock_msgs": n, "write_locked": 1}
                 for loop in loops_ns:
                     model = f"broadcast, sockets of {n} messages, write inside, loop_ns {loop}"
-                    for seed in seeds:
-                        rows = [
-                            (kernel, tun, run(kernel, seed, params, {**tun, "loop_ns": loop},
-                                              cpus))
-                            for kernel, tun in HANDOFF_KERNELS
-                        ]
-                        print_rows(f"VolanoMark's size, {model}, {cpus} CPUs", seed, rows)
+                    print_volano_point(model, seeds, params, cpus, {"loop_ns": loop})
         return
     for cpus in cpu_counts:
         for locked in (0, 1):
@@ -229,12 +217,7 @@ def report_socket_sweep(seeds, cpu_counts, slots, loops_ns=None):
                 params = {**VOLANO_MODELS["broadcast"], "sock_msgs": n, "write_locked": locked}
                 where = "inside" if locked else "outside"
                 model = f"broadcast, sockets of {n} messages, write {where} the monitor"
-                for seed in seeds:
-                    rows = [
-                        (kernel, tun, run(kernel, seed, params, tun, cpus))
-                        for kernel, tun in HANDOFF_KERNELS
-                    ]
-                    print_rows(f"VolanoMark's size, {model}, {cpus} CPUs", seed, rows)
+                print_volano_point(model, seeds, params, cpus)
                 print_census(model, params, cpus)
 
 
