@@ -202,10 +202,10 @@ def _socket(name: str, slots: int) -> tuple[list, list]:
 
 
 def _reader(i: int, clients: int, messages: int, inbox: Semaphore, deliver: int,
-            my_turn: Semaphore | None, freed: list | None = None) -> list:
+            my_turn: Semaphore | None, freed: list) -> list:
     """Client i's receiver: it reads the room's other users' messages; taking turns, a round
-    brings one from each user in order, and the one from user i - 1 gives user i its turn."""
-    freed = freed or []
+    brings one from each user in order, and the one from user i - 1 gives user i its turn.
+    ``freed``: the steps that free the read message's socket slot (none when unbounded)."""
     if my_turn is None:
         return [(WAIT, inbox), *freed, (RUN, deliver), (LOOP, (clients - 1) * messages, 0),
                 mark_time("end"), (EXIT,)]
