@@ -1146,12 +1146,18 @@ def test_thread_patch_keeps_33_pingpong_within_10_percent_on_a_full_machine():
     assert _pingpong_ratio("3.3", {"cpus": 4}) >= 0.9
 
 
+def _pingpong_33(machine, pairs, work_us, tunables):
+    """3.3's wake-pingpong spec, 1000 roundtrips."""
+    return {"workload": "wake-pingpong", "kernel": "3.3", **machine,
+            "params": {"pairs": pairs, "roundtrips": 1000, "work_us": work_us},
+            "tunables": tunables}
+
+
 def _pingpong_patched(machine, pairs, work_us, **tunables):
     """3.3's patched run: its counters and the engine's trace."""
     trace = io.StringIO()
-    result = simulator.run({"workload": "wake-pingpong", "kernel": "3.3", **machine,
-                            "params": {"pairs": pairs, "roundtrips": 1000, "work_us": work_us},
-                            "tunables": {**tunables, **THREAD_PATCH}}, trace=trace)
+    result = simulator.run(_pingpong_33(machine, pairs, work_us, {**tunables, **THREAD_PATCH}),
+                           trace=trace)
     return result["counters"], trace.getvalue()
 
 
@@ -1169,10 +1175,7 @@ def test_33_pingpong_wakees_wait_because_the_wakers_idle_cpu_does_not_pull(machi
     cache_nice_tries).  With the cost at 0 neither applies and every row holds at 1.00."""
     def ratio(**tunables):
         def ops(patch):
-            result = simulator.run({"workload": "wake-pingpong", "kernel": "3.3", **machine,
-                                    "params": {"pairs": pairs, "roundtrips": 1000,
-                                               "work_us": work_us},
-                                    "tunables": {**tunables, **patch}})
+            result = simulator.run(_pingpong_33(machine, pairs, work_us, {**tunables, **patch}))
             return result["metrics"]["throughput_ops_per_s"][0]
         return ops(THREAD_PATCH) / ops({})
 
