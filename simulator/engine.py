@@ -585,6 +585,8 @@ class Engine:
             assert queued_on is not None
             cpu = self.cpus[queued_on]
         else:
+            if task.cpu is not None:  # try_to_wake_up(): task_waking before select_task_rq
+                self.policy.task_waking(self.cpus[task.cpu].rq, task, now)
             cpu = self.cpus[balance.select_wake_cpu(self, task, waker_cpu, sync)]
         if cpu.newidle_stamp >= 0:
             balance.end_idle_span(self, cpu)

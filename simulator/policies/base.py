@@ -126,6 +126,12 @@ class Policy(ABC):
         rq.curr = None
         rq.load -= task.weight
 
+    def task_waking(self, rq: RunQueue, task: Task, now: int) -> None:
+        """try_to_wake_up()'s sched_class->task_waking(): ``task``, blocked, is about to be
+        woken; ``rq`` is the queue it last ran on (before its CPU is chosen).  Nothing by
+        default."""
+        return None
+
     def rebalance_tick(self, rq: RunQueue, now: int) -> bool:
         """Work the periodic balancer does on ``rq`` before balancing (3.x's update_shares());
         True when task weights on ``rq`` may have changed."""

@@ -147,7 +147,7 @@ class CfsPolicy(Policy):
             pass  # placed by task_fork
         elif how == "migrate":
             task.vruntime += rq.min_vruntime
-        else:  # wakeup: vruntime was stored relative to the old queue when it slept
+        else:  # wakeup: made relative to the queue it slept on by task_waking()
             task.vruntime = max(task.vruntime + rq.min_vruntime,
                                 rq.min_vruntime - self.sleeper_credit)
         if task.group_shares and self.shares is not None:
@@ -177,9 +177,31 @@ class CfsPolicy(Policy):
         super().curr_leaves(rq, task, now)
         if self.buddies is not None:
             self.buddies.sleeps(rq, task, False)
-        task.vruntime -= rq.min_vruntime
+        if self.v1_preemption:  # 2.6.23: see task_waking()
+            task.vruntime -= rq.min_vruntime
         if task.group_shares and self.shares is not None:
             self.shares.leave(rq, task, now)
+
+    def task_waking(self, rq: RunQueue, task: Task, now: int) -> None:
+        """A sleeper keeps its absolute vruntime (dequeue_entity() normalises only
+        ``if (!(flags & DEQUEUE_SLEEP))``, 2.6.33 - 3.x; 2.6.24's dequeue_entity() never); it
+        is made relative to the queue it slept on when it is woken, against that queue's
+        min_vruntime of the moment: 3.x's task_waking_fair() (``se->vruntime -=
+        cfs_rq->min_vruntime``, before select_task_rq()), 2.6.24's set_task_cpu() (``vruntime
+        -= old_cfsrq->min_vruntime - new_cfsrq->min_vruntime`` when the CPU changes; on the
+        same CPU nothing).  enqueue() then adds the new queue's min_vruntime and place_entity()
+        clamps it.  So the time the old queue's min_vruntime advanced while the task slept is
+        not added to it (the model before normalised at the sleep).  2.6.23 (CFS v1, keys from
+        wait_runtime and the sleep's length) keeps the model's normalisation at the sleep.
+        Stored text read: 3.x fair.c task_waking_fair() and dequeue_entity() (find_string ids
+        6254856844, 9743805909), 2.6.24's sched.c set_task_cpu() (id 10925742229)."""
+        if self.v1_preemption:
+            return
+        if task.group_shares and self.hier is not None:
+            self.hier.task_waking(rq, task)
+            return
+        self._update_min(rq)
+        task.vruntime -= rq.min_vruntime
 
     def rebalance_tick(self, rq: RunQueue, now: int) -> bool:
         """update_shares(cpu), run by rebalance_domains() and idle_balance() before they

@@ -14,7 +14,8 @@ android_kernel_samsung_smdk4412 @4b55028b):
   min_vruntime less half a latency (GENTLE_FAIR_SLEEPERS), never backwards;
 - dequeue_task_fair(): each level dequeued while the cfs_rq below became empty (its
   load.weight 0); parent levels with DEQUEUE_SLEEP, so a group entity keeps its vruntime
-  (it never migrates: no normalisation against min_vruntime);
+  (it never migrates: no normalisation against min_vruntime); a sleeping task keeps its
+  absolute vruntime until task_waking_fair() makes it relative to its group's queue there;
 - __update_curr() per level (entity_tick() and every enqueue/dequeue call update_curr() on
   their level): the task's vruntime advances at its own weight, the group entity's at the
   entity's weight, each entity's sum_exec_runtime grows with the run time;
@@ -126,6 +127,13 @@ class GroupHierarchy:
             gq.on_rq = True
             pol._insert(rq, ent)
 
+    def task_waking(self, rq: RunQueue, task: Task) -> None:
+        """task_waking_fair() of a group task: relative to its group's queue on the CPU it
+        slept on, at that queue's min_vruntime now (CfsPolicy.task_waking())."""
+        gq = self.queues[(task.group, rq.cpu)]  # it ran there, so its queue exists
+        _update_min(gq)
+        task.vruntime -= gq.min_vruntime
+
     def dequeue(self, rq: RunQueue, task: Task, now: int) -> None:
         """A queued group task leaves (the balancer migrates it); its entity leaves the root
         when the group has nothing runnable left here."""
@@ -150,8 +158,7 @@ class GroupHierarchy:
         _update_min(gq)
         rq.curr = None
         rq.load -= task.weight
-        gq.curr = None
-        task.vruntime -= gq.min_vruntime
+        gq.curr = None  # its vruntime stays absolute until task_waking() (DEQUEUE_SLEEP)
         pol.shares.leave(rq, task, now)
         if pol.buddies is not None:  # the parent becomes the next buddy if it stays
             pol.buddies.sleeps(rq, task, bool(gq.data))
