@@ -109,12 +109,25 @@ def _wake_affine(eng: "Engine", task: Task, waker: int, prev: int, sync: bool,
     if eng.policy.wake_affine_66:
         return _wake_affine_66(eng, task, waker, prev, sync, level)
     pct = 100 + (level.imbalance_pct - 100) // 2
-    this_load = eng.policy.load_of(eng.cpus[waker].rq)
+    waker_rq = eng.cpus[waker].rq
+    this_load = eng.policy.load_of(waker_rq)
     waker_curr = eng.cpus[waker].curr
     if sync and waker_curr is not None:
         this_load -= waker_curr.weight
     prev_load = eng.policy.load_of(eng.cpus[prev].rq)
-    return 100 * (this_load + task.weight) <= pct * prev_load
+    balanced = 100 * (this_load + task.weight) <= pct * prev_load
+    if not eng.wake_affine_3x or balanced:
+        return balanced
+    # 3.x wake_affine() (stored 3.x kernel/sched/fair.c, find_string ids 6254856844,
+    # 15376374630; wake_idx 0, so source_load() and target_load() are the loads now, and
+    # effective_load() of a task of the root group is the weight itself): "if (this_load > 0)"
+    # the imbalance test, else balanced; "if (sync && balanced) return 1"; then balanced, or
+    # this_load <= load && this_load + target_load(prev_cpu) <= cpu_avg_load_per_task(this)
+    if this_load <= 0:
+        return True
+    nr = waker_rq.nr_running
+    per_task = eng.policy.load_of(waker_rq) // nr if nr else 0
+    return this_load <= prev_load and this_load + prev_load <= per_task
 
 
 def _available_idle(eng: "Engine", cid: int) -> bool:
@@ -197,9 +210,44 @@ def select_wake_cpu(eng: "Engine", task: Task, waker_cpu: int | None, sync: bool
         return prev  # 3.3: select_idle_sibling() runs only under an affine domain
     else:
         target = prev
-    if eng.idle_sibling and eng.cpus[target].curr is not None:
-        target = _idle_sibling(eng, task, target, prev)
+    if eng.idle_sibling:
+        if eng.idle_sibling_3x:
+            target = _idle_sibling_3x(eng, task, target, prev, cpu)
+        elif eng.cpus[target].curr is not None:
+            target = _idle_sibling(eng, task, target, prev)
     return target if _allowed(task, target) else prev
+
+
+def _idle_sibling_3x(eng: "Engine", task: Task, target: int, prev: int, waker: int) -> int:
+    """3.3's select_idle_sibling() (stored 3.x text, find_string id 15376374630, the sd_llc
+    walk without its vendor lines; id 35066303546 shows it as context): the target itself if
+    it is the waking or the previous CPU and idle (idle_cpu(): nothing running or queued);
+    else, from the highest domain sharing the target's cache (sd_llc) down, the first group of
+    that level, in the circular order that starts at the target's own, whose CPUs are all
+    idle gives its first allowed CPU; else the target."""
+    if (target == waker or target == prev) and _available_idle(eng, target):  # noqa: SIM109
+        return target
+    levels: list[DomainLevel] = eng.cpus[target].domains
+    llc = -1
+    for i in range(len(levels)):
+        if levels[i].name in CACHE_LEVELS:
+            llc = i
+    index = llc
+    while index >= 0:
+        for group in _groups(eng, target, index):
+            if not _allowed_in(task, group):
+                continue
+            idle = True
+            for c in group:
+                if not _available_idle(eng, c):
+                    idle = False
+                    break
+            if idle:
+                for c in group:  # cpumask_first_and(sched_group_cpus(sg), tsk_cpus_allowed(p))
+                    if _allowed(task, c):
+                        return c
+        index -= 1
+    return target
 
 
 def _idle_sibling(eng: "Engine", task: Task, target: int, prev: int) -> int:

@@ -112,7 +112,8 @@ class Engine:
                  "warm_ns", "refill_by_distance", "threads", "socket_cpus", "smt_speed",
                  "n_switches", "n_migrations", "n_wakeups", "n_preemptions", "n_yields",
                  "n_decisions", "n_cost_ns", "wakeup_ns", "has_refill", "wake_affine",
-                 "balance_wake", "idle_sibling", "idle_balance_kick", "keep_busy_balance",
+                 "wake_affine_3x", "idle_sibling_3x", "balance_wake", "idle_sibling",
+                 "idle_balance_kick", "keep_busy_balance",
                  "ftrace", "max_cpu_seconds",
                  "cpu_started", "cpu_exceeded")
 
@@ -166,6 +167,8 @@ class Engine:
         self.wake_affine: bool = bool(tun.get("wake_affine"))
         self.balance_wake: bool = bool(tun.get("balance_wake"))
         self.idle_sibling: bool = bool(tun.get("select_idle_sibling"))
+        self.wake_affine_3x: bool = tun.get("wake_affine_form") == "3.x"
+        self.idle_sibling_3x: bool = tun.get("idle_sibling_form") == "3.x"
         self.idle_balance_kick: bool = bool(tun.get("idle_balance_kick"))
         self.keep_busy_balance: bool = bool(tun.get("idle_keeps_busy_next_balance"))
         # the counters the engine bumps at nearly every event live in int fields while it runs

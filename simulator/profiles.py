@@ -215,6 +215,20 @@ FAMILY_TUNABLES = {
                                "(0: no cap)"),
         "select_idle_sibling": _t(False, "bool", "on wakeup pick an idle CPU sharing the "
                                   "target's cache"),
+        "wake_affine_form": _t("imbalance", "choice:imbalance,3.x", "wake_affine() as "
+                               "that release's source has it: imbalance (the waking CPU's load, "
+                               "less a sync waker's, plus the wakee's, within half the "
+                               "imbalance margin of the previous CPU's: the model for the 2.6 "
+                               "profiles, whose own forms are not modelled), 3.x (also a waking "
+                               "CPU a sync waker leaves empty, and one no busier than the "
+                               "previous CPU whose load and the previous CPU's together are at "
+                               "most its load per task: 3.x kernel/sched/fair.c)"),
+        "idle_sibling_form": _t("prev-first", "choice:prev-first,3.x", "select_idle_sibling() "
+                                "of a busy target: prev-first (the previous CPU if idle, else "
+                                "the first idle CPU sharing the target's cache), 3.x (the "
+                                "target's own idle check only; else from the last-level-cache "
+                                "domain down, the first group, from the target's, whose CPUs "
+                                "are all idle: 3.3's walk of sd_llc's groups)"),
         "sched_cost_log_ns": _t(60, "int", "extra schedule() cost per log2(nr_running)"),
         "yield_semantics": _t("requeue", "choice:requeue,skip", "what sched_yield() does with "
                               "sched_compat_yield=0 in this version's code: requeue at its own "
@@ -357,7 +371,8 @@ PROFILES = {
                 shares_window_ms=10, group_hierarchy=True, busiest_per_task_check=False,
                 cfs_buddies=True, last_buddy=True, next_buddy=False,
                 busiest_group_form="3.0",
-                idle_idx=0, newidle_idx=0, newidle_avg_idle=True),
+                idle_idx=0, newidle_idx=0, newidle_avg_idle=True, wake_affine_form="3.x",
+                idle_sibling_form="3.x"),
     "6.6-eevdf": {"family": "eevdf", "description": "EEVDF (6.6): earliest eligible virtual "
                   "deadline first, base slice 0.75 ms, yield sets vruntime to the deadline, "
                   "select_idle_sibling; SCHED_DEADLINE (global EDF) for periodic tasks",

@@ -10,7 +10,7 @@ import pytest
 
 import simulator
 from simulator.api import make_policy, validate
-from simulator.balance import select_wake_cpu
+from simulator.balance import _wake_affine, select_wake_cpu
 from simulator.cli import main as cli_main
 from simulator.engine import Engine
 from simulator.policies.base import RunQueue
@@ -1038,8 +1038,11 @@ def _wake_placement(kernel, queued, prev, waker, sync=False, **tunables):
 
 def test_66s_wake_affine_pulls_a_sync_wakee_to_a_waker_alone_on_its_cpu():
     """6.6's wake_affine_idle(): a sync waker that is the only task on its CPU takes the
-    wakee whatever the loads; 3.3's wake_affine() weighs them (the waker's 1024 + the wakee's
-    1024 against 112 % of prev's 1024) and keeps the wakee on prev."""
+    wakee whatever the loads; 3.3's wake_affine() weighs them: here nothing runs on the
+    waking CPU, so there is no waker's weight to take off, and 1024 + the wakee's 1024
+    against 112 % of prev's 1024 keeps the wakee on prev (with the waker running alone its
+    CPU's load falls to 0, which 3.x calls balanced:
+    test_33_wake_affine_and_select_idle_sibling_as_3x_has_them)."""
     assert _wake_placement("6.6-eevdf", [1, 1, 1, 1], 1, 0, sync=True) == 0
     assert _wake_placement("3.3", [1, 1, 1, 1], 1, 0, sync=True) == 1
     # not sync: 6.6's wake_affine_weight(), strictly less, keeps it on prev as well
@@ -1055,7 +1058,12 @@ def test_balance_on_wake_is_consulted_only_without_an_affine_domain(kernel):
     CPU of two fresh tasks carries 768 of util and group_classify() gives it spare capacity
     (the idlest by idle CPUs then, test_pelt.py)."""
     steady = {"pelt_signals": False} if kernel == "6.6-eevdf" else {}
-    assert _wake_placement(kernel, [1, 1, 1, 0], 1, 0, balance_wake=True) == 1
+    plain = _wake_placement(kernel, [1, 1, 1, 0], 1, 0)
+    assert _wake_placement(kernel, [1, 1, 1, 0], 1, 0, balance_wake=True) == plain
+    # the affine path's own choice: 3.3's select_idle_sibling() does not take prev, which has
+    # a task queued (not idle_cpu()), and walks the cache domain's groups to the idle CPU 3
+    # (idle_sibling_form 3.x); 6.6's model keeps prev
+    assert plain == (3 if kernel == "3.3" else 1)
     assert _wake_placement(kernel, [1, 1, 1, 0], 1, 0, **THREAD_PATCH) == 3
     assert _wake_placement(kernel, [2, 2, 1, 2], 1, 0, **THREAD_PATCH, **steady) == 2
     # equally idle groups: the first in the kernel's walk, which starts at the waker's own
@@ -1068,6 +1076,36 @@ def test_balance_on_wake_with_nothing_better_keeps_prev_on_33_and_the_waker_cpu_
     find_idlest_cpu() starts from the waking CPU and keeps it."""
     assert _wake_placement("3.3", [1, 1, 1, 1], 1, 0, **THREAD_PATCH) == 1
     assert _wake_placement("6.6-eevdf", [1, 1, 1, 1], 1, 0, **THREAD_PATCH) == 0
+
+
+def _33_sync_wake_from_a_lone_waker(**tunables):
+    """3.3 on 1x3x2 (cores 0-1, 2-3, 4-5): the waker runs alone on CPU 0, CPU 1 (its
+    sibling) and CPU 3 have a task each, the wakee last ran on the idle CPU 2 (whose sibling
+    3 is busy), core 4-5 is wholly idle.  Returns (wake_affine()'s answer, the CPU chosen)."""
+    norm = validate({"workload": "wake-pingpong", "kernel": "3.3", "topology": "1x3x2",
+                     "tunables": tunables})
+    eng = Engine(parse_topology(norm["topology"]), make_policy(norm, norm["cpus"]),
+                 norm["tunables"], 1, 10**6)
+    for tid, cpu in enumerate((0, 1, 3), start=1):
+        eng.spawn(_task(tid), cpu)
+    eng.cpus[0].curr = eng.tasks[1]  # the waker, running (its weight is in CPU 0's load)
+    wakee = _task(9)
+    wakee.cpu = 2
+    affine = _wake_affine(eng, wakee, 0, 2, True, eng.cpus[0].domains[-1])
+    return affine, select_wake_cpu(eng, wakee, 0, True)
+
+
+def test_33_wake_affine_and_select_idle_sibling_as_3x_has_them():
+    """3.x's wake_affine(): a sync waker alone on its CPU leaves this_load at 0, which is
+    balanced ("if (this_load > 0) ... else balanced = true"), so the wakee is pulled towards
+    the waker even though its previous CPU is idle (the imbalance test alone, 1024 against
+    112 % of 0, kept it there); 3.3's select_idle_sibling() then takes neither the busy
+    waker's CPU nor the idle previous CPU (it is not the target) but walks the cache domain's
+    groups from the target's core and takes the first wholly idle core, 4-5.  Either form
+    alone leaves the wakee on CPU 2."""
+    assert _33_sync_wake_from_a_lone_waker() == (True, 4)
+    assert _33_sync_wake_from_a_lone_waker(wake_affine_form="imbalance") == (False, 2)
+    assert _33_sync_wake_from_a_lone_waker(idle_sibling_form="prev-first") == (True, 2)
 
 
 def _overcommit(params, kernel="3.3", **tunables):
