@@ -700,6 +700,9 @@ class Engine:
         round_ns = task.spin_busy + self.yield_ns
         total = task.spin_phase + elapsed
         yields = total // round_ns
+        if task.spin_sleep and task.spins_left is not None and yields > task.spins_left:
+            # past its last yield a sleeping spinner's round ends in its sleep, not a yield
+            yields = max(task.spins_left, 0)
         task.spin_phase = total - yields * round_ns
         self.n_yields += yields
         if task.spins_left is not None:
@@ -762,17 +765,22 @@ class Engine:
             end = start  # a notify may have been superseded by this replan: re-check at once
         elif task.spin_yield:
             busy = task.spin_busy
-            if busy and self.policy.yield_hands_over(cpu.rq, task, self.now):
-                end = start + max(0, busy - task.spin_phase)  # its busy wait, then the yield
+            spins_left = task.spins_left
+            if task.spin_sleep and spins_left is not None and spins_left <= 0:
+                end = start + max(0, busy - task.spin_phase)  # its last round, then the sleep
             else:
-                delay = self.policy.yield_handover_delay(cpu.rq, task, self.now)
-                if delay is not None:
-                    end = start + delay
-            if task.spins_left is not None:  # a bounded spinner gives up after its last yield
-                give_up = start + max(0, task.spins_left * (busy + self.yield_ns)
-                                      - task.spin_phase)
-                if end == NO_TIME or give_up < end:
-                    end = give_up
+                if busy and self.policy.yield_hands_over(cpu.rq, task, self.now):
+                    end = start + max(0, busy - task.spin_phase)  # its busy wait, the yield
+                else:
+                    delay = self.policy.yield_handover_delay(cpu.rq, task, self.now)
+                    if delay is not None:
+                        end = start + delay
+                if spins_left is not None:  # a bounded spinner gives up after its last yield
+                    # (a sleeping one after one more busy wait: its round ends in the sleep)
+                    give_up = start + max(0, spins_left * (busy + self.yield_ns)
+                                          + (busy if task.spin_sleep else 0) - task.spin_phase)
+                    if end == NO_TIME or give_up < end:
+                        end = give_up
         if cpu.need_resched:
             end = self.now
         # the slice-expiry instant is absolute: it only moves when the runqueue changes
@@ -999,7 +1007,8 @@ class Engine:
                     step_reference(self, cpu, task)
                 else:
                     step(self, cpu, task)
-            elif task.spin_yield and task.spins_left is not None and task.spins_left <= 0:
+            elif (task.spin_yield and task.spins_left is not None and task.spins_left <= 0
+                  and (not task.spin_sleep or task.spin_phase >= task.spin_busy)):
                 self.give_up_spin(cpu, task)
             elif (task.spin_yield and task.spin_phase >= task.spin_busy
                   and self.policy.yield_hands_over(cpu.rq, task, self.now)):
@@ -1026,8 +1035,21 @@ class Engine:
         return counter.value >= task.spin_target
 
     def give_up_spin(self, cpu: Cpu, task: Task):
-        """A bounded yield-spinner used its last sched_yield(): wait on the futex instead."""
+        """A bounded yield-spinner used its last sched_yield(): wait on the futex instead, or
+        (``spin_sleep``) sleep by a timer and retry."""
         mutex = task.spin_on
+        if task.spin_sleep:
+            # HotSpot's Thread::SpinAcquire() past its yields: park(1), a timed sleep that no
+            # unlock ends (SpinRelease() only clears the lock word), so the task stays the
+            # lock's spinner while it sleeps; run again, it takes the lock if it is free, or
+            # spins one more busy-wait round and sleeps again
+            task.spins_left = 0
+            task.spin_phase = 0
+            self._counters["spin_sleeps"] = self._counters.get("spin_sleeps", 0) + 1
+            if self.trace_file is not None:
+                self.trace(cpu.id, "spin-sleep", f"{task.name} sleeps on {mutex.name}")
+            self.sleep(cpu, task, self.now + self.jitter(task.spin_sleep))
+            return
         remove_task(mutex.spinners, task)
         task.spin_on = None
         task.spin_yield = False

@@ -182,9 +182,10 @@ def _handle(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...], code: in
 
 
 def _start_spin(eng: "Engine", cpu: "Cpu", task: Task, obj, target, use_yield, lock_mode,
-                spins=None, busy_ns=0):
+                spins=None, busy_ns=0, sleep_ns=0):
     task.spins_left = spins
     task.spin_busy = busy_ns
+    task.spin_sleep = sleep_ns
     task.spin_phase = 0
     task.spin_on = obj
     task.spin_target = target
@@ -240,9 +241,10 @@ def _op_lock(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...]) -> bool
         return False
     mutex.contended += 1
     if mode == "yield":  # JVM style: sched_yield() up to op[3] times (None: forever), each after
-        # op[4] ns of busy waiting, then block
+        # op[4] ns of busy waiting, then block (op[5] > 0: spin op[4] more and sleep op[5] ns
+        # by a timer instead, again after each such sleep until the lock is free)
         _start_spin(eng, cpu, task, mutex, 0, True, "yield", op[3] if len(op) > 3 else None,
-                    op[4] if len(op) > 4 else 0)
+                    op[4] if len(op) > 4 else 0, op[5] if len(op) > 5 else 0)
     elif mode == "spin":
         _start_spin(eng, cpu, task, mutex, 0, False, "spin")
     else:

@@ -105,7 +105,7 @@ class Task:
         "timer_event", "key", "affinity", "spin_on", "spin_yield", "spin_target",
         "parent", "joinsem", "data", "never_ran", "period", "release", "lock_mode",
         "yield_pending", "skip", "job_deadline", "spins_left", "wall_until", "spin_busy",
-        "spin_phase", "static_prio", "sleep_avg", "sched_stamp", "sleep_type",
+        "spin_phase", "spin_sleep", "static_prio", "sleep_avg", "sched_stamp", "sleep_type",
         "entity_weight", "group_shares", "rotation", "sched_delayed", "pelt",
     )
 
@@ -171,6 +171,10 @@ class Task:
         # far into the current busy-wait-then-yield round it is
         self.spin_busy: int = 0
         self.spin_phase: int = 0
+        # what a bounded yield-spinner does once its sched_yield() calls are spent: 0, block
+        # on the futex; > 0, spin one more busy-wait round and then sleep this long (ns) by a
+        # timer, retrying the lock after it (HotSpot's Thread::SpinAcquire(): park(1))
+        self.spin_sleep: int = 0
         self.wall_until: int | None = None  # a wall-clock burn's end (the task polls the clock)
         # O(1)'s interactivity estimator (policies/o1.py): prio above is the dynamic priority
         # there, static_prio the nice level's; sleep_avg (ns) is credited while the task sleeps

@@ -14,6 +14,14 @@ FOREVER = 10**15
 J9_YIELDS = 45
 J9_SPIN2 = 32
 J9_SPIN1 = 256
+# HotSpot's spin/yield/sleep lock (Thread::SpinAcquire(): JDK 6 runtime/synchronizer.cpp, JDK 7
+# and 8 runtime/thread.cpp; copied by GraalVM's JavaSpinLockUtils and Shenandoah's
+# ShenandoahEvacLockingBitmap): a contended acquire spins, and every 4096th iteration
+# ((ctr & 0xFFF) == 0) calls os::NakedYield() while Yields <= 5 (six yields), then park(1)
+# (later os::naked_short_sleep(1)): a 1 ms timed sleep that SpinRelease() never cuts short
+HOTSPOT_YIELDS = 6
+HOTSPOT_SPINS = 4096
+HOTSPOT_SLEEP_US = 1000
 
 # What one chat message makes a client task touch, in 64-byte lines: it reads the message off
 # one loopback TCP socket and writes it to the next (VolanoMark's structure; the derivation and
@@ -48,10 +56,23 @@ class Chatroom:
                          "spin forever)", 0, 10**9),
         "spin_loops": p(0, "int", "with lock=yield: busy-wait loop iterations (loop_ns each) "
                         "before each of those sched_yield() calls", 0, 10**9),
-        "jvm": p("custom", "choice:custom,j9", "with lock=yield: `custom` spins as spin_yields "
-                 "and spin_loops say; `j9` takes IBM J9's documented multi-CPU object-monitor "
-                 "defaults instead: 45 sched_yield() calls (thrMaxYieldsBeforeBlocking), each "
-                 "after 32 x 256 spin-loop iterations (thrMaxSpins2/1BeforeBlocking)"),
+        "jvm": p("custom", "choice:custom,j9,hotspot-spin", "with lock=yield: `custom` spins "
+                 "as spin_yields, spin_loops and spin_sleep_us say; `j9` takes IBM J9's "
+                 "documented multi-CPU object-monitor defaults instead: 45 sched_yield() calls "
+                 "(thrMaxYieldsBeforeBlocking), each after 32 x 256 spin-loop iterations "
+                 "(thrMaxSpins2/1BeforeBlocking); `hotspot-spin` HotSpot's Thread::"
+                 "SpinAcquire() (its leaf locks' strategy, not its Java monitors'): 6 "
+                 "sched_yield() calls, each after 4096 spin-loop iterations, then 4096 more "
+                 "and a 1 ms timed sleep (park(1)), again and again until the lock is free; "
+                 "it never blocks on the futex"),
+        "spin_sleep_us": p(0, "int", "with lock=yield: a waiter whose sched_yield() calls are "
+                           "spent spins one more spin_loops round, then sleeps this long by a "
+                           "timer (no unlock wakes it) and retries the lock, again after each "
+                           "sleep, instead of blocking on the futex; with jvm=custom, 0 blocks "
+                           "(the model before it); with jvm=hotspot-spin, 0 is HotSpot's 1 ms "
+                           "and another value replaces it (how long a 1 ms timed futex wait "
+                           "lasts on the thread's kernels is not sourced: swept); ignored with "
+                           "jvm=j9", 0, 10**9),
         "succession": p("competitive", "choice:competitive,wakeall,handoff", "with lock=yield: "
                         "`competitive` (the JVM monitors' documented policy): unlock frees the "
                         "lock and wakes the first blocked waiter, which competes for it again; "
@@ -96,10 +117,10 @@ class Chatroom:
         prm = b.params
         clients = prm["clients"]
         tokens = max(1, clients // 2)
-        spins, loops = (J9_YIELDS, J9_SPIN2 * J9_SPIN1) if prm["jvm"] == "j9" else (
-            prm["spin_yields"], prm["spin_loops"])
+        spins, loops, sleep_us = _spin_strategy(prm)
         busy_ns = round(loops * b.tun["loop_ns"])
-        lock_op = (LOCK, None, prm["lock"], spins or None, busy_ns)  # the room filled in below
+        # the room filled in below
+        lock_op = (LOCK, None, prm["lock"], spins or None, busy_ns, sleep_us * US)
         if prm["broadcast"]:
             # its four roles touch different parts of a message's path and the engine prices
             # one working set a run, so the broadcast keeps the flat refill
@@ -124,6 +145,16 @@ class Chatroom:
         total = prm["rooms"] * prm["clients"] * prm["messages"]
         wall = b.eng.marks.get("end", b.eng.now)
         return {"throughput_msgs_per_s": total / (wall / 1e9) if wall else 0.0}
+
+
+def _spin_strategy(prm) -> tuple[int, int, int]:
+    """A contended waiter's (sched_yield() calls, spin-loop iterations before each, sleep in us
+    once the yields are spent: 0 blocks on the futex instead)."""
+    if prm["jvm"] == "j9":
+        return J9_YIELDS, J9_SPIN2 * J9_SPIN1, 0
+    if prm["jvm"] == "hotspot-spin":
+        return HOTSPOT_YIELDS, HOTSPOT_SPINS, prm["spin_sleep_us"] or HOTSPOT_SLEEP_US
+    return prm["spin_yields"], prm["spin_loops"], prm["spin_sleep_us"]
 
 
 def _room_lock(prm, room: int) -> Mutex:
