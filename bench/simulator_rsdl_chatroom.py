@@ -37,6 +37,10 @@ client reader) that are runnable, blocked on the room lock, blocked waiting for 
 exited, and of idle CPUs, weighted by time (kept from the engine's wakeup/switch/exit hooks,
 where every change of those states happens). `--hold-us 10,50,200,1000` sweeps instead the
 time the room's lock is held per copy (`cs_us`, which no source gives) on the broadcast.
+`--jvm hotspot-spin` runs every model with HotSpot's Thread::SpinAcquire() strategy instead of
+J9's counts (6 yields, each after 4096 spin iterations, then 4096 more and a timed sleep, again
+until the lock is free: a wait its timer ends, not an unlock), `--spin-sleep-us` sets that
+sleep (0: HotSpot's 1 ms); the rows then print the sleeps taken.
 """
 
 import argparse
@@ -86,6 +90,10 @@ def label(kernel, tunables):
     )
 
 
+# set by --jvm: the lock strategy every run takes instead of its model's (J9's counts)
+STRATEGY = {}
+
+
 def run(kernel, seed, params, tunables, cpus=2):
     result = simulator.run(
         {
@@ -93,7 +101,7 @@ def run(kernel, seed, params, tunables, cpus=2):
             "kernel": kernel,
             "cpus": cpus,
             "seed": seed,
-            "params": params,
+            "params": {**params, **STRATEGY},
             "tunables": {"vmstat_interval_ms": 10, **tunables},
         }
     )
@@ -110,12 +118,16 @@ def run(kernel, seed, params, tunables, cpus=2):
 
 def spin_share(result, msgs, cpus):
     """Percent of the CPUs' time spent in lock-spin rounds: each sched_yield() a spinner makes
-    ends a round of busy-wait loops (J9's 32 x 256, or `spin_loops`) and costs the syscall."""
+    ends a round of busy-wait loops (J9's 32 x 256, HotSpot's 4096, or `spin_loops`) and costs
+    the syscall; with HotSpot's strategy each timed sleep ends a round of busy-wait loops too."""
     prm, tun = result["params"], result["tunables"]
-    loops = 32 * 256 if prm["jvm"] == "j9" else prm["spin_loops"]
+    loops = {"j9": 32 * 256, "hotspot-spin": 4096}.get(prm["jvm"], prm["spin_loops"])
     round_ns = loops * tun["loop_ns"] + tun["yield_syscall_ns"]
     wall_ns = prm["rooms"] * prm["clients"] * prm["messages"] / msgs * 1e9
-    return 100 * result["counters"]["yields"] * round_ns / (wall_ns * cpus)
+    counters = result["counters"]
+    spun_ns = counters["yields"] * round_ns + counters.get("spin_sleeps", 0) * loops * tun[
+        "loop_ns"]
+    return 100 * spun_ns / (wall_ns * cpus)
 
 
 def report(model, params, seeds):
@@ -310,7 +322,7 @@ def census(kernel, params, tunables, cpus=2, seed=1):
             "kernel": kernel,
             "cpus": cpus,
             "seed": seed,
-            "params": params,
+            "params": {**params, **STRATEGY},
             "tunables": tunables,
         }
     )
@@ -328,12 +340,14 @@ def print_rows(model, seed, rows):
     print(
         f"{'kernel':<22}{'msgs/s':>9}{'ratio':>7}{'r':>7}{'id %':>6}{'cs':>8}"
         f"{'preempt':>8}{'yields':>11}{'blocks':>7}{'spin %':>7}"
+        + (f"{'sleeps':>9}" if STRATEGY else "")
     )
     for kernel, tun, x in rows:
         print(
             f"{label(kernel, tun):<22}{x['msgs']:>9.0f}{x['msgs'] / mainline:>7.2f}"
             f"{x['r']:>7.1f}{x['id']:>6.1f}{x['context_switches']:>8}{x['preemptions']:>8}"
             f"{x['yields']:>11}{x['spin_blocks']:>7}{x['spin']:>7.1f}"
+            + (f"{x.get('spin_sleeps', 0):>9}" if STRATEGY else "")
         )
 
 
@@ -368,7 +382,24 @@ def main():
         help="with --sock-msgs: instead, the write inside the monitor at these spin-loop "
         "speeds (loop_ns, no source for the thread's machine), e.g. 0.01,0.1,0.3,1,3",
     )
+    parser.add_argument(
+        "--jvm",
+        choices=("j9", "hotspot-spin"),
+        default="j9",
+        help="the room lock's strategy: j9 (J9's counts, the default) or hotspot-spin "
+        "(HotSpot's Thread::SpinAcquire(): 6 yields, each after 4096 spin iterations, then "
+        "4096 more and a timed sleep, again until the lock is free; a sleep prints a `sleeps`)",
+    )
+    parser.add_argument(
+        "--spin-sleep-us",
+        type=int,
+        default=0,
+        help="with --jvm hotspot-spin: the timed sleep's length in us (0: HotSpot's park(1), "
+        "1 ms; how long a 1 ms timed wait lasted on the thread's kernels is not sourced)",
+    )
     args = parser.parse_args()
+    if args.jvm != "j9":
+        STRATEGY.update({"jvm": args.jvm, "spin_sleep_us": args.spin_sleep_us})
     seeds = (1,) if args.quick else (1, 2)
     if args.scale:
         cpu_counts = [int(n) for n in args.cpus.split(",")]
