@@ -43,6 +43,9 @@ CLIENT_ERROR = re.compile(r"^(?:Not Found|Bad Request|Forbidden|Method Not Allow
                           r"Unauthorized|Too Many Requests)(?: \([^)]*\))?: /")
 # The superuser warning Celery prints when a development container runs as root.
 QUIET_WARNINGS = "ignore:You're running the worker with superuser privileges"
+# How long a child may take to stop after its signal (the worker finishing a task) before it
+# is killed.
+STOP_TIMEOUT_S = 60
 
 
 def say(phase: str, text: str) -> None:
@@ -190,16 +193,18 @@ def stop(children) -> None:
     """Each child gets its signal: the server's process group SIGINT (its reloader and the
     serving process, as a terminal's Ctrl-C would), the worker's main process SIGTERM (a warm
     shutdown that lets its pool finish the task in hand), the build's group SIGTERM."""
-    for proc, sig, group in children:
+    for _name, proc, sig, group in children:
         if proc is not None and proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 (os.killpg if group else os.kill)(proc.pid, sig)
-    for proc, _sig, _group in children:
+    for name, proc, _sig, _group in children:
         if proc is None:
             continue
         try:
-            proc.wait(timeout=60)
+            proc.wait(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
+            say("schedbench", f"the {name} did not stop within {STOP_TIMEOUT_S} s of its "
+                "signal: killed")
             os.killpg(proc.pid, signal.SIGKILL)
 
 
@@ -210,6 +215,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     url = f"http://127.0.0.1:{args.port}/"
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    # A shell starts a background job (`make run &` in a script, nohup) with SIGINT ignored,
+    # and children inherit an ignored signal across exec: the server would then ignore the
+    # SIGINT that stops it and be killed a minute later. A handler is not inherited (exec
+    # resets it to the default), so installing Python's own gives the children the default.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     prepare()
     from django.conf import settings
 
@@ -233,8 +243,8 @@ def main(argv=None) -> int:
 
     requests = RequestLog(Path(settings.DATA_DIR) / "requests.log")
     pipe_output(server, on_line=on_server_line, requests=requests)
-    children = [(server, signal.SIGINT, True), (worker, signal.SIGTERM, False),
-                (build, signal.SIGTERM, True)]
+    children = [("server", server, signal.SIGINT, True), ("worker", worker, signal.SIGTERM, False),
+                ("build", build, signal.SIGTERM, True)]
     try:
         if not wait_until_serving(f"{url}?started", server):
             say("server", "did not start: see the lines above")
