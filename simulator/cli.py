@@ -135,6 +135,10 @@ def _read_machine_file(path):
         text = f.read(MAX_MACHINE_FILE + 1)
     if len(text) > MAX_MACHINE_FILE:
         raise InvalidValueError("machine", f"{path}: larger than {MAX_MACHINE_FILE} bytes")
+    if not text.strip():
+        raise InvalidValueError("machine", f"{path}: the file is empty (a calibration that "
+                                "calibrate refused, exit status 4, writes nothing to stdout: "
+                                "calibrate again on a quiet machine or pass --accept-noisy)")
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:

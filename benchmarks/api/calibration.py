@@ -179,6 +179,22 @@ def _stored(request, calibration, code=status.HTTP_201_CREATED) -> Response:
                     status=code)
 
 
+EMPTY_BODY = ("the body is empty: a calibration is the JSON `schedbench.py calibrate --dry-run` "
+              "prints, and a calibration that calibrate refused (exit status 4) writes nothing; "
+              "calibrate again on a quiet machine or pass --accept-noisy")
+
+
+def _submission(request) -> CalibrationSubmissionSerializer:
+    """The validated body; an empty one (what `calibrate --dry-run > file` leaves when it
+    refuses) is a 400 that says so rather than a list of missing fields."""
+    data = request.data  # {} without a parser run when the body is empty
+    if data == {} and request.META.get("CONTENT_LENGTH") in (None, "", "0"):
+        raise exceptions.ParseError(EMPTY_BODY)
+    body = CalibrationSubmissionSerializer(data=data)
+    body.is_valid(raise_exception=True)
+    return body
+
+
 def _fields(data: dict) -> dict:
     return {"kernel": data["kernel"], "measured_at": data["measured_at"],
             "values": dict(data["calibration"]), "details": data.get("details") or {}}
@@ -206,8 +222,7 @@ def machine_calibration(request, pk: int):
         if calibration is None:
             raise exceptions.NotFound(f"machine {pk} has no calibration")
         return _stored(request, calibration, status.HTTP_200_OK)
-    body = CalibrationSubmissionSerializer(data=request.data)
-    body.is_valid(raise_exception=True)
+    body = _submission(request)
     given = body.validated_data.get("machine")
     if given is not None and machine_fingerprint(given) != machine.fingerprint:
         raise serializers.ValidationError(
@@ -224,8 +239,7 @@ def machine_calibration(request, pk: int):
 @parser_classes([DepthLimitedJSONParser])
 def calibration_by_description(request):
     """Calibrate the machine the body's `machine` describes (found or created by fingerprint)."""
-    body = CalibrationSubmissionSerializer(data=request.data)
-    body.is_valid(raise_exception=True)
+    body = _submission(request)
     if body.validated_data.get("machine") is None:
         raise serializers.ValidationError({"machine": ["This field is required."]})
     calibration = _authorised(lambda: calibration_create_for_spec(

@@ -166,6 +166,17 @@ def test_unparseable_bodies_are_400(api_client, raw):
     assert response.status_code == 400 and "error" in response.json()
 
 
+def test_an_empty_body_says_it_is_empty(api_client):
+    # What `calibrate --dry-run > cal.json` leaves when calibrate refuses, then sent as it is.
+    machine = machine_get_or_create(spec=BOX)
+    for url in (BY_DESCRIPTION, by_id(machine.pk)):
+        response = post(api_client, url, "")
+        assert response.status_code == 400, response.content
+        assert "the body is empty" in response.json()["error"]
+        assert "refused" in response.json()["error"]
+    assert not MachineCalibration.objects.exists()
+
+
 def test_unknown_machine_is_404(api_client):
     assert post(api_client, by_id(999), PAYLOAD).status_code == 404
     assert Client().get(by_id(999)).status_code == 404

@@ -113,6 +113,17 @@ def test_submitting_needs_a_url_and_token():
     assert result.returncode == 2 and "no portal URL" in result.stderr
 
 
+def test_submitting_an_empty_file_says_it_is_empty(tmp_path):
+    # What `calibrate --dry-run > cal.json` leaves when calibrate refuses (exit 4).
+    empty = tmp_path / "cal.json"
+    empty.write_text("")
+    result = harness("calibrate", "--url", "http://127.0.0.1:9", "--token", "t",
+                     "--submit", str(empty))
+    assert result.returncode == 2
+    assert "the file is empty" in result.stderr and "refused" in result.stderr
+    assert "Expecting value" not in result.stderr
+
+
 @pytest.mark.parametrize("args", [["--repeat", "0"], ["--scale", "0"], ["--scale", "1000"]])
 def test_bad_options_are_usage_errors(args):
     result = harness("calibrate", "--dry-run", *args)

@@ -83,6 +83,15 @@ def test_bad_machine_files_exit_2_with_one_line(tmp_path, data, text, needle):
     assert needle in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("text", ["", "\n  \n"])
+def test_an_empty_machine_file_says_it_is_empty(tmp_path, text):
+    # What `schedbench.py calibrate --dry-run > cal.json` leaves when calibrate refuses.
+    status, out, err = cli(*RUN, "--machine", machine_file(tmp_path, text=text))
+    assert status == 2 and out == ""
+    assert "the file is empty" in err and "refused" in err and err.count("\n") == 1
+    assert "not valid JSON" not in err
+
+
 def test_missing_machine_file(tmp_path):
     status, _, err = cli(*RUN, "--machine", str(tmp_path / "nope.json"))
     assert status == 2 and "nope.json" in err
