@@ -2532,7 +2532,11 @@ def cmd_calibrate(args, command):
     if args.submit:
         try:
             with open(args.submit, encoding="utf-8") as f:
-                payload = json.load(f)
+                text = f.read()
+            if not text.strip():
+                raise UsageError(f"{args.submit}: the file is empty (a calibration that "
+                                 "calibrate refused, exit status 4, writes nothing)")
+            payload = json.loads(text)
         except (OSError, ValueError) as err:
             raise UsageError(f"{args.submit}: {err}") from None
     else:
