@@ -27,12 +27,14 @@ import glob
 import gzip
 import http.client
 import json
+import math
 import os
 import re
 import shlex
 import shutil
 import socket
 import stat
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -2319,7 +2321,7 @@ def parse_helper_output(text):
         if len(fields) >= 2 and fields[1] == "none":
             missing[fields[0]] = " ".join(fields[2:]) or "not measured"
             continue
-        if len(fields) != 5:
+        if len(fields) != 5 or fields[0] == HALT_POLL_SWEEP:  # the sweep: parse_sweep_output
             continue
         values = [to_number(f) for f in fields[1:]]
         if all(isinstance(v, (int, float)) and v == v and abs(v) != float("inf")
@@ -2329,11 +2331,44 @@ def parse_helper_output(text):
     return figures, missing
 
 
-def run_calibrate_helper(helper, cpu_a, cpu_b, loaded, repeats, scale):
+# The host's halt-polling window (virtualised machines only). KVM polls a halted vCPU for up to
+# kvm.halt_poll_ns (KVM_HALT_POLL_NS_DEFAULT 200000, arch/x86/include/asm/kvm_host.h) before
+# the host schedules its thread out, so a vCPU woken within the window wakes faster; the guest
+# cannot read the host's value, so calibrate finds the window from the wakeups themselves: a
+# thread on B woken after B idled each span of the sweep (the helper's -p FROM:TO:STEP, us),
+# every span in each of --repeat rounds, the median of 200 x --scale wakes per span and round.
+HALT_POLL_SWEEP = "halt_poll_sweep_us"
+HALT_POLL_SPANS_US = (50, 400, 25)  # from, to, step: around KVM's default 200 us
+# The step rule (docs/harness.md, "The host's halt-polling window"): the window lies between
+# spans k-1 and k for the first k at which the lowest latency from span k on exceeds the highest
+# before it by more than max(10 % of the median before it, 1 us), with at least two spans on
+# each side. A steady climb (deeper idle, no window) has no such jump; a step that falls back
+# within the sweep is no step. The rule runs on each span's median over the rounds; the step
+# counts only when at least half the rounds, each alone, show one too (the host stops polling
+# while its CPU has other work, so a busy spell hides the window from a round).
+HALT_POLL_STEP_FRACTION = 0.10
+HALT_POLL_STEP_MIN_US = 1.0
+HALT_POLL_SIDE_SPANS = 2
+
+
+def helper_can_sweep(helper):
+    """Whether the helper knows -p (one built before the sweep existed does not)."""
+    try:
+        proc = subprocess.run([helper, "-h"], capture_output=True, check=False, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"-p FROM:TO:STEP" in proc.stderr
+
+
+def run_calibrate_helper(helper, cpu_a, cpu_b, loaded, repeats, scale, sweep=None):
+    """(figures, missing, sweep text): the helper's output; the sweep's lines stay in the
+    text (parse_sweep_output) and are there only when ``sweep`` (from, to, step) was asked."""
     command = [helper, "-a", str(cpu_a), "-r", str(repeats), "-s", repr(scale),
                "-c", ",".join(str(c) for c in loaded)]
     if cpu_b is not None:
         command += ["-b", str(cpu_b)]
+    if sweep is not None:
+        command += ["-p", ":".join(str(v) for v in sweep)]
     log("measuring: " + " ".join(shlex.quote(c) for c in command))
     try:
         proc = subprocess.run(command, stdout=subprocess.PIPE, check=False)
@@ -2342,7 +2377,85 @@ def run_calibrate_helper(helper, cpu_a, cpu_b, loaded, repeats, scale):
     if proc.returncode != 0:
         raise CommandFailed(f"{helper} exited with status {proc.returncode}; nothing "
                             "measured", EXIT_ERROR)
-    return parse_helper_output(proc.stdout.decode("utf-8", "replace"))
+    text = proc.stdout.decode("utf-8", "replace")
+    return (*parse_helper_output(text), text)
+
+
+def parse_sweep_output(text):
+    """{span_us: [each round's median wake latency, us]} from the helper's sweep lines."""
+    sweep = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 3 or fields[0] != HALT_POLL_SWEEP:
+            continue
+        values = [to_number(f) for f in fields[1:]]
+        if all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in values):
+            sweep[values[0]] = [float(v) for v in values[1:]]
+    return sweep
+
+
+def find_halt_poll_step(latencies):
+    """The step in wake latency over ascending idle spans: (k, below, jump) for the first k
+    where min(latencies[k:]) - max(latencies[:k]) = jump exceeds max(HALT_POLL_STEP_FRACTION x
+    below, HALT_POLL_STEP_MIN_US), below being the median of latencies[:k], with
+    HALT_POLL_SIDE_SPANS or more latencies on each side; None when no k qualifies."""
+    for k in range(HALT_POLL_SIDE_SPANS, len(latencies) - HALT_POLL_SIDE_SPANS + 1):
+        below = statistics.median(latencies[:k])
+        jump = min(latencies[k:]) - max(latencies[:k])
+        if jump > max(HALT_POLL_STEP_FRACTION * below, HALT_POLL_STEP_MIN_US):
+            return k, below, jump
+    return None
+
+
+def halt_poll_from_sweep(sweep):
+    """details.halt_poll from the sweep {span_us: [round medians]}: the window and its spread,
+    or measured false and why. The rule runs on each span's median over the rounds (the
+    estimate) and on each round alone (the spread)."""
+    spans = sorted(sweep)
+    rounds = min((len(sweep[s]) for s in spans), default=0)
+    medians = [statistics.median(sweep[s]) for s in spans]
+    table = {f"{s:g}": {"median": round(medians[i], 3), "min": round(min(sweep[s]), 3),
+                        "max": round(max(sweep[s]), 3), "runs": len(sweep[s])}
+             for i, s in enumerate(spans)}
+    found = {"measured": False, "halt_poll_us": None, "sweep": table,
+             "rule": {"step_fraction": HALT_POLL_STEP_FRACTION,
+                      "step_min_us": HALT_POLL_STEP_MIN_US, "side_spans": HALT_POLL_SIDE_SPANS}}
+    if len(spans) < 2 * HALT_POLL_SIDE_SPANS or rounds < 1:
+        found["note"] = (f"only {len(spans)} idle spans swept: too few to find a step; "
+                         "the simulator keeps KVM's default 200 us")
+        return found
+    step = find_halt_poll_step(medians)
+    per_round = []
+    for r in range(rounds):
+        at = find_halt_poll_step([sweep[s][r] for s in spans])
+        per_round.append(None if at is None else (spans[at[0] - 1] + spans[at[0]]) / 2)
+    found["round_estimates_us"] = per_round
+    if step is None:
+        found["note"] = (f"no step in the wake latency over {spans[0]:g}-{spans[-1]:g} us of "
+                         f"idle (medians {min(medians):.1f}-{max(medians):.1f} us): the host "
+                         "polled through the whole sweep, or not at all, or it was too noisy "
+                         "to tell; the simulator keeps KVM's default 200 us")
+        return found
+    k, below, jump = step
+    above = statistics.median(medians[k:])
+    seen = [e for e in per_round if e is not None]
+    found.update({"bracket_us": [spans[k - 1], spans[k]], "below_us": round(below, 3),
+                  "above_us": round(above, 3), "jump_us": round(jump, 3)})
+    if 2 * len(seen) < rounds:
+        found["note"] = (f"the medians step between {spans[k - 1]:g} and {spans[k]:g} us of "
+                         f"idle ({below:.1f} to {above:.1f} us), but only {len(seen)} of "
+                         f"{rounds} rounds show a step alone: the host was too busy to trust "
+                         "it; the simulator keeps KVM's default 200 us")
+        return found
+    found.update({
+        "measured": True, "halt_poll_us": (spans[k - 1] + spans[k]) / 2,
+        "note": (f"wakes after {spans[0]:g}-{spans[k - 1]:g} us of idle took {below:.1f} us "
+                 f"(median), after {spans[k]:g}-{spans[-1]:g} us {above:.1f} us (at least "
+                 f"{jump:.1f} us more than any before): the window is {spans[k - 1]:g}-"
+                 f"{spans[k]:g} us, written as {(spans[k - 1] + spans[k]) / 2:g}; each round "
+                 f"alone shows a step in {len(seen)} of {rounds}"
+                 + (f", at {min(seen):g}-{max(seen):g} us" if seen else ""))})
+    return found
 
 
 def figure(figures, name, digits=4):
@@ -2350,8 +2463,9 @@ def figure(figures, name, digits=4):
     return None if found is None else round(float(found["median"]), digits)
 
 
-def derive_calibration(figures, virtualization):
-    """The calibration object from the helper's figures; see docs/harness.md for each."""
+def derive_calibration(figures, virtualization, halt_poll=None):
+    """The calibration object from the helper's figures; see docs/harness.md for each.
+    ``halt_poll``: details.halt_poll (halt_poll_from_sweep), in a guest that swept."""
     missing = [name for name in CALIBRATION_REQUIRED if name not in figures]
     if missing:
         raise CommandFailed("the helper could not measure " + ", ".join(missing)
@@ -2382,6 +2496,8 @@ def derive_calibration(figures, virtualization):
         "idle_exit_us": None if idle_part is None else (0.0 if virtualised else idle_part),
         "ipi_us": ipi,
         "vcpu_wake_us": None if idle_part is None else (idle_part if virtualised else 0.0),
+        # null (the simulator's default, KVM's 200 us) unless the sweep found the step
+        "halt_poll_us": (halt_poll or {}).get("halt_poll_us") if virtualised else None,
         "contention": contention,
     }
 
@@ -2436,6 +2552,21 @@ def allowed_cpus():
         return list(range(os.cpu_count() or 1))
 
 
+def halt_poll_plan(helper, virtualization, cpu_b):
+    """(the sweep to ask the helper for or None, details.halt_poll when there is none)."""
+    if virtualization in (None, "none"):
+        return None, {"measured": False, "note": "not virtualised: no host polls a halted "
+                      "CPU (halt_poll_us applies to guests only)"}
+    if cpu_b is None:
+        return None, {"measured": False, "note": "one CPU only: no other CPU to wake; the "
+                      "simulator keeps KVM's default 200 us"}
+    if not helper_can_sweep(helper):
+        return None, {"measured": False, "note": "the calibrate helper predates the idle-span "
+                      "sweep (run `schedbench.py build` again); the simulator keeps KVM's "
+                      "default 200 us"}
+    return HALT_POLL_SPANS_US, None
+
+
 def measure_calibration(args):
     env = collect_environment(args.root)
     virtualization = env["machine"].get("virtualization")
@@ -2453,18 +2584,22 @@ def measure_calibration(args):
                 "measure the interpreter, not the machine; the only figure available without "
                 f"it is the virtualisation ({virtualization or 'unknown'}).", EXIT_ERROR)
         cpu_a, cpu_b, loaded = choose_cpus(args.root, allowed_cpus())
+        sweep, halt_poll = halt_poll_plan(helper, virtualization, cpu_b)
         log("reading the load before measuring")
         before = sample_load(args.root, samples=10)
         cpu_start = read_stat_load(args.root)[0]
-        figures, missing = run_calibrate_helper(helper, cpu_a, cpu_b, loaded, args.repeat,
-                                                args.scale)
+        figures, missing, text = run_calibrate_helper(helper, cpu_a, cpu_b, loaded,
+                                                      args.repeat, args.scale, sweep)
         steal_during = steal_pct(cpu_start, read_stat_load(args.root)[0])
         after = sample_load(args.root, samples=10)
-    calibration = derive_calibration(figures, virtualization)
+    if sweep is not None:
+        halt_poll = halt_poll_from_sweep(parse_sweep_output(text))
+    calibration = derive_calibration(figures, virtualization, halt_poll)
     quality = assess_calibration(figures, before, after, steal_during)
     calibration["noisy"] = quality["noisy"]
     for name, reason in sorted(missing.items()):
         log(f"not measured: {name} ({reason})")
+    log(f"host halt-polling window: {halt_poll['note']}")
     return {
         "machine": env["machine"],
         "kernel": env["kernel"],
@@ -2479,6 +2614,7 @@ def measure_calibration(args):
             "figures": figures,
             "not_measured": missing,
             "quality": quality,
+            "halt_poll": halt_poll,
         },
     }
 

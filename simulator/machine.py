@@ -37,8 +37,9 @@ class MachineModel:
     vcpu_wake_us: float = 0.0  # host work to wake a halted vCPU (virtualised only)
     # The host's halt-polling window (virtualised only): KVM polls a halted vCPU this long
     # before scheduling its thread out (kvm.halt_poll_ns, KVM_HALT_POLL_NS_DEFAULT 200000 in
-    # arch/x86/include/asm/kvm_host.h; the guest cannot read the host's value, and calibrate
-    # does not measure it yet), so a vCPU woken sooner skips the host's wake
+    # arch/x86/include/asm/kvm_host.h), so a vCPU woken sooner skips the host's wake.  The
+    # guest cannot read the host's value: calibrate finds it from the step in wake latency
+    # over a sweep of idle spans, and leaves it null (this default) when it finds no step
     halt_poll_us: float = 200.0
     contention: float = 0.0  # fractional slowdown of a busy CPU per other busy CPU (not SMT)
     # Load-to-use latency of one 64-byte line from the shared last-level cache, and from another

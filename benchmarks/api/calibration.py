@@ -74,6 +74,10 @@ class CalibrationValuesSerializer(RequestSerializer):
     idle_exit_us = CostField(allow_null=True, required=False, default=None)
     ipi_us = CostField(allow_null=True, required=False, default=None)
     vcpu_wake_us = CostField(allow_null=True, required=False, default=None)
+    # no default: a calibration made before calibrate swept for it stays without it
+    halt_poll_us = CostField(allow_null=True, required=False,
+                             help_text="the host's halt-polling window (a guest's idle-span "
+                             "sweep); null: not measured, the simulator keeps KVM's 200 us")
     contention = CostField(allow_null=True, required=False, default=None,
                            help_text="slowdown of a busy CPU per other busy core")
     noisy = StrictBooleanField(required=False, help_text="calibrate found the machine busy or "

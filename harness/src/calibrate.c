@@ -25,6 +25,15 @@
  *   loop_alone_ns / loop_busy_ns  the counting loop on CPU A with the CPUs of -c idle,
  *                        then with each of them running the same loop
  *
+ * With -p FROM:TO:STEP (microseconds; asked for in a guest only) also the idle-span sweep
+ * for the host's halt-polling window, one line per span with every round's median:
+ *
+ *   halt_poll_sweep_us <span_us> <round 1> <round 2> ... <round R>
+ *
+ * each the median write-to-read latency (us) of a thread on CPU B woken when B has been
+ * idle <span_us> since its thread last ran (the waker waits for the wakee's receive time,
+ * then spins the span: the span is B's idle time, not the time between two writes).
+ *
  * Options: -a CPU -b CPU (default: the first two CPUs we may use), -c LIST (comma
  * separated CPUs to load for the contention test; default every other allowed CPU),
  * -r R repeats, -s SCALE (multiplies every count; 0.1 for a quick look).
@@ -46,16 +55,18 @@
 #define MAX_REPEATS 51
 #define MAX_LOADERS 1024
 #define IDLE_GAP_NS 2000000LL
+#define MAX_SPANS 64
 
 static int cpu_a = -1, cpu_b = -1;
 static int loaders[MAX_LOADERS], nloaders = -1;
 static int repeats = 5;
 static double scale = 1.0;
+static long sweep_from, sweep_to, sweep_step; /* -p, us; sweep_step 0: no sweep */
 
 static void usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s [-a CPU] [-b CPU] [-c CPU,CPU,...] [-r repeats] [-s scale]\n",
-		prog);
+	fprintf(stderr, "usage: %s [-a CPU] [-b CPU] [-c CPU,CPU,...] [-r repeats] [-s scale]"
+		" [-p FROM:TO:STEP]\n", prog);
 	exit(2);
 }
 
@@ -299,7 +310,7 @@ static void *listen_thread(void *arg)
 	for (i = 0; i < l->n; i++) {
 		if (read(l->in, &c, 1) != 1)
 			die("read");
-		l->received[i] = now_ns();
+		__atomic_store_n(&l->received[i], now_ns(), __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -346,6 +357,82 @@ static double idle_wakeup_us(int from, int to, long n)
 	free(got);
 	free(lat);
 	return median;
+}
+
+/*
+ * Median latency in us of n wakeups of a thread on `to`, each sent `span_ns` after that thread
+ * received the previous one (it then blocks at once: `to` idles for the span).  The waker
+ * spins on `from` (its CPU never idles).  The first n / 10 + 5 wakes are not counted: the
+ * first follows a longer idle, and KVM grows a vCPU's polling window over a few halts
+ * (grow_halt_poll_ns(), virt/kvm/kvm_main.c).
+ */
+static double idle_span_wakeup_us(int from, int to, long long span_ns, long counted)
+{
+	long warm = counted / 10 + 5, n = counted + warm;
+	long long *sent = calloc(n, sizeof(*sent));
+	long long *got = calloc(n, sizeof(*got));
+	double *lat = calloc(counted, sizeof(*lat)), median;
+	struct listener l;
+	pthread_t tid;
+	int fds[2];
+	long i;
+	char c = 'x';
+
+	if (!sent || !got || !lat)
+		die("calloc");
+	if (pipe(fds))
+		die("pipe");
+	l.cpu = to;
+	l.in = fds[0];
+	l.n = n;
+	l.received = got;
+	pin(from);
+	spawn(&tid, listen_thread, &l);
+	usleep(1000); /* let the listener pin itself and block */
+	for (i = 0; i < n; i++) {
+		long long until, last = 0;
+
+		if (i > 0)
+			while (!(last = __atomic_load_n(&got[i - 1], __ATOMIC_ACQUIRE)))
+				;
+		until = (i > 0 ? last : now_ns()) + span_ns;
+		while (now_ns() < until)
+			;
+		sent[i] = now_ns();
+		if (write(fds[1], &c, 1) != 1)
+			die("write");
+	}
+	pthread_join(tid, NULL);
+	for (i = 0; i < counted; i++)
+		lat[i] = (got[warm + i] - sent[warm + i]) / 1e3;
+	qsort(lat, counted, sizeof(*lat), cmp_double);
+	median = counted % 2 ? lat[counted / 2] : (lat[counted / 2 - 1] + lat[counted / 2]) / 2;
+	close(fds[0]);
+	close(fds[1]);
+	free(sent);
+	free(got);
+	free(lat);
+	return median;
+}
+
+/* Every span of -p in each round (rounds outside, so drift spreads over every span). */
+static void halt_poll_sweep(void)
+{
+	static double sweep[MAX_SPANS][MAX_REPEATS];
+	int nspans = (int)((sweep_to - sweep_from) / sweep_step) + 1, k, r;
+
+	progress("idle-span sweep for the host's halt-polling window");
+	for (r = 0; r < repeats; r++)
+		for (k = 0; k < nspans; k++)
+			sweep[k][r] = idle_span_wakeup_us(cpu_a, cpu_b,
+				(sweep_from + k * sweep_step) * 1000LL, scaled(200));
+	for (k = 0; k < nspans; k++) {
+		printf("halt_poll_sweep_us %ld", sweep_from + k * sweep_step);
+		for (r = 0; r < repeats; r++)
+			printf(" %.6g", sweep[k][r]);
+		printf("\n");
+	}
+	fflush(stdout);
 }
 
 /* ---- same-CPU context switch through sched_yield() --------------------------------- */
@@ -531,13 +618,19 @@ int main(int argc, char **argv)
 	unsigned long n;
 	int opt, r;
 
-	while ((opt = getopt(argc, argv, "a:b:c:r:s:h")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:c:r:s:p:h")) != -1) {
 		switch (opt) {
 		case 'a': cpu_a = atoi(optarg); break;
 		case 'b': cpu_b = atoi(optarg); break;
 		case 'c': parse_list(optarg, argv[0]); break;
 		case 'r': repeats = atoi(optarg); break;
 		case 's': scale = atof(optarg); break;
+		case 'p':
+			if (sscanf(optarg, "%ld:%ld:%ld", &sweep_from, &sweep_to, &sweep_step) != 3
+			    || sweep_from < 1 || sweep_step < 1 || sweep_to < sweep_from
+			    || (sweep_to - sweep_from) / sweep_step >= MAX_SPANS || sweep_to > 100000)
+				usage(argv[0]);
+			break;
 		default: usage(argv[0]);
 		}
 	}
@@ -583,6 +676,10 @@ int main(int argc, char **argv)
 		measure_remote(values);
 	else
 		printf("wakeup_remote_us none only one CPU may be used\n");
+	if (sweep_step && cpu_b >= 0)
+		halt_poll_sweep();
+	else if (sweep_step)
+		printf("halt_poll_sweep_us none only one CPU may be used\n");
 
 	progress("contention (the loop alone, then with the other CPUs looping)");
 	contention(n);

@@ -138,6 +138,8 @@ def test_demo_machines_are_not_anyones(api_client):
     (payload(virtualised="true"), "virtualised"),
     (payload(noisy="yes"), "noisy"),
     (payload(loop_memory_ns=0), "loop_memory_ns"),
+    (payload(halt_poll_us=-1), "halt_poll_us"),
+    (payload(halt_poll_us="200"), "halt_poll_us"),
     (payload(frequency_mhz=3000), "frequency_mhz"),
     ({k: v for k, v in PAYLOAD.items() if k != "kernel"}, "kernel"),
     ({k: v for k, v in PAYLOAD.items() if k != "calibration"}, "calibration"),
@@ -164,6 +166,14 @@ def test_bad_input_is_a_400_naming_the_field(api_client, body, needle):
 def test_unparseable_bodies_are_400(api_client, raw):
     response = post(api_client, BY_DESCRIPTION, raw)
     assert response.status_code == 400 and "error" in response.json()
+
+
+@pytest.mark.parametrize("window", [187.5, None])
+def test_the_halt_polling_window_is_stored_measured_or_null(api_client, window):
+    # calibrate writes the window it found in a guest, or null when it found no step
+    response = post(api_client, BY_DESCRIPTION, payload(halt_poll_us=window))
+    assert response.status_code == 201, response.content
+    assert MachineCalibration.objects.get().values["halt_poll_us"] == window
 
 
 def test_an_empty_body_says_it_is_empty(api_client):

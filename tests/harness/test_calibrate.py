@@ -17,7 +17,7 @@ from .conftest import SCRIPT
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
 FIELDS = ("loop_ns", "loop_memory_ns", "thread_create_join_us", "wakeup_remote_us",
           "wakeup_local_us", "context_switch_us", "virtualised", "idle_exit_us", "ipi_us",
-          "vcpu_wake_us", "contention", "noisy")
+          "vcpu_wake_us", "halt_poll_us", "contention", "noisy")
 
 
 def harness(*args, env=None, timeout=300):
