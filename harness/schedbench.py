@@ -2336,7 +2336,7 @@ def parse_helper_output(text):
 # the host schedules its thread out, so a vCPU woken within the window wakes faster; the guest
 # cannot read the host's value, so calibrate finds the window from the wakeups themselves: a
 # thread on B woken after B idled each span of the sweep (the helper's -p FROM:TO:STEP, us),
-# every span in each of --repeat rounds, the median of 200 x --scale wakes per span and round.
+# every span in each of --repeat rounds, the median of 100 x --scale wakes per span and round.
 HALT_POLL_SWEEP = "halt_poll_sweep_us"
 HALT_POLL_SPANS_US = (50, 400, 25)  # from, to, step: around KVM's default 200 us
 # The step rule (docs/harness.md, "The host's halt-polling window"): the window lies between

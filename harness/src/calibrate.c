@@ -425,7 +425,7 @@ static void halt_poll_sweep(void)
 	for (r = 0; r < repeats; r++)
 		for (k = 0; k < nspans; k++)
 			sweep[k][r] = idle_span_wakeup_us(cpu_a, cpu_b,
-				(sweep_from + k * sweep_step) * 1000LL, scaled(200));
+				(sweep_from + k * sweep_step) * 1000LL, scaled(100));
 	for (k = 0; k < nspans; k++) {
 		printf("halt_poll_sweep_us %ld", sweep_from + k * sweep_step);
 		for (r = 0; r < repeats; r++)
