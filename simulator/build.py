@@ -106,6 +106,29 @@ def _run_with_progress(cmd, *, cwd, env, say):
     return returncode, "".join(lines)
 
 
+# mypyc #includes its runtime (CPyList_GetItem, CPyTagged_* ...) into the one C file of the
+# group, but as global functions of a -fPIC shared object: without this flag the compiler must
+# assume another library may interpose them, so it neither inlines them into the modules' code
+# nor calls them directly (each call went through the PLT).  CPython itself is built with it.
+# Code generation only: the same C semantics, so the same results (the goldens check it).
+SPEED_FLAGS = ("-fno-semantic-interposition",)
+
+
+def _speed_flags() -> list[str]:
+    """SPEED_FLAGS that this machine's C compiler accepts (an older or other one may not)."""
+    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    accepted = []
+    with tempfile.TemporaryDirectory(prefix="simulator-flags-") as tmp:
+        probe = pathlib.Path(tmp) / "probe.c"
+        probe.write_text("int probe(void) { return 0; }\n")
+        for flag in SPEED_FLAGS:
+            proc = subprocess.run([*compiler, flag, "-Werror", "-fPIC", "-c", str(probe), "-o",
+                                   str(pathlib.Path(tmp) / "probe.o")], capture_output=True)
+            if proc.returncode == 0:
+                accepted.append(flag)
+    return accepted
+
+
 def build(verbose=False, progress=None):
     """Compile HOT_MODULES in place; returns the number of extension modules written.
     Exits with the reason when the machine cannot (build_problem()) or the compilation fails.
@@ -121,7 +144,8 @@ def build(verbose=False, progress=None):
         setup_py = pathlib.Path(tmp) / "setup_hot.py"
         setup_py.write_text(SETUP_PY)
         # no fused multiply-add: the jitter's float arithmetic must round as CPython's does
-        cflags = f"{os.environ.get('CFLAGS', '')} -ffp-contract=off".strip()
+        cflags = " ".join([os.environ.get("CFLAGS", ""), "-ffp-contract=off",
+                           *_speed_flags()]).strip()
         env = dict(os.environ, MYPY_FORCE_COLOR="0", CFLAGS=cflags)
         cmd = [sys.executable, str(setup_py), *MYPY_FLAGS, *sources, GROUP,
                str(pathlib.Path(tmp) / "c"), "--", str(pathlib.Path(tmp) / "o")]

@@ -125,6 +125,19 @@ def _can_compile():
     return shutil.which(sysconfig.get_config_var("CC").split()[0] or "cc") is not None
 
 
+@pytest.mark.skipif(not _can_compile(), reason="needs mypy (requirements-dev) and a C compiler")
+def test_speed_flags_are_only_those_the_compiler_accepts(monkeypatch):
+    """-fno-semantic-interposition (the build's inlining of mypyc's runtime) goes to a compiler
+    that takes it (gcc, clang); a flag it refuses, or a compiler that fails, adds nothing."""
+    from simulator import build
+
+    monkeypatch.setattr(build, "SPEED_FLAGS",
+                        ("-fno-semantic-interposition", "-fno-such-option-schedbench"))
+    assert build._speed_flags() == ["-fno-semantic-interposition"]
+    monkeypatch.setenv("CC", "false")
+    assert build._speed_flags() == []
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not _can_compile(), reason="needs mypy (requirements-dev) and a C compiler")
 def test_compiled_build_gives_the_golden_results(tmp_path):
