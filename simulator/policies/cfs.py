@@ -4,17 +4,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..program import Task
 from .base import NICE_0, NO_SLICE_END, Policy, RunQueue, ilog2
-from .taskheap import Node, push, remove
+from .taskheap import Heap, Node, push, remove
 
 if TYPE_CHECKING:  # annotations only (the engine imports the policies)
     from ..engine import Engine
 
 
-def advanced_min_vruntime(current: int, data: list[Node], curr: Task | None) -> int:
+def advanced_min_vruntime(current: int, data: Heap, curr: Task | None) -> int:
     """update_min_vruntime() of one cfs_rq (the root here, a group's in cfs_group.py): the
     least of the running entity's vruntime and the leftmost queued key, never moving back."""
-    if data:
-        v = data[0].key
+    if data.size:
+        v = data.nodes[0].key
         if curr is not None and curr.vruntime < v:
             v = curr.vruntime
     elif curr is not None:
@@ -89,8 +89,8 @@ class CfsPolicy(Policy):
         # A task leaving the queue leaves both heaps at once (each node knows its position), so
         # rq.nr_queued always equals len(rq.data).
         rq = RunQueue(cpu_id)
-        rq.data = []
-        rq.extra = []
+        rq.data = Heap()
+        rq.extra = Heap()
         return rq
 
     def _insert(self, rq: RunQueue, task: Task) -> None:
@@ -123,13 +123,13 @@ class CfsPolicy(Policy):
 
     def _leftmost(self, rq: RunQueue) -> Node | None:
         """The node with the least (vruntime, order), or None for an empty queue."""
-        data: list[Node] = rq.data
-        return data[0] if data else None
+        data: Heap = rq.data
+        return data.nodes[0] if data.size else None
 
     def _rightmost_vruntime(self, rq: RunQueue) -> int:
         """The greatest vruntime queued (compat_yield only; the queue is not empty)."""
-        extra: list[Node] = rq.extra
-        return -extra[0].key
+        extra: Heap = rq.extra
+        return -extra.nodes[0].key
 
     def _update_min(self, rq: RunQueue) -> None:
         """min_vruntime = max(itself, min(running task's vruntime, leftmost queued))."""
@@ -231,8 +231,8 @@ class CfsPolicy(Policy):
         self._insert(rq, task)
 
     def pick_next(self, rq: RunQueue, cpu, now: int) -> Task | None:
-        data: list[Node] = rq.data
-        if not data:
+        data: Heap = rq.data
+        if not data.size:
             return None
         if self.buddies is not None:
             task = self.buddies.pick(data, self.buddies.root(rq))
@@ -241,16 +241,17 @@ class CfsPolicy(Policy):
             if task.tid < 0 and self.hier is not None:
                 return self.hier.descend(rq, task)
             return task
-        task = data[0].task
+        nodes = data.nodes
+        task = nodes[0].task
         if task.skip:  # the skip buddy: the next task runs, if there is one
             task.skip = False
-            size = len(data)
+            size = data.size
             if size > 1:
                 # the second least node is one of the top's children; the skipped task stays
                 # queued with its node and order
-                second = data[1]
+                second = nodes[1]
                 if size > 2:
-                    other = data[2]
+                    other = nodes[2]
                     if other.key < second.key or (
                             other.key == second.key and other.order < second.order):
                         second = other
@@ -461,8 +462,8 @@ class CfsPolicy(Policy):
         pass looks at every queued task anyway)."""
         if self.hier is not None and self.hier.queues:  # group queues exist
             return self.hier.queued_tasks(rq)
-        data: list[Node] = rq.data
-        queued = [(node.key, node.order, node.task) for node in data]
+        data: Heap = rq.data
+        queued = [(node.key, node.order, node.task) for node in data.live()]
         queued.sort(reverse=True)  # (vruntime, order) is unique: tasks are never compared
         return [entry[2] for entry in queued]
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..program import Task, nice_to_weight
 from .base import NICE_0, RunQueue
-from .taskheap import Node
+from .taskheap import Heap, Node
 
 if TYPE_CHECKING:  # annotations only
     from .cfs import CfsPolicy
@@ -114,10 +114,10 @@ class CfsBuddies:
         return vdiff > gran
 
     # ------------------------------------------------------------------ pick
-    def pick(self, data: list[Node], bud: Buddies) -> Task:
+    def pick(self, data: Heap, bud: Buddies) -> Task:
         """pick_next_entity() on one cfs_rq (``data`` is not empty); the pick's pointers are
         cleared (the levels above picked first, so no walk up is needed)."""
-        left_node = data[0]
+        left_node = data.nodes[0]
         left = left_node.task
         left_vruntime = left_node.key
         pick = left
@@ -213,14 +213,15 @@ class CfsBuddies:
         return rq.nr_queued + 1
 
 
-def _second_least(data: list[Node]) -> Node | None:
+def _second_least(data: Heap) -> Node | None:
     """__pick_next_entity(left): the second least node, one of the heap top's children."""
-    size = len(data)
+    size = data.size
     if size < 2:
         return None
-    second = data[1]
+    nodes = data.nodes
+    second = nodes[1]
     if size > 2:
-        other = data[2]
+        other = nodes[2]
         if other.key < second.key or (other.key == second.key and other.order < second.order):
             second = other
     return second

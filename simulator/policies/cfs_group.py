@@ -41,7 +41,7 @@ from ..program import Task, nice_to_weight
 from .base import NICE_0, NO_SLICE_END, RunQueue
 from .cfs import advanced_min_vruntime
 from .cfs_buddies import Buddies
-from .taskheap import Node, push, remove
+from .taskheap import Heap, Node, push, remove
 
 if TYPE_CHECKING:  # annotations only
     from ..engine import Engine
@@ -55,7 +55,7 @@ class GroupRq:
     __slots__ = ("data", "curr", "min_vruntime", "entity", "on_rq", "shares", "rank", "bud")
 
     def __init__(self, entity: Task, rank: int):
-        self.data: list[Node] = []  # the queued tasks, by (vruntime, order)
+        self.data: Heap = Heap()  # the queued tasks, by (vruntime, order)
         self.curr: Task | None = None  # the group's task running on this CPU
         self.min_vruntime = 0
         self.entity = entity  # the group entity: vruntime, sum_exec, key node, skip
@@ -354,7 +354,7 @@ def _newest_first(gq: GroupRq) -> int:
     return -gq.rank
 
 
-def _right_to_left(data: list[Node]) -> list[Task]:
+def _right_to_left(data: Heap) -> list[Task]:
     queued = [(node.key, node.order, node.task) for node in data]
     queued.sort(reverse=True)  # (vruntime, order) is unique: tasks are never compared
     return [entry[2] for entry in queued]
@@ -365,7 +365,7 @@ def _update_min(gq: GroupRq) -> None:
     gq.min_vruntime = advanced_min_vruntime(gq.min_vruntime, gq.data, gq.curr)
 
 
-def _pick_skipping(data: list[Node]) -> Task:
+def _pick_skipping(data: Heap) -> Task:
     """The leftmost entity, or the second least when the leftmost is the skip buddy (the flat
     model's pick_next rule, at one level; ``data`` is not empty)."""
     task = data[0].task

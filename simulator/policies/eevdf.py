@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 from ..errors import SimulatorError
 from ..program import BLOCKED, Task
 from .base import NICE_0, NICE_0_SHIFT, NO_SLICE_END, Policy, RunQueue, ilog2
-from .taskheap import NOT_QUEUED, Node, push, remove
+from .taskheap import NOT_QUEUED, Heap, Node, push, remove
 
 if TYPE_CHECKING:  # annotations only (the engine imports the policies)
     from ..engine import Engine
@@ -126,8 +126,8 @@ class EevdfPolicy(Policy):
         # the queued tasks; rq.vsum and rq.wsum are the kernel's avg_vruntime/avg_load sums
         # (weight x vruntime, weights), kept as tasks come and go so the average needs no
         # rescan.
-        rq.data = []
-        rq.extra = []
+        rq.data = Heap()
+        rq.extra = Heap()
         return rq
 
     def _add(self, rq: RunQueue, task: Task) -> None:
@@ -281,8 +281,8 @@ class EevdfPolicy(Policy):
         avg = self._avg(rq)
         best = self._earliest_eligible(rq, avg)
         if best is None:
-            waiting: list[Node] = rq.extra
-            best = waiting[0]
+            waiting: Heap = rq.extra
+            best = waiting.nodes[0]
             remove(waiting, best)
         else:
             remove(rq.data, best)
@@ -308,8 +308,9 @@ class EevdfPolicy(Policy):
             avg = self._avg(rq)
             best = self._earliest_eligible(rq, avg)
             if best is None:
-                best = rq.extra[0]
-                remove(rq.extra, best)
+                waiting: Heap = rq.extra
+                best = waiting.nodes[0]
+                remove(waiting, best)
             else:
                 remove(rq.data, best)
             task = best.task
@@ -323,16 +324,16 @@ class EevdfPolicy(Policy):
     def _earliest_eligible(self, rq: RunQueue, avg: int) -> Node | None:
         """The queued eligible task with the earliest deadline (left queued), or None: the
         tasks the average has passed move into rq.data, those it has fallen below out."""
-        eligible: list[Node] = rq.data
-        waiting: list[Node] = rq.extra
-        while waiting and waiting[0].key <= avg:  # the average passed its vruntime
-            node = waiting[0]
+        eligible: Heap = rq.data
+        waiting: Heap = rq.extra
+        while waiting.size and waiting.nodes[0].key <= avg:  # the average passed its vruntime
+            node = waiting.nodes[0]
             remove(waiting, node)
             node.key = node.task.deadline
             node.home = ELIGIBLE
             push(eligible, node)
-        while eligible:
-            node = eligible[0]
+        while eligible.size:
+            node = eligible.nodes[0]
             if node.task.vruntime <= avg:
                 return node
             remove(eligible, node)  # the average fell below it
@@ -437,9 +438,10 @@ class EevdfPolicy(Policy):
         # before the first group task every queue is flat: the flat walk gives the same list
         if self.hier_active or (self.hier_on and not self.flat_shortcuts):
             return self.groups.queued_tasks(rq)
-        data: list[Node] = rq.data
-        extra: list[Node] = rq.extra
-        nodes = [n for n in data + extra if not n.task.sched_delayed]  # blocked: not movable
+        data: Heap = rq.data
+        extra: Heap = rq.extra
+        # a delayed task is blocked: not movable
+        nodes = [n for n in data.live() + extra.live() if not n.task.sched_delayed]
         nodes.sort(key=lambda n: -n.order)
         return [n.task for n in nodes]
 

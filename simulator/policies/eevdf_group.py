@@ -53,7 +53,7 @@ from .eevdf import (
     place_lag,
     requeue_delayed,
 )
-from .taskheap import Node, push, remove
+from .taskheap import Heap, Node, push, remove
 
 if TYPE_CHECKING:  # annotations only
     from .eevdf import EevdfPolicy
@@ -74,8 +74,8 @@ class GroupLevel:
         self.se.weight = weight
         self.se.data = self
         self.cfs = RunQueue(cpu)
-        self.cfs.data = []  # the eligible heap, as EevdfPolicy.new_rq() lays it out
-        self.cfs.extra = []  # the waiting heap
+        self.cfs.data = Heap()  # the eligible heap, as EevdfPolicy.new_rq() lays it out
+        self.cfs.extra = Heap()  # the waiting heap
         self.on_rq = False  # the entity is in the root queue (queued or its curr)
 
 
@@ -172,8 +172,8 @@ class EevdfGroups:
             avg = self._avg(cfs)
             best = self.policy._earliest_eligible(cfs, avg)
             if best is None:
-                waiting: list[Node] = cfs.extra
-                best = waiting[0]
+                waiting: Heap = cfs.extra
+                best = waiting.nodes[0]
             task = best.task
             self._take(cfs, task)
             cfs.min_vruntime = avg
@@ -446,10 +446,10 @@ class EevdfGroups:
     def queued_tasks(self, rq: RunQueue) -> list[Task]:
         """The queued tasks of the root (not the group entities) and of every group cfs_rq
         of the CPU, the most recently queued first."""
-        nodes: list[Node] = [n for n in rq.data + rq.extra if not is_group_se(n.task)]
+        nodes: list[Node] = [n for n in rq.data.live() + rq.extra.live() if not is_group_se(n.task)]
         for lvl in self.by_cpu.get(rq.cpu, ()):
-            nodes.extend(lvl.cfs.data)
-            nodes.extend(lvl.cfs.extra)
+            nodes.extend(lvl.cfs.data.live())
+            nodes.extend(lvl.cfs.extra.live())
         nodes = [n for n in nodes if not n.task.sched_delayed]  # blocked: not movable
         nodes.sort(key=lambda n: -n.order)
         return [n.task for n in nodes]

@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from ..program import Task
 from .base import NO_SLICE_END, Policy, RunQueue, remove_task
-from .taskheap import NOT_QUEUED, Node, push, remove
+from .taskheap import NOT_QUEUED, Heap, Node, push, remove
 
 if TYPE_CHECKING:  # annotations only (the engine imports the policies)
     from ..engine import Cpu, Engine
@@ -131,8 +131,8 @@ class GoodnessPolicy(GlobalPolicy):
         self.shared.data = {}
         self.order: int = 0  # the last queue-order number given
         self.indexed: bool = self.penalty >= 0  # the bonus may only raise a task (see above)
-        self.by_goodness: list[Node] = []
-        self.by_cpu: list[list[Node]] = [[] for _ in range(ncpus)]
+        self.by_goodness: Heap = Heap()
+        self.by_cpu: list[Heap] = [Heap() for _ in range(ncpus)]
         self.yielders: list[Task] = []  # queued sched_yield() callers, out of the heaps
 
     def attach(self, eng: "Engine"):
@@ -234,14 +234,14 @@ class GoodnessPolicy(GlobalPolicy):
     def _indexed_pick(self, cpu_id: int) -> Task:
         """The scan's pick from the heaps (not empty): the best static part, with the bonus
         if it last ran here, against the best static part + bonus among this CPU's tasks."""
-        best = self.by_goodness[0]
+        best = self.by_goodness.nodes[0]
         best_g = -best.key
         last = best.task.last_cpu
         if last is not None and last == cpu_id:  # an int test, not a generic == on int | None
             best_g += self.penalty
         mine = self.by_cpu[cpu_id]
-        if mine:
-            local = mine[0]
+        if mine.size:
+            local = mine.nodes[0]
             local_g = self.penalty - local.key
             if local_g > best_g or (local_g == best_g and local.order < best.order):
                 best = local
@@ -252,7 +252,7 @@ class GoodnessPolicy(GlobalPolicy):
         if not data:
             return None
         cpu_id = cpu.id  # typed Cpu: a native field read, not an attribute lookup by name
-        if self.by_goodness:
+        if self.by_goodness.size:
             best = self._indexed_pick(cpu_id)
         else:
             found, best_g = goodness_scan(list(data), cpu_id, self.tick, self.penalty)

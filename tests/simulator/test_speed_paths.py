@@ -1,10 +1,14 @@
 """The compiled build's spelled-out forms of plain operations give the plain results."""
 
 import itertools
+import random
+
+import pytest
 
 from simulator import balance
 from simulator.policies.base import NO_SLICE_END
 from simulator.policies.eevdf import EevdfPolicy
+from simulator.policies.taskheap import NOT_QUEUED, Heap, Node, push, remove
 from simulator.program import Task
 
 TUN = {"sched_cost_ns": 0, "base_slice_ns": 750_000, "sched_cost_log_ns": 0, "HZ": 250,
@@ -27,3 +31,40 @@ def test_no_slice_end_alone_and_an_instant_from_start_with_company():
     assert policy.preempt_time(rq, task, 5) == NO_SLICE_END  # nobody waits
     policy.enqueue(rq, other, "wakeup", 5)
     assert 5 <= policy.preempt_time(rq, task, 5) != NO_SLICE_END
+
+
+def test_heap_that_never_shrinks_is_a_priority_queue():
+    """taskheap.Heap keeps its nodes in the first ``size`` items of a list that never shrinks
+    (no reallocation as a queue goes 1 -> 0 -> 1): against a sorted list of (key, order) over
+    random pushes and removals (the top, anywhere), the top and the contents agree at every
+    step, each node knows its position, and positions past ``size`` are refused."""
+    rng = random.Random(24)
+    heap = Heap()
+    nodes = [Node(Task(i, f"t{i}", [])) for i in range(40)]
+    model: list[tuple[int, int, Node]] = []
+    order = 0
+    capacity = 0
+    for _step in range(6000):
+        free = [n for n in nodes if n.pos == NOT_QUEUED]
+        if free and (not model or rng.random() < 0.5):
+            node = rng.choice(free)
+            order += 1
+            node.key, node.order = rng.randrange(8), order  # many equal keys: order decides
+            push(heap, node)
+            model.append((node.key, node.order, node))
+        else:
+            entry = min(model, key=lambda e: e[:2]) if rng.random() < 0.5 else rng.choice(model)
+            remove(heap, entry[2])
+            model.remove(entry)
+            assert entry[2].pos == NOT_QUEUED
+        model.sort(key=lambda e: e[:2])
+        assert len(heap) == heap.size == len(model) and bool(heap) == bool(model)
+        assert len(heap.nodes) >= capacity  # never shrinks
+        capacity = len(heap.nodes)
+        assert sorted(map(id, heap)) == sorted(id(e[2]) for e in model)
+        assert all(heap[n.pos] is n for n in heap.live())
+        if model:
+            assert heap.nodes[0] is heap[0] is model[0][2]
+        with pytest.raises(IndexError):
+            heap[heap.size]
+    assert capacity < len(nodes) + 1 and order > 2500
