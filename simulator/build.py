@@ -1,6 +1,9 @@
 """Optional compiled build of the simulator's hot modules with mypyc.
 
-    python -m simulator.build               compile them in place (needs mypy and a C compiler)
+    python -m simulator.build               compile them in place (needs mypy and a C compiler;
+                                            with gcc profile-guided: built twice around a
+                                            training run)
+    python -m simulator.build --no-pgo      the same, compiled once without a profile
     python -m simulator.build --if-possible the same where this machine can, else say why and
                                             leave the package pure Python (what `make run` does)
     python -m simulator.build --clean       remove the compiled modules again
@@ -14,6 +17,7 @@ SCHEDBENCH_PURE_PYTHON=1 forces the pure-Python sources.
 """
 
 import argparse
+import importlib.machinery
 import os
 import pathlib
 import shutil
@@ -133,10 +137,77 @@ def _speed_flags() -> list[str]:
     return accepted
 
 
-def build(verbose=False, progress=None):
+# The profile-guided build's training run (gcc only, see build()): every workload at its
+# default size on every profile, and the chatroom and the yielders at the speed bench's shapes
+# (smaller), so that the branches and calls the compiler lays out for are the simulator's own.
+# Which code is hot does not depend on a workload's figures, and the C semantics do not
+# change, so the results are the same as without it (the goldens and tests/simulator check).
+TRAINING = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import simulator
+from simulator.errors import SimulatorError
+assert simulator.COMPILED, "the training run must run the instrumented build"
+catalog = simulator.catalog()
+for kernel in catalog["kernels"]:
+    for workload in catalog["workloads"]:
+        try:
+            simulator.run({"workload": workload, "kernel": kernel, "cpus": 4,
+                           "max_events": 200000})
+        except SimulatorError:
+            pass  # a default size beyond the budget (the chatroom)
+    simulator.run({"workload": "chatroom", "kernel": kernel, "cpus": 8,
+                   "params": {"rooms": 10, "clients": 20, "messages": 100}})
+    simulator.run({"workload": "yield-loop", "kernel": kernel, "cpus": 8,
+                   "params": {"tasks": 1000, "duration_ms": 20, "warmup_ms": 0}})
+"""
+
+
+def pgo_problem() -> str | None:
+    """Why the build cannot be profile-guided here (gcc's -fprofile-generate / -use, whose
+    profile files need no merge step; clang's would), or None when it can: the compiler's
+    predefined macros say which it is (clang defines __GNUC__ too)."""
+    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    try:
+        proc = subprocess.run([*compiler, "-dM", "-E", "-x", "c", os.devnull],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        proc = None
+    if proc is None or proc.returncode != 0:
+        return "the C compiler's preprocessor did not run"
+    if "__clang__" in proc.stdout or "#define __GNUC__ " not in proc.stdout:
+        return "the C compiler is not gcc"
+    return None
+
+
+def _compile(cmd, *, root, env, verbose, progress):
+    if progress is None:
+        proc = subprocess.run(cmd, cwd=root, env=env, capture_output=not verbose, text=True)
+        return proc.returncode, "" if verbose else (proc.stdout + proc.stderr)
+    return _run_with_progress(cmd, cwd=root, env=env, say=progress)
+
+
+def _write_manifest(package_dir=PACKAGE_DIR):
+    (package_dir / MANIFEST.name).write_text(
+        "".join(f"{name} {digest}\n" for name, digest in sorted(source_hashes().items())))
+
+
+def _forget_objects(tmp):
+    """Delete the build's objects and modules (the profile data stays): setuptools would
+    otherwise find them newer than the sources and compile nothing."""
+    for path in pathlib.Path(tmp, "o").rglob("*"):
+        if path.suffix == ".o" or path.name.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+            path.unlink()
+
+
+def build(verbose=False, progress=None, pgo=True):
     """Compile HOT_MODULES in place; returns the number of extension modules written.
     Exits with the reason when the machine cannot (build_problem()) or the compilation fails.
-    progress, a function of one line, hears each phase as it starts and how long it has run."""
+    progress, a function of one line, hears each phase as it starts and how long it has run.
+    pgo: with gcc, a profile-guided build: an instrumented build of a copy of the package in
+    the build directory (never in place, where `make run`'s worker would load it), the
+    TRAINING run there, then the build in place with the profile; without gcc, or when the
+    training run fails, the plain build."""
     problem = build_problem()
     if problem is not None:
         raise SystemExit(f"simulator.build: {problem}")
@@ -144,25 +215,49 @@ def build(verbose=False, progress=None):
     root = PACKAGE_DIR.parent
     sources = [str(PACKAGE_DIR.relative_to(root) / f"{m.replace('.', '/')}.py")
                for m in HOT_MODULES]
+    pgo = pgo and pgo_problem() is None
+    say = progress if progress is not None else (lambda line: None)
     with tempfile.TemporaryDirectory(prefix="simulator-build-") as tmp:
         setup_py = pathlib.Path(tmp) / "setup_hot.py"
         setup_py.write_text(SETUP_PY)
         # no fused multiply-add: the jitter's float arithmetic must round as CPython's does
-        cflags = " ".join([os.environ.get("CFLAGS", ""), "-ffp-contract=off",
-                           *_speed_flags()]).strip()
-        env = dict(os.environ, MYPY_FORCE_COLOR="0", CFLAGS=cflags)
+        flags = [os.environ.get("CFLAGS", ""), "-ffp-contract=off", *_speed_flags()]
+        # the same relative sources and output directories from either root, so the objects
+        # (and their profile files) have the same paths in both builds
         cmd = [sys.executable, str(setup_py), *MYPY_FLAGS, *sources, GROUP,
                str(pathlib.Path(tmp) / "c"), "--", str(pathlib.Path(tmp) / "o")]
-        if progress is None:
-            proc = subprocess.run(cmd, cwd=root, env=env, capture_output=not verbose, text=True)
-            returncode, out = proc.returncode, "" if verbose else (proc.stdout + proc.stderr)
+
+        def compile_with(extra, cwd=root):
+            env = dict(os.environ, MYPY_FORCE_COLOR="0", CFLAGS=" ".join([*flags, *extra]).strip())
+            returncode, out = _compile(cmd, root=cwd, env=env, verbose=verbose,
+                                       progress=progress)
+            if returncode != 0:
+                clean()
+                raise SystemExit(f"simulator.build: compilation failed\n{out[-4000:]}")
+
+        if pgo:
+            say("profile-guided build: the instrumented build first (of a copy)")
+            copy = pathlib.Path(tmp) / "train"
+            shutil.copytree(PACKAGE_DIR, copy / PACKAGE_DIR.name, ignore=shutil.ignore_patterns(
+                "*.so", "*.pyd", "__pycache__", MANIFEST.name))
+            if (root / "mypy.ini").exists():  # the same options, so the same C
+                shutil.copy(root / "mypy.ini", copy / "mypy.ini")
+            compile_with(["-fprofile-generate", "-fprofile-update=single"], cwd=copy)
+            _write_manifest(copy / PACKAGE_DIR.name)  # the copy's modules match its sources
+            say("profile-guided build: the training run")
+            trained = subprocess.run([sys.executable, "-c", TRAINING, str(copy)], cwd=copy,
+                                     capture_output=True, text=True,
+                                     env=dict(os.environ, SCHEDBENCH_PURE_PYTHON=""))
+            _forget_objects(tmp)
+            if trained.returncode == 0:
+                say("profile-guided build: the build with the profile")
+                compile_with(["-fprofile-use", "-fprofile-correction", "-Wno-missing-profile"])
+            else:
+                say("profile-guided build: the training run failed, building without it")
+                compile_with([])
         else:
-            returncode, out = _run_with_progress(cmd, cwd=root, env=env, say=progress)
-        if returncode != 0:
-            clean()
-            raise SystemExit(f"simulator.build: compilation failed\n{out[-4000:]}")
-    MANIFEST.write_text("".join(f"{name} {digest}\n"
-                                for name, digest in sorted(source_hashes().items())))
+            compile_with([])
+    _write_manifest()
     return len(compiled_files())
 
 
@@ -173,6 +268,9 @@ def main(argv=None):
     parser.add_argument("--if-possible", action="store_true",
                         help="where the machine cannot compile, or the build fails, say why and "
                              "exit 0 with the package pure Python")
+    parser.add_argument("--no-pgo", action="store_true",
+                        help="the plain build, not profile-guided (with gcc, the default "
+                             "build compiles twice around a training run: ~2.5x as long)")
     parser.add_argument("--progress", action="store_true",
                         help="print a line as each phase starts and every 20 s during one")
     args = parser.parse_args(argv)
@@ -181,7 +279,8 @@ def main(argv=None):
         return
     try:
         started = time.monotonic()
-        count = build(verbose=args.verbose, progress=_say if args.progress else None)
+        count = build(verbose=args.verbose, progress=_say if args.progress else None,
+                      pgo=not args.no_pgo)
     except SystemExit as failed:  # build() never leaves a partial build behind
         if not args.if_possible:
             raise

@@ -148,6 +148,7 @@ def test_compiled_build_gives_the_golden_results(tmp_path):
                            env={**os.environ, "SCHEDBENCH_PURE_PYTHON": ""})
     assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
     assert list((tmp_path / "simulator").glob(f"engine{SUFFIX}"))
+    assert not _instrumented(tmp_path)  # the profile-guided build's final one, with gcc
     compiled, engine_file, _state = _probe(tmp_path, SCHEDBENCH_PURE_PYTHON="")
     assert compiled is True and engine_file.endswith(SUFFIX)
     check = subprocess.run([sys.executable, "-c", CHECK, str(tmp_path),
@@ -165,6 +166,61 @@ def test_compiled_build_gives_the_golden_results(tmp_path):
     assert (outputs[""].pop("compiled"), outputs["1"].pop("compiled")) == (True, False)
     assert outputs[""]["ftrace"].count("sched_switch") > 50
     assert outputs[""] == outputs["1"]
+
+
+def _instrumented(root):
+    """Whether any compiled module of the copy carries gcc's profiling runtime (libgcov, linked
+    into a -fprofile-generate build): such a build writes profile files at every exit."""
+    return any(b"__gcov_" in path.read_bytes()
+               for path in (root / "simulator").rglob(f"*{SUFFIX}"))
+
+
+def _gcc():
+    from simulator import build
+
+    return _can_compile() and build.pgo_problem() is None
+
+
+def test_the_profile_guided_build_needs_gcc(monkeypatch, tmp_path):
+    """gcc's -fprofile-generate / -fprofile-use need no merge step; any other compiler (clang's
+    profiles would), or one whose preprocessor does not run, gets the plain build."""
+    from simulator import build
+
+    fake_clang = tmp_path / "clang"
+    fake_clang.write_text("#!/bin/sh\necho '#define __GNUC__ 4'; echo '#define __clang__ 1'\n")
+    fake_clang.chmod(0o755)
+    monkeypatch.setenv("CC", str(fake_clang))
+    assert build.pgo_problem() == "the C compiler is not gcc"
+    monkeypatch.setenv("CC", "false")
+    assert build.pgo_problem() == "the C compiler's preprocessor did not run"
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    assert build.pgo_problem() == "the C compiler's preprocessor did not run"
+    monkeypatch.setenv("CC", "gcc")
+    if shutil.which("gcc"):
+        assert build.pgo_problem() is None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _gcc(), reason="needs mypy (requirements-dev) and gcc")
+def test_a_failed_training_run_leaves_the_plain_build(tmp_path):
+    """The profile-guided build never leaves its instrumented build installed: when the
+    training run fails, the modules are compiled again without profiling."""
+    _copy_package(tmp_path)
+    build_py = tmp_path / "simulator" / "build.py"
+    source = build_py.read_text()
+    assert source.count('TRAINING = """\n') == 1
+    build_py.write_text(source.replace('TRAINING = """\n', 'TRAINING = """\nraise SystemExit(3)\n'))
+    done = subprocess.run([sys.executable, "-m", "simulator.build", "--progress"], cwd=tmp_path,
+                          capture_output=True, text=True,
+                          env={**os.environ, "SCHEDBENCH_PURE_PYTHON": ""})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "the instrumented build first" in done.stdout
+    assert "the training run failed, building without it" in done.stdout
+    assert "the build with the profile" not in done.stdout
+    assert list((tmp_path / "simulator").glob(f"engine{SUFFIX}"))
+    assert not _instrumented(tmp_path)
+    compiled, _engine_file, _state = _probe(tmp_path, SCHEDBENCH_PURE_PYTHON="")
+    assert compiled is True
 
 
 def _build_if_possible(root, **env):
