@@ -200,14 +200,47 @@ def _forget_objects(tmp):
             path.unlink()
 
 
+def profile_guided(compile_with, say, tmp) -> bool:
+    """The profile-guided build (see build()); False when a step failed and nothing is built
+    (the plain build is then the caller's)."""
+    say("profile-guided build: the instrumented build first (of a copy)")
+    copy = pathlib.Path(tmp) / "train"
+    shutil.copytree(PACKAGE_DIR, copy / PACKAGE_DIR.name, ignore=shutil.ignore_patterns(
+        "*.so", "*.pyd", "__pycache__", MANIFEST.name))
+    root = PACKAGE_DIR.parent
+    if (root / "mypy.ini").exists():  # the same options, so the same C
+        shutil.copy(root / "mypy.ini", copy / "mypy.ini")
+    if not compile_with(["-fprofile-generate", "-fprofile-update=single"], cwd=copy,
+                        fallible=True):
+        say("profile-guided build: the instrumented build failed, building without a profile")
+        return False
+    _write_manifest(copy / PACKAGE_DIR.name)  # the copy's modules match its sources
+    say("profile-guided build: the training run")
+    trained = subprocess.run([sys.executable, "-c", TRAINING, str(copy)], cwd=copy,
+                             capture_output=True, text=True,
+                             env=dict(os.environ, SCHEDBENCH_PURE_PYTHON=""))
+    _forget_objects(tmp)
+    if trained.returncode != 0:
+        say("profile-guided build: the training run failed, building without it")
+        return False
+    say("profile-guided build: the build with the profile")
+    # gcc refuses a profile whose code no longer matches (-Werror=coverage-mismatch)
+    if not compile_with(["-fprofile-use", "-fprofile-correction", "-Wno-missing-profile"],
+                        fallible=True):
+        say("profile-guided build: the profile was refused, building without it")
+        return False
+    return True
+
+
 def build(verbose=False, progress=None, pgo=True):
     """Compile HOT_MODULES in place; returns the number of extension modules written.
     Exits with the reason when the machine cannot (build_problem()) or the compilation fails.
     progress, a function of one line, hears each phase as it starts and how long it has run.
     pgo: with gcc, a profile-guided build: an instrumented build of a copy of the package in
     the build directory (never in place, where `make run`'s worker would load it), the
-    TRAINING run there, then the build in place with the profile; without gcc, or when the
-    training run fails, the plain build."""
+    TRAINING run there, then the build in place with the profile (each object at the same
+    path in both builds, which gcc requires); without gcc, or when a step of it fails, the
+    plain build."""
     problem = build_problem()
     if problem is not None:
         raise SystemExit(f"simulator.build: {problem}")
@@ -227,35 +260,20 @@ def build(verbose=False, progress=None, pgo=True):
         cmd = [sys.executable, str(setup_py), *MYPY_FLAGS, *sources, GROUP,
                str(pathlib.Path(tmp) / "c"), "--", str(pathlib.Path(tmp) / "o")]
 
-        def compile_with(extra, cwd=root):
+        def compile_with(extra, cwd=root, fallible=False):
+            """Compile with the flags plus ``extra``; False if that failed and ``fallible``."""
             env = dict(os.environ, MYPY_FORCE_COLOR="0", CFLAGS=" ".join([*flags, *extra]).strip())
             returncode, out = _compile(cmd, root=cwd, env=env, verbose=verbose,
                                        progress=progress)
             if returncode != 0:
                 clean()
+                if fallible:
+                    _forget_objects(tmp)
+                    return False
                 raise SystemExit(f"simulator.build: compilation failed\n{out[-4000:]}")
+            return True
 
-        if pgo:
-            say("profile-guided build: the instrumented build first (of a copy)")
-            copy = pathlib.Path(tmp) / "train"
-            shutil.copytree(PACKAGE_DIR, copy / PACKAGE_DIR.name, ignore=shutil.ignore_patterns(
-                "*.so", "*.pyd", "__pycache__", MANIFEST.name))
-            if (root / "mypy.ini").exists():  # the same options, so the same C
-                shutil.copy(root / "mypy.ini", copy / "mypy.ini")
-            compile_with(["-fprofile-generate", "-fprofile-update=single"], cwd=copy)
-            _write_manifest(copy / PACKAGE_DIR.name)  # the copy's modules match its sources
-            say("profile-guided build: the training run")
-            trained = subprocess.run([sys.executable, "-c", TRAINING, str(copy)], cwd=copy,
-                                     capture_output=True, text=True,
-                                     env=dict(os.environ, SCHEDBENCH_PURE_PYTHON=""))
-            _forget_objects(tmp)
-            if trained.returncode == 0:
-                say("profile-guided build: the build with the profile")
-                compile_with(["-fprofile-use", "-fprofile-correction", "-Wno-missing-profile"])
-            else:
-                say("profile-guided build: the training run failed, building without it")
-                compile_with([])
-        else:
+        if not (pgo and profile_guided(compile_with, say, tmp)):
             compile_with([])
     _write_manifest()
     return len(compiled_files())
