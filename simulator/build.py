@@ -225,7 +225,8 @@ def profile_guided(compile_with, say, tmp) -> bool:
         return False
     say("profile-guided build: the build with the profile")
     # gcc refuses a profile whose code no longer matches (-Werror=coverage-mismatch)
-    if not compile_with(["-fprofile-use", "-fprofile-correction", "-Wno-missing-profile"],
+    if not compile_with(["-fprofile-use", "-fprofile-correction", "-fprofile-partial-training",
+                         "-Wno-missing-profile"],
                         fallible=True):
         say("profile-guided build: the profile was refused, building without it")
         return False
