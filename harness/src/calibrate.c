@@ -315,48 +315,77 @@ static void *listen_thread(void *arg)
 	return NULL;
 }
 
+/* A run of one-byte wakeups through a pipe: the waker on `from`, the listener on `to`. */
+struct wake_run {
+	long long *sent, *got;
+	int fds[2];
+	struct listener l;
+	pthread_t tid;
+	long n;
+};
+
+static void wake_run_start(struct wake_run *w, int from, int to, long n)
+{
+	w->n = n;
+	w->sent = calloc(n, sizeof(*w->sent));
+	w->got = calloc(n, sizeof(*w->got));
+	if (!w->sent || !w->got)
+		die("calloc");
+	if (pipe(w->fds))
+		die("pipe");
+	w->l.cpu = to;
+	w->l.in = w->fds[0];
+	w->l.n = n;
+	w->l.received = w->got;
+	pin(from);
+	spawn(&w->tid, listen_thread, &w->l);
+}
+
+static void wake_run_send(struct wake_run *w, long i)
+{
+	char c = 'x';
+
+	w->sent[i] = now_ns();
+	if (write(w->fds[1], &c, 1) != 1)
+		die("write");
+}
+
+/* Joins the listener; the median latency in us of the wakes after the first `skip`. */
+static double wake_run_finish(struct wake_run *w, long skip)
+{
+	long counted = w->n - skip, i;
+	double *lat = calloc(counted, sizeof(*lat)), median;
+
+	if (!lat)
+		die("calloc");
+	pthread_join(w->tid, NULL);
+	for (i = 0; i < counted; i++)
+		lat[i] = (w->got[skip + i] - w->sent[skip + i]) / 1e3;
+	qsort(lat, counted, sizeof(*lat), cmp_double);
+	median = counted % 2 ? lat[counted / 2] : (lat[counted / 2 - 1] + lat[counted / 2]) / 2;
+	close(w->fds[0]);
+	close(w->fds[1]);
+	free(w->sent);
+	free(w->got);
+	free(lat);
+	return median;
+}
+
 /* Median write-to-read latency in us; the waker spins (its CPU never idles). */
 static double idle_wakeup_us(int from, int to, long n)
 {
-	long long *sent = calloc(n, sizeof(*sent));
-	long long *got = calloc(n, sizeof(*got));
-	double *lat = calloc(n, sizeof(*lat)), median;
-	struct listener l;
-	pthread_t tid;
-	int fds[2];
+	struct wake_run w;
 	long i;
-	char c = 'x';
 
-	if (!sent || !got || !lat)
-		die("calloc");
-	if (pipe(fds))
-		die("pipe");
-	l.cpu = to;
-	l.in = fds[0];
-	l.n = n;
-	l.received = got;
-	pin(from);
-	spawn(&tid, listen_thread, &l);
+	wake_run_start(&w, from, to, n);
 	for (i = 0; i < n; i++) {
 		long long until = now_ns() + IDLE_GAP_NS;
 
 		while (now_ns() < until)
 			;
-		sent[i] = now_ns();
-		if (write(fds[1], &c, 1) != 1)
-			die("write");
+		wake_run_send(&w, i);
 	}
-	pthread_join(tid, NULL);
-	for (i = 0; i < n; i++)
-		lat[i] = (got[i] - sent[i]) / 1e3;
-	qsort(lat, n, sizeof(*lat), cmp_double);
-	median = lat[n / 2];
-	close(fds[0]);
-	close(fds[1]);
-	free(sent);
-	free(got);
-	free(lat);
-	return median;
+	return wake_run_finish(&w, 0);
 }
 
 /*
@@ -368,51 +397,23 @@ static double idle_wakeup_us(int from, int to, long n)
  */
 static double idle_span_wakeup_us(int from, int to, long long span_ns, long counted)
 {
-	long warm = counted / 10 + 5, n = counted + warm;
-	long long *sent = calloc(n, sizeof(*sent));
-	long long *got = calloc(n, sizeof(*got));
-	double *lat = calloc(counted, sizeof(*lat)), median;
-	struct listener l;
-	pthread_t tid;
-	int fds[2];
-	long i;
-	char c = 'x';
+	long warm = counted / 10 + 5, n = counted + warm, i;
+	struct wake_run w;
 
-	if (!sent || !got || !lat)
-		die("calloc");
-	if (pipe(fds))
-		die("pipe");
-	l.cpu = to;
-	l.in = fds[0];
-	l.n = n;
-	l.received = got;
-	pin(from);
-	spawn(&tid, listen_thread, &l);
+	wake_run_start(&w, from, to, n);
 	usleep(1000); /* let the listener pin itself and block */
 	for (i = 0; i < n; i++) {
 		long long until, last = 0;
 
 		if (i > 0)
-			while (!(last = __atomic_load_n(&got[i - 1], __ATOMIC_ACQUIRE)))
+			while (!(last = __atomic_load_n(&w.got[i - 1], __ATOMIC_ACQUIRE)))
 				;
 		until = (i > 0 ? last : now_ns()) + span_ns;
 		while (now_ns() < until)
 			;
-		sent[i] = now_ns();
-		if (write(fds[1], &c, 1) != 1)
-			die("write");
+		wake_run_send(&w, i);
 	}
-	pthread_join(tid, NULL);
-	for (i = 0; i < counted; i++)
-		lat[i] = (got[warm + i] - sent[warm + i]) / 1e3;
-	qsort(lat, counted, sizeof(*lat), cmp_double);
-	median = counted % 2 ? lat[counted / 2] : (lat[counted / 2 - 1] + lat[counted / 2]) / 2;
-	close(fds[0]);
-	close(fds[1]);
-	free(sent);
-	free(got);
-	free(lat);
-	return median;
+	return wake_run_finish(&w, warm);
 }
 
 /* Every span of -p in each round (rounds outside, so drift spreads over every span). */
