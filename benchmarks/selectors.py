@@ -696,7 +696,7 @@ CALIBRATION_FIELDS = (
     ("idle_exit_us", "µs", "extra cost when the remote CPU was idle (bare metal)"),
     ("vcpu_wake_us", "µs", "extra cost when the remote vCPU was halted (the host wakes it)"),
     ("halt_poll_us", "µs", "the host's halt-polling window: a vCPU woken sooner after it "
-     "halted is still polling and wakes faster (empty: not measured, 200 µs assumed)"),
+     "halted is still polling and wakes faster (when not measured, KVM's 200 µs is assumed)"),
     ("contention", "×", "slowdown of a busy CPU per other busy core"),
     ("virtualised", "", "a virtual machine"),
 )
