@@ -276,17 +276,9 @@ def _groups(eng: "Engine", cpu: int, index: int) -> list[tuple[int, ...]]:
     """The sched groups of ``cpu``'s level ``index`` (the spans of the level below) in the
     order the kernel walks them: sd->groups is ``cpu``'s own group and the list is circular in
     CPU order (build_sched_groups()), so the walk starts at the local group and wraps; the
-    first of equally idle groups wins."""
-    span = eng.cpus[cpu].domains[index].span
-    groups: list[tuple[int, ...]] = []
-    for c in span:
-        child = (c,) if index == 0 else eng.cpus[c].domains[index - 1].span
-        if child not in groups:
-            groups.append(child)
-    for i in range(len(groups)):
-        if cpu in groups[i]:
-            return groups[i:] + groups[:i]
-    return groups
+    first of equally idle groups wins.  Made once per level (balance66.sched_groups()): the
+    wakeup paths walk it at every wakeup.  Shared: callers read it only."""
+    return balance66.sched_groups(eng, cpu, index)
 
 
 def _allowed_in(task: Task, group: tuple[int, ...]) -> bool:

@@ -24,8 +24,8 @@ class DomainLevel:
         self.balance_interval_ms: float = min_interval_ms
         self.nr_balance_failed: int = 0
         self.last_balance_ns: int = 0
-        # balance66.sched_groups() of this level, made at its first balancing pass: the spans
-        # it is built from do not change after balance.setup()
+        # balance66.sched_groups() of this level, made at its first use (a balancing pass or a
+        # wakeup walk): the spans it is built from do not change after balance.setup()
         self.groups: list[tuple[int, ...]] | None = None
 
     def __repr__(self) -> str:
