@@ -2349,6 +2349,8 @@ HALT_POLL_SPANS_US = (50, 400, 25)  # from, to, step: around KVM's default 200 u
 HALT_POLL_STEP_FRACTION = 0.10
 HALT_POLL_STEP_MIN_US = 1.0
 HALT_POLL_SIDE_SPANS = 2
+# what every note without a measured window ends with
+KEEPS_KVM_DEFAULT = "the simulator keeps KVM's default 200 us"
 
 
 def helper_can_sweep(helper):
@@ -2422,7 +2424,7 @@ def halt_poll_from_sweep(sweep):
                       "step_min_us": HALT_POLL_STEP_MIN_US, "side_spans": HALT_POLL_SIDE_SPANS}}
     if len(spans) < 2 * HALT_POLL_SIDE_SPANS or rounds < 1:
         found["note"] = (f"only {len(spans)} idle spans swept: too few to find a step; "
-                         "the simulator keeps KVM's default 200 us")
+                         + KEEPS_KVM_DEFAULT)
         return found
     step = find_halt_poll_step(medians)
     per_round = []
@@ -2434,7 +2436,7 @@ def halt_poll_from_sweep(sweep):
         found["note"] = (f"no step in the wake latency over {spans[0]:g}-{spans[-1]:g} us of "
                          f"idle (medians {min(medians):.1f}-{max(medians):.1f} us): the host "
                          "polled through the whole sweep, or not at all, or it was too noisy "
-                         "to tell; the simulator keeps KVM's default 200 us")
+                         "to tell; " + KEEPS_KVM_DEFAULT)
         return found
     k, below, jump = step
     above = statistics.median(medians[k:])
@@ -2445,7 +2447,7 @@ def halt_poll_from_sweep(sweep):
         found["note"] = (f"the medians step between {spans[k - 1]:g} and {spans[k]:g} us of "
                          f"idle ({below:.1f} to {above:.1f} us), but only {len(seen)} of "
                          f"{rounds} rounds show a step alone: the host was too busy to trust "
-                         "it; the simulator keeps KVM's default 200 us")
+                         "it; " + KEEPS_KVM_DEFAULT)
         return found
     found.update({
         "measured": True, "halt_poll_us": (spans[k - 1] + spans[k]) / 2,
@@ -2558,12 +2560,11 @@ def halt_poll_plan(helper, virtualization, cpu_b):
         return None, {"measured": False, "note": "not virtualised: no host polls a halted "
                       "CPU (halt_poll_us applies to guests only)"}
     if cpu_b is None:
-        return None, {"measured": False, "note": "one CPU only: no other CPU to wake; the "
-                      "simulator keeps KVM's default 200 us"}
+        return None, {"measured": False,
+                      "note": "one CPU only: no other CPU to wake; " + KEEPS_KVM_DEFAULT}
     if not helper_can_sweep(helper):
         return None, {"measured": False, "note": "the calibrate helper predates the idle-span "
-                      "sweep (run `schedbench.py build` again); the simulator keeps KVM's "
-                      "default 200 us"}
+                      "sweep (run `schedbench.py build` again); " + KEEPS_KVM_DEFAULT}
     return HALT_POLL_SPANS_US, None
 
 
