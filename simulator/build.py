@@ -60,6 +60,12 @@ def clean():
     return removed
 
 
+def c_compiler() -> list[str]:
+    """The C compiler setuptools will call, as argv words: $CC, else the one Python was built
+    with."""
+    return (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+
+
 def build_problem() -> str | None:
     """Why this machine cannot build the compiled modules (no mypy, no C compiler, no Python
     headers), or None when it can."""
@@ -67,7 +73,7 @@ def build_problem() -> str | None:
         import mypyc  # noqa: F401
     except ImportError:
         return "mypy is not installed (pip install -r requirements-compile.txt)"
-    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    compiler = c_compiler()
     if not compiler or shutil.which(compiler[0]) is None:
         return f"no C compiler ({compiler[0] if compiler else 'CC is empty'})"
     if not (pathlib.Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
@@ -124,7 +130,7 @@ SPEED_FLAGS = ("-fno-semantic-interposition", "-falign-functions=64")
 
 def _speed_flags() -> list[str]:
     """SPEED_FLAGS that this machine's C compiler accepts (an older or other one may not)."""
-    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    compiler = c_compiler()
     accepted = []
     with tempfile.TemporaryDirectory(prefix="simulator-flags-") as tmp:
         probe = pathlib.Path(tmp) / "probe.c"
@@ -167,7 +173,7 @@ def pgo_problem() -> str | None:
     """Why the build cannot be profile-guided here (gcc's -fprofile-generate / -use, whose
     profile files need no merge step; clang's would), or None when it can: the compiler's
     predefined macros say which it is (clang defines __GNUC__ too)."""
-    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    compiler = c_compiler()
     try:
         proc = subprocess.run([*compiler, "-dM", "-E", "-x", "c", os.devnull],
                               capture_output=True, text=True, timeout=60)
