@@ -188,13 +188,25 @@ EMPTY_BODY = ("the body is empty: a calibration is the JSON `schedbench.py calib
               "calibrate again on a quiet machine or pass --accept-noisy")
 
 
+# a body this short is read before parsing to see whether it is only whitespace
+BLANK_BODY_PEEK_BYTES = 64
+
+
+def _body_is_blank(request) -> bool:
+    """True for no body or one of whitespace only (`echo > cal.json` after a refusal, a
+    trailing newline from a shell): the JSON parser would call that a parse error."""
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    if not length.isdigit() or int(length) > BLANK_BODY_PEEK_BYTES:
+        return False
+    return not request.body.strip()
+
+
 def _submission(request) -> CalibrationSubmissionSerializer:
     """The validated body; an empty one (what `calibrate --dry-run > file` leaves when it
     refuses) is a 400 that says so rather than a list of missing fields."""
-    data = request.data  # {} without a parser run when the body is empty
-    if data == {} and request.META.get("CONTENT_LENGTH") in (None, "", "0"):
+    if _body_is_blank(request):
         raise exceptions.ParseError(EMPTY_BODY)
-    body = CalibrationSubmissionSerializer(data=data)
+    body = CalibrationSubmissionSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     return body
 

@@ -176,11 +176,13 @@ def test_the_halt_polling_window_is_stored_measured_or_null(api_client, window):
     assert MachineCalibration.objects.get().values["halt_poll_us"] == window
 
 
-def test_an_empty_body_says_it_is_empty(api_client):
-    # What `calibrate --dry-run > cal.json` leaves when calibrate refuses, then sent as it is.
+@pytest.mark.parametrize("body", ["", "\n", " \r\n\t "])
+def test_an_empty_body_says_it_is_empty(api_client, body):
+    # What `calibrate --dry-run > cal.json` leaves when calibrate refuses, then sent as it is
+    # (a shell's `echo` or an editor may have left a newline: still empty, not a parse error).
     machine = machine_get_or_create(spec=BOX)
     for url in (BY_DESCRIPTION, by_id(machine.pk)):
-        response = post(api_client, url, "")
+        response = post(api_client, url, body)
         assert response.status_code == 400, response.content
         assert "the body is empty" in response.json()["error"]
         assert "refused" in response.json()["error"]
