@@ -13,6 +13,9 @@ with --sensitivity, the bare-metal rows that lose more than 10 % again at other 
 refill a migrated task pays (flat cache_refill_us prices, and wake-pingpong's and the
 chatroom's working sets);
 --bare-metal skips the overcommitted VM rows (which give no working set: unchanged by it).
+--seeds N prints only the thread's case over seeds 1..N (the median cut and its range, at 600,
+2400 and 9600 requests, with the other guests' vCPUs halting at swept duty cycles, and with
+1, 2 and 8 of the guest's requests in flight instead of 4).
 Every figure is a simulated one (seed 1), so the machine's load cannot change it; the load
 average is printed beside the figures all the same, as every bench script does.
 """
@@ -20,6 +23,7 @@ average is printed beside the figures all the same, as every bench script does.
 import argparse
 import os
 import pathlib
+import statistics
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -110,6 +114,20 @@ SENSITIVE_ROWS = ("wake-pingpong 4 pairs, 4 CPUs", "wake-pingpong 8 pairs, 1x4x2
                   "wake-pingpong 4 pairs, 4 CPUs, work_us=100", "chatroom 2 x 10, futex, 4 CPUs")
 
 
+# --seeds: the thread's case as a kernel developer would report it, the median of the cut over
+# seeds 1..N with its range, at sizes up to 16x the test's 600 requests (capped at 100 s, far
+# beyond any run here).  "per ms" divides each wait_sum by its own run's length first: the
+# thread's wait_sum sums over the guest's benchmark, so a patch that slows the guest down
+# lengthens the window it is summed over; the per-ms ratio is the cut without that.
+SEED_SIZES = (600, 2400, 9600)
+SEED_CAP_MS = 100_000
+# and the other guests as vCPU threads that run and halt (hog_run_us, hog_halt_us) instead of
+# CPU hogs: no source gives their duty cycle, so it is swept (2400 requests)
+HOG_DUTY_SWEEP = ((1000, 333), (1000, 1000), (10_000, 3333), (10_000, 10_000))
+# and the guest's requests in flight (in_flight; the case's 4 is half its 8 vCPUs, no source)
+IN_FLIGHT_SWEEP = (1, 2, 8)
+
+
 def run(workload, kernel, params, machine, patched, seed=1, tunables=None):
     spec = {"workload": workload, "kernel": kernel, "params": params, **machine, "seed": seed,
             "tunables": {**(tunables or {}), **(THREAD_PATCH if patched else {})}}
@@ -136,6 +154,44 @@ def bare_metal_row(kernel, workload, params, machine, tunables=None):
     verdict = "within 10 %" if ratio >= 0.9 else "LOSES MORE THAN 10 %"
     return (f"patched/unpatched {ratio:4.2f} ({verdict})  {metric} {before:.0f} -> {after:.0f}  "
             f"migrations {off['counters']['migrations']} -> {on['counters']['migrations']}")
+
+
+def seed_cuts(kernel, params, seeds):
+    """The cut unpatched / patched and the per-ms cut for each seed of the thread's case."""
+    cuts, per_ms = [], []
+    for seed in range(1, seeds + 1):
+        case = {**THREAD_CASE, **params, "duration_ms": SEED_CAP_MS}
+        off, on = (run("overcommit", kernel, case, {"topology": "1x4x2"}, patched, seed)
+                   for patched in (False, True))
+        waits = [r["metrics"]["vm_wait_sum_ms"][0] for r in (off, on)]
+        # the run's length: its requests over its throughput
+        lengths = [case["requests"] / r["metrics"]["throughput_ops_per_s"][0] for r in (off, on)]
+        cuts.append(waits[0] / waits[1])
+        per_ms.append((waits[0] / lengths[0]) / (waits[1] / lengths[1]))
+    return cuts, per_ms
+
+
+def seed_row(kernel, params, seeds):
+    cuts, per_ms = seed_cuts(kernel, params, seeds)
+    med = statistics.median(cuts)
+    return (f"median cut {med:4.2f}x ({'>= 2x' if med >= 2 else 'NOT 2x'}; seeds "
+            f"{min(cuts):4.2f}-{max(cuts):4.2f}x)  per ms of run {statistics.median(per_ms):4.2f}x")
+
+
+def seed_rows(kernel, seeds):
+    print(f"\n{kernel}: thread's case (hogs 6+6, kick=ipi), seeds 1-{seeds}, unpatched / patched")
+    for requests in SEED_SIZES:
+        label = f"{requests} requests"
+        print(f"  {label:48s} {seed_row(kernel, {'requests': requests}, seeds)}", flush=True)
+    for run_us, halt_us in HOG_DUTY_SWEEP:
+        label = f"2400 requests, hogs run {run_us} us / halt {halt_us} us"
+        change = {"requests": 2400, "hog_run_us": run_us, "hog_halt_us": halt_us}
+        print(f"  {label:48s} {seed_row(kernel, change, seeds)}", flush=True)
+    for in_flight in IN_FLIGHT_SWEEP:
+        for requests in (600, 9600):
+            label = f"{requests} requests, {in_flight} in flight"
+            change = {"requests": requests, "in_flight": in_flight}
+            print(f"  {label:48s} {seed_row(kernel, change, seeds)}", flush=True)
 
 
 def vm_rows(kernel, duration):
@@ -194,7 +250,17 @@ def main():
                         "that lose more than 10 %% at other migration refill prices")
     parser.add_argument("--bare-metal", action="store_true", help="the bare-metal rows only "
                         "(no overcommitted VM)")
+    parser.add_argument("--seeds", type=int, metavar="N", help="only the thread's case over "
+                        "seeds 1..N: the median cut at 600 / 2400 / 9600 requests, with "
+                        "the other guests halting (a swept duty cycle) and with 1 / 2 / 8 "
+                        "requests in flight")
     args = parser.parse_args()
+    if args.seeds:
+        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        for kernel in KERNELS:
+            seed_rows(kernel, max(1, args.seeds))
+        print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return
     duration = 300 if args.quick else 1000
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for kernel in KERNELS:

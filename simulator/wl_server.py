@@ -361,6 +361,13 @@ class Overcommit:
                            "guest's vCPUs start, so that their averages are past start-up when "
                            "the guest's benchmark runs; the run, the cap and the throughput "
                            "begin then (0: everything starts together)", 0, 10**6),
+        "in_flight": p(0, "int", "guest requests circulating in the ring, held by the first "
+                       "vCPUs at the start (0: half the vCPUs, at least one)", 0, 4096),
+        "hog_run_us": p(0, "int", "CPU time a hog runs before it halts for `hog_halt_us` (other "
+                        "guests as vCPU threads that halt when idle; 0, or `hog_halt_us` 0: a "
+                        "CPU hog that never halts)", 0, 10**9),
+        "hog_halt_us": p(0, "int", "how long a hog halts after each `hog_run_us` (a timer-ended "
+                         "wait, as a halted vCPU woken by its guest's timer)", 0, 10**9),
         "requests": p(0, "int", "guest requests the run serves before it ends, as a benchmark "
                       "run inside the guest does (0: run for `duration_ms`); wait_sum then sums "
                       "over the run", 0, 10**9),
@@ -370,7 +377,8 @@ class Overcommit:
     def build(self, b):
         prm = b.params
         n = prm["vcpus"]
-        inbox = [Semaphore(f"vcpu{i}", 1 if i < max(1, n // 2) else 0) for i in range(n)]
+        held = min(n, prm["in_flight"] or max(1, n // 2))
+        inbox = [Semaphore(f"vcpu{i}", 1 if i < held else 0) for i in range(n)]
         b.state["ops"] = 0
 
         def count_op(eng, task):
@@ -398,7 +406,7 @@ class Overcommit:
         sizes = _hog_group_sizes(prm)
         for g, size in enumerate(sizes):
             for h in range(size):
-                t = b.task(f"hog{g}.{h}", [(RUN, FOREVER)], group=f"hogs{g}")
+                t = b.task(f"hog{g}.{h}", _hog_program(prm), group=f"hogs{g}")
                 t.weight = max(2, prm["hog_shares"] // size)
                 t.entity_weight = prm["hog_shares"]
                 t.group_shares = prm["hog_shares"]
@@ -413,6 +421,14 @@ class Overcommit:
         seconds = (eng.marks.get("end", b.params["duration_ms"] * MS + ahead) - ahead) / 1e9
         return {"throughput_ops_per_s": b.state["ops"] / seconds if seconds else 0.0,
                 "vm_wait_sum_ms": vm_wait / MS}
+
+
+def _hog_program(prm) -> list[tuple[Any, ...]]:
+    """A hog of another guest: a CPU hog, or with both hog params a vCPU thread that runs and
+    halts in turn (the duty cycle has no source: bench/simulator_wake_balance.py sweeps it)."""
+    if prm["hog_run_us"] and prm["hog_halt_us"]:
+        return [(RUN, prm["hog_run_us"] * US), (SLEEP, prm["hog_halt_us"] * US), (LOOP, FOREVER, 0)]
+    return [(RUN, FOREVER)]
 
 
 def _hog_group_sizes(prm) -> list[int]:

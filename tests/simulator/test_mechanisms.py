@@ -1126,6 +1126,33 @@ def test_overcommit_hog_group_sizes_extend_hog_groups_times_hogs():
             _overcommit({"hog_group_sizes": bad})
 
 
+def test_hogs_that_halt_run_their_duty_cycle_and_one_param_alone_changes_nothing():
+    """`hog_run_us` with `hog_halt_us`: each hog runs, then sleeps, as another guest's vCPU
+    that halts when idle; at 1 ms / 1 ms on 8 CPUs with room to spare the hog groups run about
+    half of what CPU hogs run.  Either param alone keeps the CPU hog, the same run exactly."""
+    params = {"hogs": 2, "duration_ms": 200}
+    hog = _overcommit(params)
+    halting = _overcommit({**params, "hog_run_us": 1000, "hog_halt_us": 1000})
+    ran = [sum(r["groups"][g]["run_ms"] for g in ("hogs0", "hogs1")) for r in (hog, halting)]
+    assert 0.4 * ran[0] < ran[1] < 0.6 * ran[0], ran
+    for one in ({"hog_run_us": 1000}, {"hog_halt_us": 1000}):
+        alone = _overcommit({**params, **one})
+        assert alone["metrics"] == hog["metrics"] and alone["groups"] == hog["groups"]
+
+
+def test_in_flight_sets_the_requests_the_ring_starts_with():
+    """`in_flight` 0 is half the vCPUs (the run before the param, exactly); more than the
+    vCPUs is every vCPU holding one; one request in flight serves fewer than four."""
+    params = {"vcpus": 8, "hogs": 2, "duration_ms": 100}
+    default, half = (_overcommit({**params, "in_flight": k}) for k in (0, 4))
+    assert default["metrics"] == half["metrics"] and default["groups"] == half["groups"]
+    every, beyond = (_overcommit({**params, "in_flight": k}) for k in (8, 100))
+    assert every["metrics"] == beyond["metrics"] != half["metrics"]
+    one = _overcommit({**params, "in_flight": 1})
+    ops = "throughput_ops_per_s"
+    assert one["metrics"][ops][0] < half["metrics"][ops][0], (one["metrics"], half["metrics"])
+
+
 def test_a_kick_without_the_sync_hint_keeps_the_waker_counted():
     """With `kick=sync` wake_affine discounts the halting waker, with `kick=ipi` it does not:
     the two place the vCPUs differently, so the runs differ."""
@@ -1350,34 +1377,41 @@ THREAD_VM = {"vcpus": 8, "hog_group_sizes": "6,6", "kick": "ipi", "requests": 60
              "duration_ms": 5000}
 
 
-def _vm_wait_ms(kernel, params, tunables):
+# The direction is judged as a kernel developer would report it: the median over seeds 1-4
+# of the cut, on the thread's case 16x longer (9600 requests), where the seeds agree (3.3
+# 0.42-0.54x, 6.6 1.13-1.57x) as they do not at 600 (0.66-1.19x, 0.88-1.23x).
+THREAD_VM_LONG = {**THREAD_VM, "requests": 9600, "duration_ms": 100_000}
+
+
+def _vm_wait_ms(kernel, params, tunables, seed=1):
     result = simulator.run({"workload": "overcommit", "kernel": kernel, "topology": "1x4x2",
-                            "params": params, "tunables": tunables})
+                            "params": params, "tunables": tunables, "seed": seed})
     return result["metrics"]["vm_wait_sum_ms"][0]
 
 
-@pytest.mark.xfail(strict=True, reason="1.19x on 3.3 with 3.x's buddies (cfs_buddies, "
-                   "test_cfs_buddies.py: 279 -> 234 ms; seeds 2-4 0.90x / 0.97x / 0.66x, "
-                   "300 / 2400 requests 2.57x / 0.70x: the buddies change 0-3 picks a run); "
-                   "1.18x with hierarchical group entities before them "
-                   "(group_hierarchy, test_cfs_group.py: 285 -> 241 ms; seeds 2-4 0.93x / "
-                   "1.31x / 0.66x, 300 / 2400 requests 2.34x / 1.05x); the flattening gave "
-                   "1.11x (506 -> 455 ms; seeds 2-4 1.47x / "
-                   "0.71x / 0.82x, 300 / 2400 requests 2.52x / 1.45x) after the balancer's "
-                   "second round (3.3's idle/newidle index 0, 3.0's find_busiest_group(); "
-                   "1.22x before it) with 3.3's windowed group shares checked against source "
-                   "and the tick's update_entity_shares_tick() (0.62x without it): a vCPU's "
-                   "entity weighs the VM's shares x its load here / the VM's load averaged over "
-                   "every CPU, so the patch, spreading the vCPUs over more CPUs, makes each "
-                   "lighter against the hogs (2.39x with the flattened 128); docs/simulator.md, "
-                   "issue 24 section")
+def _median_cut(kernel, params=THREAD_VM_LONG, seeds=(1, 2, 3, 4)):
+    """wait_sum unpatched / patched, the median over the seeds."""
+    cuts = sorted(_vm_wait_ms(kernel, params, {}, seed)
+                  / _vm_wait_ms(kernel, params, THREAD_PATCH, seed) for seed in seeds)
+    return (cuts[(len(cuts) - 1) // 2] + cuts[len(cuts) // 2]) / 2
+
+
+@pytest.mark.xfail(strict=True, reason="median of seeds 1-4 at 9600 requests 0.48x on 3.3 "
+                   "(0.42x / 0.43x / 0.53x / 0.54x; seed 1 1513 -> 3628 ms): the patch leaves "
+                   "about one vCPU waiting at any time (wait per ms of run 0.98x) and makes the "
+                   "guest's benchmark 2.3x longer; at 600 requests, the earlier case, 0.93x "
+                   "(seed 1 1.19x, 279 -> 234 ms, with 3.x's buddies; seeds 2-4 0.90x / "
+                   "0.97x / 0.66x), too short for the seeds to agree. Other guests as halting "
+                   "vCPUs (hog_run_us / hog_halt_us, swept, no source) 0.28x-1.01x; PLE's "
+                   "yield_to() is not reached (the guest never spins). Earlier rounds: 1.18x "
+                   "with hierarchical group entities, 1.11x flattened, 0.62x without the "
+                   "tick's update_entity_shares_tick(); docs/simulator.md, issue 24 section, "
+                   "'Ninth round'")
 def test_thread_patch_cuts_the_overcommitted_vm_wait_sum_at_least_2x_on_33():
     """Unpatched, a woken vCPU goes back to its previous CPU (wake_affine sees its waker's CPU
     no lighter), half of them CPUs with two hogs; patched, find_idlest_cpu() sends it to a
     CPU with one, where it waits less and the guest's benchmark ends sooner."""
-    unpatched = _vm_wait_ms("3.3", THREAD_VM, {})
-    patched = _vm_wait_ms("3.3", THREAD_VM, THREAD_PATCH)
-    assert unpatched >= 2 * patched, (unpatched, patched)
+    assert _median_cut("3.3") >= 2
 
 
 def test_the_patch_has_nothing_to_win_when_every_cpu_carries_the_same_hogs():
@@ -1391,24 +1425,18 @@ def test_the_patch_has_nothing_to_win_when_every_cpu_carries_the_same_hogs():
     assert patched / 1.5 < unpatched < 1.5 * patched, (unpatched, patched)
 
 
-@pytest.mark.xfail(strict=True, reason="1.23x on 6.6-eevdf (124 -> 101 ms; seeds 2-4 "
-                   "1.11x / 0.96x / 0.88x) since the balancer reads PELT utilisation and "
-                   "runnable (pelt_signals; the 600-request run lasts two to three PELT "
-                   "half-lives, its averages far from steady state; 2400 requests 1.44x); "
-                   "with their steady-state stand-ins 1.74x (124 -> 71 ms; seeds 2-4 "
-                   "1.65x / 1.40x / 1.23x) with 6.6's own load balancer and sd_init() domains "
-                   "(balance_66), CONFIG_FAIR_GROUP_SCHED's hierarchy (group_hierarchy) and "
-                   "6.6's place_entity() (PLACE_LAG's inflation, entity_lag()'s clamp); 1.08x "
-                   "(168 -> 155 ms) before that placement, 1.15x with the balancer and "
-                   "flattened cgroups, 0.97x with the hierarchy and the shared 2.6/3.x "
-                   "balancer, 1.29x with neither. Not modelled: a group entity's own PELT "
-                   "load (update_tg_cfs_load()), util_est; docs/simulator.md, issue 24, "
-                   "'6.6's PELT signals in the balancer', eighth round, '6.6's own load "
-                   "balancer' and '6.6's place_entity() and lag'")
+@pytest.mark.xfail(strict=True, reason="median of seeds 1-4 at 9600 requests 1.44x on "
+                   "6.6-eevdf (1.57x / 1.44x / 1.13x / 1.44x; seed 1 859 -> 549 ms over runs "
+                   "of 782 / 734 ms: the patch cuts the vCPUs waiting at any time, 1.33x per ms "
+                   "of run); at 600 requests, the earlier case, 1.03x (seed 1 1.23x, 124 -> "
+                   "101 ms, since the balancer reads PELT utilisation and runnable; seeds 2-4 "
+                   "1.11x / 0.96x / 0.88x), too short for the seeds to agree. Other guests as "
+                   "halting vCPUs (hog_run_us / hog_halt_us, swept, no source) 0.91x-1.06x. "
+                   "Earlier: 1.74x with PELT's steady-state stand-ins, 1.08x before 6.6's "
+                   "place_entity(); docs/simulator.md, issue 24, 'Ninth round', '6.6's PELT "
+                   "signals in the balancer', eighth round")
 def test_thread_patch_cuts_the_overcommitted_vm_wait_sum_at_least_2x_on_66():
-    unpatched = _vm_wait_ms("6.6-eevdf", THREAD_VM, {})
-    patched = _vm_wait_ms("6.6-eevdf", THREAD_VM, THREAD_PATCH)
-    assert unpatched >= 2 * patched, (unpatched, patched)
+    assert _median_cut("6.6-eevdf") >= 2
 
 
 def test_a_fixed_work_run_ends_when_the_guest_is_done():
