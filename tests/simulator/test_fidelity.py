@@ -97,9 +97,12 @@ def test_2623_slower_than_2622_at_1m_loops():
     """1M loops, yield in the spin, 20 iterations: 120.0 / 120.4 / 435.1 ms (2.6.22 / 2.6.23 /
     2.6.24).  Holds since the balancer reads cpu_load[type-1] as source_load()/target_load()
     do (before: 84.0 / 84.0 / 439.1, equal): both kernels now pull the thread a tick later
-    and run about 6 ms an iteration; where 2.6.23's extra 0.4 ms comes from was not
-    analysed.  A 0.3 % margin: at 50 iterations (bench/simulator_versions.py) it is 300 / 297
-    / 1075 ms and does not hold (test_mechanisms.py's 1M case stays a strict xfail)."""
+    and run about 6 ms an iteration.  The 0.4 ms: 2.6.22's every other iteration is 0.05-0.1
+    ms shorter (its idle CPU pulls the thread 2.9 ms in, just before the parent yields), while
+    2.6.23, serial on one CPU until the idle CPU's kept deadline (64 ms), has had one early
+    pull (0.5 ms) by then.  A 0.3 % margin: at 50 iterations (bench/simulator_versions.py)
+    its three more deadline pulls make it 300 / 297 / 1075 ms, not holding
+    (test_mechanisms.py's 1M case stays a strict xfail; docs/simulator.md, issue 24)."""
     t22, t23, t24 = (threadtest_ms(k, 1_000_000) for k in ("2.6.22", "2.6.23", "2.6.24"))
     assert t22 < t23 < t24, (t22, t23, t24)
 
