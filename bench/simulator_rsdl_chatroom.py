@@ -40,7 +40,10 @@ time the room's lock is held per copy (`cs_us`, which no source gives) on the br
 `--jvm hotspot-spin` runs every model with HotSpot's Thread::SpinAcquire() strategy instead of
 J9's counts (6 yields, each after 4096 spin iterations, then 4096 more and a timed sleep, again
 until the lock is free: a wait its timer ends, not an unlock), `--spin-sleep-us` sets that
-sleep (0: HotSpot's 1 ms); the rows then print the sleeps taken.
+sleep (0: HotSpot's 1 ms); the rows then print the sleeps taken.  `--jvm hotspot-monitor`
+runs HotSpot's Java monitor instead (ObjectMonitor: an adaptive spin without sched_yield(), then
+a park; the exit wakes one queued waiter unless a successor is there; one waiter a monitor
+parks timed, 1 ms and then x8 up to 1 s); its `sleeps` are those timed parks.
 """
 
 import argparse
@@ -347,7 +350,8 @@ def print_rows(model, seed, rows):
             f"{label(kernel, tun):<22}{x['msgs']:>9.0f}{x['msgs'] / mainline:>7.2f}"
             f"{x['r']:>7.1f}{x['id']:>6.1f}{x['context_switches']:>8}{x['preemptions']:>8}"
             f"{x['yields']:>11}{x['spin_blocks']:>7}{x['spin']:>7.1f}"
-            + (f"{x.get('spin_sleeps', 0):>9}" if STRATEGY else "")
+            + (f"{x.get('spin_sleeps', 0) + x.get('monitor_timed_parks', 0):>9}"
+               if STRATEGY else "")
         )
 
 
@@ -384,11 +388,13 @@ def main():
     )
     parser.add_argument(
         "--jvm",
-        choices=("j9", "hotspot-spin"),
+        choices=("j9", "hotspot-spin", "hotspot-monitor"),
         default="j9",
         help="the room lock's strategy: j9 (J9's counts, the default) or hotspot-spin "
         "(HotSpot's Thread::SpinAcquire(): 6 yields, each after 4096 spin iterations, then "
-        "4096 more and a timed sleep, again until the lock is free; a sleep prints a `sleeps`)",
+        "4096 more and a timed sleep, again until the lock is free; a sleep prints a `sleeps`) "
+        "or hotspot-monitor (HotSpot's Java monitor, ObjectMonitor; its timed parks print as "
+        "`sleeps`)",
     )
     parser.add_argument(
         "--spin-sleep-us",

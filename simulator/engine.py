@@ -20,7 +20,7 @@ from .domains import DomainLevel
 from .errors import CpuBudgetExceeded, EventBudgetExceeded
 from .eventq import Event, EventQueue, new_queue
 from .events import EV_BALANCE, EV_CALL, EV_SAMPLE, EV_SEG, EV_STOP, EV_TIMER, NO_TIME
-from .interp import run_actions, step, step_reference
+from .interp import MONITOR_PARK, monitor_park, run_actions, step, step_reference
 from .pelt import Pelt
 from .policies import NICE_0, Policy
 from .policies.base import NO_SLICE_END, RunQueue, remove_task
@@ -1038,6 +1038,9 @@ class Engine:
         """A bounded yield-spinner used its last sched_yield(): wait on the futex instead, or
         (``spin_sleep``) sleep by a timer and retry."""
         mutex = task.spin_on
+        if task.spin_sleep == MONITOR_PARK:  # a HotSpot monitor's contender parks instead
+            monitor_park(self, cpu, task)
+            return
         if task.spin_sleep:
             # HotSpot's Thread::SpinAcquire() past its yields: park(1), a timed sleep that no
             # unlock ends (SpinRelease() only clears the lock word), so the task stays the

@@ -16,6 +16,7 @@ from .program import (
     OP_NAMES,
     POST,
     RUN,
+    RUNNING,
     SET,
     SLEEP,
     SPIN,
@@ -34,11 +35,27 @@ if TYPE_CHECKING:  # annotations only (the engine imports this module)
     from .engine import Cpu, Engine
 
 
+# HotSpot's Java monitor, ObjectMonitor (jvm=hotspot-monitor; JDK 7u's
+# hotspot/src/share/vm/runtime/objectMonitor.cpp, its knobs' defaults and synchronizer.cpp's
+# inflate()).  A spinner's spin_sleep is MONITOR_PARK: when its spin's budget is spent it
+# parks (monitor_park()) instead of yielding or sleeping.
+MONITOR_PARK: Final = -1
+SPIN_LIMIT: Final = 5000  # Knob_SpinLimit; inflate() starts a monitor's _SpinDuration there
+PRE_SPIN: Final = 11  # TrySpin_VaryDuration(): Knob_PreSpin (10) + 1 TryLock probes first
+SPIN_POVERTY: Final = 1000  # Knob_Poverty: a successful spin raises _SpinDuration to it first
+SPIN_BONUS: Final = 100  # Knob_Bonus and Knob_BonusB: added after a successful spin
+SPIN_PENALTY: Final = 200  # Knob_Penalty: taken off after a spin that ran its full count
+RECHECK_MAX_MS: Final = 1000  # EnterI(): the responsible thread's RecheckInterval cap
+PARK_NS_PER_MS: Final = 1_000_000
+
+
 def _finish_spin(task: Task):
     obj = task.spin_on
     remove_task(obj.spinners, task)
     if task.lock_mode is not None:
         obj.owner = task
+        if task.spin_sleep == MONITOR_PARK:
+            _monitor_acquired(obj, task)
         task.lock_mode = None
     task.spin_on = None
     task.spin_yield = False
@@ -240,7 +257,12 @@ def _op_lock(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...]) -> bool
         mutex.owner = task
         return False
     mutex.contended += 1
-    if mode == "yield":  # JVM style: sched_yield() up to op[3] times (None: forever), each after
+    if mode == "monitor":  # ObjectMonitor::enter(): TrySpin() before it queues itself
+        if mutex.succ is None:  # Knob_SpinSetSucc: a spinner marks itself the successor
+            mutex.succ = task
+        _start_spin(eng, cpu, task, mutex, 0, True, "monitor", 0, _spin_budget(mutex),
+                    MONITOR_PARK)
+    elif mode == "yield":  # JVM style: sched_yield() up to op[3] times (None: forever), each after
         # op[4] ns of busy waiting, then block (op[5] > 0: spin op[4] more and sleep op[5] ns
         # by a timer instead, again after each such sleep until the lock is free)
         _start_spin(eng, cpu, task, mutex, 0, True, "yield", op[3] if len(op) > 3 else None,
@@ -255,6 +277,8 @@ def _op_lock(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...]) -> bool
 
 def _op_unlock(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...]) -> bool:
     mutex: Mutex = op[1]
+    if mutex.monitor:
+        return _monitor_exit(eng, cpu, task, mutex)
     if mutex.waiters and mutex.handoff:
         mutex.owner = mutex.waiters.pop(0)
         eng.wake(mutex.owner, cpu.id)
@@ -274,6 +298,119 @@ def _op_unlock(eng: "Engine", cpu: "Cpu", task: Task, op: tuple[Any, ...]) -> bo
     if mutex.spinners:
         eng.notify_spinners(mutex.spinners)
     return False
+
+
+def _spin_budget(mutex: Mutex) -> int:
+    """The ns a TrySpin_VaryDuration() spins: its pre-spin probes, then _SpinDuration iterations
+    unless that is 0 or the owner cannot drop the lock (NotRunnable(): the owner is blocked;
+    a preempted owner is still "in Java" and is spun on), each iteration at the monitor's
+    loop_ns.  At least 1 ns, so that a park that returns at once cannot loop in no time."""
+    iterations = PRE_SPIN
+    owner = mutex.owner
+    if mutex.spin_duration > 0 and (owner is None or owner.state != BLOCKED):
+        iterations += mutex.spin_duration
+    return max(1, round(iterations * mutex.loop_ns))
+
+
+def _monitor_acquired(mutex: Mutex, task: Task) -> None:
+    """A contender took the monitor (EnterI()'s egress, TrySpin()'s success): a spin that
+    found it free after the first probe earns the bonus; the contender unlinks itself from the
+    EntryList or cxq (UnlinkAfterAcquire()) and stops being successor or responsible."""
+    if task.spin_phase > 0 and mutex.spin_duration < SPIN_LIMIT:
+        mutex.spin_duration = max(mutex.spin_duration, SPIN_POVERTY) + SPIN_BONUS
+    if task.recheck_ms > 0:
+        queue = mutex.waiters if any(t is task for t in mutex.waiters) else mutex.cxq
+        remove_task(queue, task)
+    task.recheck_ms = 0
+    if mutex.succ is task:
+        mutex.succ = None
+    if mutex.responsible is task:
+        mutex.responsible = None
+    task.permit = False
+
+
+def monitor_park(eng: "Engine", cpu: "Cpu", task: Task) -> None:
+    """A monitor contender's TrySpin() ran its budget out (Engine.give_up_spin()): EnterI().  A
+    full spin costs the monitor Knob_Penalty; the contender stops being the successor.  The
+    spin enter() made (Knob_SpinEarly) is followed by EnterI()'s own TrySpin() before it queues
+    itself (task.recheck_ms -1 between the two).  Then, the first time, it pushes itself on the
+    cxq's front (taking the responsible role if it found the cxq and the EntryList empty and no
+    one has it), and parks: timed (1 ms, then x8 each time, up to 1000 ms) if it is the
+    responsible thread, untimed otherwise.  A pending unpark() makes the park return at once,
+    into another TrySpin().  Woken, it is still a spinner of the monitor: Engine.begin() takes
+    the monitor if it is free (TryLock()), else it spins again (Knob_SpinAfterFutile)."""
+    mutex: Mutex = task.spin_on
+    if task.spin_busy > round(PRE_SPIN * mutex.loop_ns) and mutex.spin_duration > 0:
+        mutex.spin_duration = max(0, mutex.spin_duration - SPIN_PENALTY)
+    if mutex.succ is task:
+        mutex.succ = None
+    if task.recheck_ms == 0:  # enter()'s early spin failed: EnterI() spins once more
+        task.recheck_ms = -1
+        if mutex.succ is None:
+            mutex.succ = task
+        task.spin_phase = 0
+        task.spin_busy = _spin_budget(mutex)
+        eng.plan(cpu)
+        return
+    if task.recheck_ms < 0:
+        if not mutex.cxq and not mutex.waiters and mutex.responsible is None:
+            mutex.responsible = task
+        mutex.cxq.insert(0, task)
+        task.recheck_ms = 1
+        task.permit = False  # EnterI() resets its ParkEvent before it queues itself
+    task.spin_phase = 0
+    task.spin_busy = _spin_budget(mutex)  # the TrySpin() after the park (Knob_SpinAfterFutile)
+    if task.permit:
+        task.permit = False
+        if mutex.succ is None:
+            mutex.succ = task
+        eng.plan(cpu)
+        return
+    counters = eng._counters
+    if mutex.responsible is task:
+        timeout = task.recheck_ms
+        task.recheck_ms = min(timeout * 8, RECHECK_MAX_MS)
+        counters["monitor_timed_parks"] = counters.get("monitor_timed_parks", 0) + 1
+        eng.sleep(cpu, task, eng.now + timeout * PARK_NS_PER_MS)
+        return
+    counters["spin_blocks"] += 1
+    eng.block(cpu, task)
+
+
+def _monitor_exit(eng: "Engine", cpu: "Cpu", task: Task, mutex: Mutex) -> bool:
+    """ObjectMonitor::exit() (Knob_ExitPolicy 0, QMode 0): drop the monitor and the responsible
+    role; with both queues empty, or a successor already there (a woken heir, or a spinner:
+    a running spinner sets _succ on every iteration it finds it clear), wake no one.  Else
+    drain the cxq into an empty EntryList (its order kept: newest first), make the EntryList's
+    head the successor and unpark it; it stays queued and competes again (spinners may take
+    the monitor first)."""
+    mutex.responsible = None
+    mutex.owner = None
+    if mutex.succ is None:
+        spinner: Task
+        for spinner in mutex.spinners:
+            if spinner.state == RUNNING:
+                mutex.succ = spinner
+                break
+    if (not mutex.waiters and not mutex.cxq) or mutex.succ is not None:
+        if mutex.spinners:
+            eng.notify_spinners(mutex.spinners)
+        return False
+    if not mutex.waiters:
+        mutex.waiters, mutex.cxq = mutex.cxq, []
+    heir: Task = mutex.waiters[0]
+    mutex.succ = heir
+    eng.notify_spinners(mutex.spinners)
+    if heir.state != BLOCKED:  # not parked: its next park returns at once
+        heir.permit = True
+        return False
+    timer = heir.timer_event
+    if timer is not None and timer.queued:  # a timed park ends at the unpark
+        eng.queue.cancel(timer)
+        eng.pending_timers -= 1
+    heir.spin_busy = _spin_budget(mutex)
+    eng.wake(heir, cpu.id)
+    return _charge(eng, cpu, task, eng.wakeup_ns)
 
 
 def _op_spin(eng: "Engine", cpu: "Cpu", task: Task, op: Any) -> bool:

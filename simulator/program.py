@@ -66,9 +66,10 @@ class Semaphore:
 class Mutex:
     """A lock taken either by blocking (futex) or by spinning on sched_yield() (JVM style)."""
 
-    __slots__ = ("name", "owner", "waiters", "spinners", "contended", "handoff", "wake_all")
+    __slots__ = ("name", "owner", "waiters", "spinners", "contended", "handoff", "wake_all",
+                 "monitor", "cxq", "succ", "responsible", "spin_duration", "loop_ns")
 
-    def __init__(self, name, handoff=True, wake_all=False):
+    def __init__(self, name, handoff=True, wake_all=False, monitor=False, loop_ns=0.0):
         self.name: str = name
         # True: unlock passes the lock to the first blocked waiter (a FIFO futex lock); False:
         # competitive succession, as the JVM monitors: unlock frees the lock and wakes the
@@ -83,6 +84,18 @@ class Mutex:
         self.waiters: list[Any] = []
         self.spinners: list[Any] = []
         self.contended: int = 0
+        # True: HotSpot's ObjectMonitor (interp.py, "HotSpot's Java monitor"): `waiters` is its
+        # EntryList, `cxq` its recently arrived threads (front: the newest), `succ` the heir
+        # presumptive or a spinner (an exit that finds one wakes nobody), `responsible` the
+        # waiter that parks with a timeout, `spin_duration` the adaptive spin's length in spin
+        # iterations, priced at `loop_ns` each.  Every contender of a monitor, spinning or
+        # parked, is in `spinners` until it owns the monitor.
+        self.monitor: bool = monitor
+        self.cxq: list[Any] = []
+        self.succ: Any = None
+        self.responsible: Any = None
+        self.spin_duration: int = 0
+        self.loop_ns: float = loop_ns
 
 
 class Barrier:
@@ -106,7 +119,8 @@ class Task:
         "parent", "joinsem", "data", "never_ran", "period", "release", "lock_mode",
         "yield_pending", "skip", "job_deadline", "spins_left", "wall_until", "spin_busy",
         "spin_phase", "spin_sleep", "static_prio", "sleep_avg", "sched_stamp", "sleep_type",
-        "entity_weight", "group_shares", "rotation", "sched_delayed", "pelt",
+        "entity_weight", "group_shares", "rotation", "sched_delayed", "pelt", "recheck_ms",
+        "permit",
     )
 
     def __init__(self, tid, name, prog, group="default", nice=0, affinity=None):
@@ -175,6 +189,12 @@ class Task:
         # on the futex; > 0, spin one more busy-wait round and then sleep this long (ns) by a
         # timer, retrying the lock after it (HotSpot's Thread::SpinAcquire(): park(1))
         self.spin_sleep: int = 0
+        # a HotSpot monitor's contender once queued on it (interp.py): the timeout of its next
+        # timed park in ms (RecheckInterval: 1, then x8 up to 1000; 0: not queued, -1: between
+        # enter()'s early spin and EnterI()'s, not queued yet), and its
+        # ParkEvent's permit (an unpark() that came while it was not parked)
+        self.recheck_ms: int = 0
+        self.permit: bool = False
         self.wall_until: int | None = None  # a wall-clock burn's end (the task polls the clock)
         # O(1)'s interactivity estimator (policies/o1.py): prio above is the dynamic priority
         # there, static_prio the nice level's; sleep_avg (ns) is credited while the task sleeps

@@ -22,6 +22,11 @@ J9_SPIN1 = 256
 HOTSPOT_YIELDS = 6
 HOTSPOT_SPINS = 4096
 HOTSPOT_SLEEP_US = 1000
+# HotSpot's Java monitor (jvm=hotspot-monitor, what a `synchronized` block takes once inflated):
+# ObjectMonitor's adaptive spin, cxq/EntryList, successor and responsible thread, modelled in
+# interp.py with their source (JDK 7u objectMonitor.cpp); inflate() starts the spin's length
+# at Knob_SpinLimit
+HOTSPOT_MONITOR_SPIN = 5000
 
 # What one chat message makes a client task touch, in 64-byte lines: it reads the message off
 # one loopback TCP socket and writes it to the next (VolanoMark's structure; the derivation and
@@ -56,7 +61,8 @@ class Chatroom:
                          "spin forever)", 0, 10**9),
         "spin_loops": p(0, "int", "with lock=yield: busy-wait loop iterations (loop_ns each) "
                         "before each of those sched_yield() calls", 0, 10**9),
-        "jvm": p("custom", "choice:custom,j9,hotspot-spin", "with lock=yield: `custom` spins "
+        "jvm": p("custom", "choice:custom,j9,hotspot-spin,hotspot-monitor", "with lock=yield: "
+                 "`custom` spins "
                  "as spin_yields, spin_loops and spin_sleep_us say; `j9` takes IBM J9's "
                  "documented multi-CPU object-monitor defaults instead: 45 sched_yield() calls "
                  "(thrMaxYieldsBeforeBlocking), each after 32 x 256 spin-loop iterations "
@@ -64,7 +70,11 @@ class Chatroom:
                  "SpinAcquire() (its leaf locks' strategy, not its Java monitors'): 6 "
                  "sched_yield() calls, each after 4096 spin-loop iterations, then 4096 more "
                  "and a 1 ms timed sleep (park(1)), again and again until the lock is free; "
-                 "it never blocks on the futex"),
+                 "it never blocks on the futex; `hotspot-monitor` HotSpot's Java monitor "
+                 "(ObjectMonitor, JDK 7u): an adaptive spin of up to 5000 iterations with no "
+                 "sched_yield(), then a park; exit wakes one queued waiter unless a successor "
+                 "is already there, and one waiter a monitor parks with a timeout of 1 ms, "
+                 "x8 each time up to 1 s (succession and spin_* do not apply)"),
         "spin_sleep_us": p(0, "int", "with lock=yield: a waiter whose sched_yield() calls are "
                            "spent spins one more spin_loops round, then sleeps this long by a "
                            "timer (no unlock wakes it) and retries the lock, again after each "
@@ -72,7 +82,7 @@ class Chatroom:
                            "(the model before it); with jvm=hotspot-spin, 0 is HotSpot's 1 ms "
                            "and another value replaces it (how long a 1 ms timed futex wait "
                            "lasts on the thread's kernels is not sourced: swept); ignored with "
-                           "jvm=j9", 0, 10**9),
+                           "jvm=j9 and jvm=hotspot-monitor", 0, 10**9),
         "succession": p("competitive", "choice:competitive,wakeall,handoff", "with lock=yield: "
                         "`competitive` (the JVM monitors' documented policy): unlock frees the "
                         "lock and wakes the first blocked waiter, which competes for it again; "
@@ -120,7 +130,9 @@ class Chatroom:
         spins, loops, sleep_us = _spin_strategy(prm)
         busy_ns = round(loops * b.tun["loop_ns"])
         # the room filled in below
-        lock_op = (LOCK, None, prm["lock"], spins or None, busy_ns, sleep_us * US)
+        lock_op: tuple = (LOCK, None, prm["lock"], spins or None, busy_ns, sleep_us * US)
+        if _monitor(prm):
+            lock_op = (LOCK, None, "monitor")
         if prm["broadcast"]:
             # its four roles touch different parts of a message's path and the engine prices
             # one working set a run, so the broadcast keeps the flat refill
@@ -131,7 +143,7 @@ class Chatroom:
         b.check_budget(messages, messages * (prm["think_us"] + prm["cs_us"]) * US
                        // len(b.eng.cpus))
         for r in range(prm["rooms"]):
-            lock = _room_lock(prm, r)
+            lock = _room_lock(prm, r, b.tun["loop_ns"])
             inbox = [Semaphore(f"r{r}c{i}", 1 if i < tokens else 0) for i in range(clients)]
             for i in range(clients):
                 nxt = inbox[(i + 1) % clients]
@@ -157,7 +169,15 @@ def _spin_strategy(prm) -> tuple[int, int, int]:
     return prm["spin_yields"], prm["spin_loops"], prm["spin_sleep_us"]
 
 
-def _room_lock(prm, room: int) -> Mutex:
+def _monitor(prm) -> bool:
+    return prm["lock"] == "yield" and prm["jvm"] == "hotspot-monitor"
+
+
+def _room_lock(prm, room: int, loop_ns: float) -> Mutex:
+    if _monitor(prm):
+        lock = Mutex(f"room{room}", handoff=False, monitor=True, loop_ns=loop_ns)
+        lock.spin_duration = HOTSPOT_MONITOR_SPIN
+        return lock
     return Mutex(f"room{room}", handoff=prm["lock"] != "yield" or prm["succession"] == "handoff",
                  wake_all=prm["succession"] == "wakeall")
 
@@ -187,7 +207,7 @@ def _build_broadcast(b, lock_op: tuple):
     b.check_budget(sent * clients * 4, sent * (2 * think + clients * (cs + 2 * deliver))
                    // len(b.eng.cpus))
     for r in range(prm["rooms"]):
-        lock = _room_lock(prm, r)
+        lock = _room_lock(prm, r, b.tun["loop_ns"])
         lock_room = _locking(lock_op, lock)
         to_server = [Semaphore(f"r{r}in{i}") for i in range(clients)]
         queued = [Semaphore(f"r{r}q{i}") for i in range(clients)]
