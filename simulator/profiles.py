@@ -235,6 +235,11 @@ FAMILY_TUNABLES = {
                               "key, updated (2.6.23-2.6.38), skip-buddy (2.6.39 on)"),
         "gentle_fair_sleepers": _t(False, "bool", "GENTLE_FAIR_SLEEPERS: a waking sleeper gets "
                                    "half a latency period of vruntime credit instead of one"),
+        "tick_lead_preempt": _t(False, "bool", "check_preempt_tick()'s second test (2.6.32 - "
+                                "6.5): at a tick, once the running entity ran "
+                                "sched_min_granularity since it was picked, it is preempted when "
+                                "its vruntime leads the leftmost's by more than its slice; off: "
+                                "only the slice's end preempts at the tick"),
         "shares_window_ms": _t(0, "int", "sysctl_sched_shares_window (2.6.38 - 3.7): a "
                                "cgroup's entity on a CPU weighs its cpu.shares x its load there "
                                "/ its load over all CPUs, the others' averaged over this window "
@@ -368,6 +373,7 @@ PROFILES = {
                 sched_wakeup_granularity_ns=MS, sched_child_runs_first=0,
                 latency_cap_cpus=8, select_idle_sibling=True, balance_fork=True,
                 yield_semantics="skip", gentle_fair_sleepers=True, wakeup_gran_by_wakee=True,
+                tick_lead_preempt=True,
                 shares_window_ms=10, group_hierarchy=True, busiest_per_task_check=False,
                 cfs_buddies=True, last_buddy=True, next_buddy=False,
                 busiest_group_form="3.0",

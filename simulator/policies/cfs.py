@@ -24,6 +24,25 @@ def advanced_min_vruntime(current: int, data: Heap, curr: Task | None) -> int:
     return v if v > current else current
 
 
+
+def lead_preempt_at(start: int, ran: int, ideal: int, lead: int, weight: int,
+                    min_gran: int) -> int:
+    """When check_preempt_tick()'s second test first holds for the running entity (2.6.32 -
+    6.5; stored 3.0 kernel/sched_fair.c and 3.4-based kernel/sched/fair.c): it has run
+    sched_min_granularity since it was picked and its vruntime leads the leftmost queued
+    entity's by more than its slice (``ideal``, real ns compared with virtual ns as the kernel
+    does).  ``lead`` is that lead at ``start``; it grows by NICE_0 / ``weight`` per ns run.
+    The engine rounds the result up to the CPU's tick, where the kernel makes the test."""
+    need_min = min_gran - ran if ran < min_gran else 0
+    short = ideal - lead  # the lead must pass ideal: grow by short + 1 virtual ns
+    need_lead = 0 if short < 0 else -(-(short + 1) * weight // NICE_0)
+    return start + (need_min if need_min > need_lead else need_lead)
+
+
+def lead_preempts(ran: int, ideal: int, lead: int, min_gran: int) -> bool:
+    """check_preempt_tick()'s second test at a tick (lead_preempt_at())."""
+    return ran >= min_gran and lead > ideal
+
 class CfsPolicy(Policy):
     """CFS (2.6.23 - 3.x): a vruntime-ordered queue, slices from the latency target."""
 
@@ -43,6 +62,8 @@ class CfsPolicy(Policy):
         self.gran_by_wakee: bool = bool(tun.get("wakeup_gran_by_wakee"))
         # 2.6.23's entity_tick() / __check_preempt_curr_fair() (CFS as first merged)
         self.v1_preemption: bool = bool(tun.get("cfs_v1_preemption"))
+        # check_preempt_tick()'s second test (2.6.32 - 6.5): lead_preempt_at()
+        self.lead_preempt: bool = bool(tun.get("tick_lead_preempt")) and not self.v1_preemption
         self.nr_latency: int = max(1, tun["sched_latency_ns"]
                                    // max(1, tun["sched_min_granularity_ns"]))
         self.yield_mode: str = "compat" if tun.get("sched_compat_yield") else tun["yield_semantics"]
@@ -289,9 +310,19 @@ class CfsPolicy(Policy):
         period = self.latency if nr <= self.nr_latency else self.min_gran * nr
         weight = task.weight
         load = rq.load
-        left = period * weight // (load if load > weight else weight) - (
-            task.sum_exec - task.prev_sum_exec)
-        return start + left if left > 0 else start
+        ideal = period * weight // (load if load > weight else weight)
+        ran = task.sum_exec - task.prev_sum_exec
+        left = ideal - ran
+        if left <= 0:
+            return start
+        if self.lead_preempt:
+            node = self._leftmost(rq)
+            assert node is not None  # nr_queued > 0
+            at = lead_preempt_at(start, ran, ideal, task.vruntime - node.key, weight,
+                                 self.min_gran)
+            if at < start + left:
+                return at
+        return start + left
 
     def tick_preempt(self, rq: RunQueue, task: Task, now: int) -> bool:
         if self.v1_preemption:
@@ -301,18 +332,20 @@ class CfsPolicy(Policy):
         if rq.nr_queued == 0:
             return False
         if self.hier is None:
-            used = task.sum_exec - task.prev_sum_exec >= self.ideal_slice(rq, task)
-            if used and self.buddies is not None:
-                self.buddies.slice_used(rq, task, (True, False))
-            return used
-        # the root's period counts its entities (a group's tasks count once), as preempt_time()
-        nr = rq.nr_queued + 1
-        period = self.latency if nr <= self.nr_latency else self.min_gran * nr
-        ideal = period * task.weight // max(rq.load, task.weight)
-        used = task.sum_exec - task.prev_sum_exec >= ideal
+            ideal = self.ideal_slice(rq, task)
+        else:  # the root's period counts its entities (a group's tasks once), as preempt_time()
+            nr = rq.nr_queued + 1
+            period = self.latency if nr <= self.nr_latency else self.min_gran * nr
+            ideal = period * task.weight // max(rq.load, task.weight)
+        ran = task.sum_exec - task.prev_sum_exec
+        used = ran >= ideal
         if used and self.buddies is not None:
             self.buddies.slice_used(rq, task, (True, False))
-        return used
+        if used or not self.lead_preempt:
+            return used
+        node = self._leftmost(rq)  # the second test clears no buddies
+        return node is not None and lead_preempts(ran, ideal, task.vruntime - node.key,
+                                                  self.min_gran)
 
     # 2.6.23's preemption (kernel/sched_fair.c of 2.6.23.17, read for this): entity_tick()
     # requeues the running task at its updated key and, unless it is still the leftmost, calls

@@ -31,15 +31,17 @@ android_kernel_samsung_smdk4412 @4b55028b):
 - yield_task_fair(): set_skip_buddy() marks the entity at every level.
 With ``cfs_buddies`` each group queue also keeps its skip / last / next buddies and
 dequeue_task_fair()'s next buddy on the parent of a sleeping task is set (cfs_buddies.py).
-Not modelled: check_preempt_tick()'s second test (a vruntime lead over the
-leftmost beyond the slice, also absent from the flat model).
+check_preempt_tick()'s second test (the running entity's vruntime lead over its level's
+leftmost beyond its slice, after sched_min_granularity of running) with ``tick_lead_preempt``,
+as in the flat model (cfs.lead_preempt_at()); 3.0's text above and a 3.4-based
+kernel/sched/fair.c both have it.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from ..program import Task, nice_to_weight
 from .base import NICE_0, NO_SLICE_END, RunQueue
-from .cfs import advanced_min_vruntime
+from .cfs import advanced_min_vruntime, lead_preempt_at, lead_preempts
 from .cfs_buddies import Buddies
 from .taskheap import Heap, Node, push, remove
 
@@ -233,15 +235,18 @@ class GroupHierarchy:
         pol = self.pol
         return pol.latency if nr <= pol.nr_latency else pol.min_gran * nr
 
-    def _levels(self, rq: RunQueue, task: Task) -> list[tuple[int, int]]:
-        """(slice, run time since picked) for each level of the running ``task`` where another
-        entity waits: sched_slice() up the hierarchy, as check_preempt_tick() takes it."""
+    def _levels(self, rq: RunQueue, task: Task) -> list[tuple[int, int, int, int]]:
+        """(slice, run time since picked, vruntime lead over the level's leftmost, weight) for
+        each level of the running ``task`` where another entity waits: sched_slice() up the
+        hierarchy, as check_preempt_tick() takes it; the lead grows by NICE_0 / weight per ns
+        run (the entity's vruntime at that level)."""
         levels = []
         if not task.group_shares:
             if rq.data:
                 weight = task.weight
                 slice_ = self._period(len(rq.data) + 1) * weight // max(rq.load, weight)
-                levels.append((slice_, task.sum_exec - task.prev_sum_exec))
+                levels.append((slice_, task.sum_exec - task.prev_sum_exec,
+                               task.vruntime - rq.data[0].key, weight))
             return levels
         gq = self.queues[(task.group, rq.cpu)]
         se_weight = self.entity_weight(gq, task)
@@ -249,27 +254,44 @@ class GroupHierarchy:
         if gq.data:
             own = nice_to_weight(task.nice)
             slice_ = self._period(len(gq.data) + 1) * own // max(gq.shares.load, own)
-            levels.append((slice_ * se_weight // root_load, task.sum_exec - task.prev_sum_exec))
+            levels.append((slice_ * se_weight // root_load, task.sum_exec - task.prev_sum_exec,
+                           task.vruntime - gq.data[0].key, own))
         if rq.data:
             ent = gq.entity
             slice_ = self._period(len(rq.data) + 1) * se_weight // root_load
-            levels.append((slice_, ent.sum_exec - ent.prev_sum_exec))
+            levels.append((slice_, ent.sum_exec - ent.prev_sum_exec,
+                           ent.vruntime - rq.data[0].key, se_weight))
         return levels
 
     def preempt_time(self, rq: RunQueue, task: Task, start: int) -> int:
+        """The earliest level's slice end, or with ``tick_lead_preempt`` the earlier instant
+        its second test holds (cfs.lead_preempt_at())."""
         levels = self._levels(rq, task)
         if not levels:
             return NO_SLICE_END
-        left = min(slice_ - ran for slice_, ran in levels)
-        return start + left if left > 0 else start
+        pol = self.pol
+        at = NO_SLICE_END
+        for slice_, ran, lead, weight in levels:
+            end = start + slice_ - ran if slice_ > ran else start
+            if pol.lead_preempt and slice_ > ran:
+                lead_at = lead_preempt_at(start, ran, slice_, lead, weight, pol.min_gran)
+                end = lead_at if lead_at < end else end
+            at = end if at == NO_SLICE_END or end < at else at
+        return at
 
     def tick_preempt(self, rq: RunQueue, task: Task) -> bool:
         """entity_tick() at each level: any level's slice used up reschedules (and with
-        buddies clears that level's running entity's, check_preempt_tick())."""
-        used = [ran >= slice_ for slice_, ran in self._levels(rq, task)]
+        buddies clears that level's running entity's, check_preempt_tick()); with
+        ``tick_lead_preempt`` so does a level's lead past its slice (no buddy cleared)."""
+        levels = self._levels(rq, task)
+        used = [ran >= slice_ for slice_, ran, _lead, _weight in levels]
         if any(used) and self.pol.buddies is not None:
             self.pol.buddies.slice_used(rq, task, self._fired(rq, task, used))
-        return any(used)
+        if any(used) or not self.pol.lead_preempt:
+            return any(used)
+        min_gran = self.pol.min_gran
+        return any(lead_preempts(ran, slice_, lead, min_gran)
+                   for slice_, ran, lead, _weight in levels)
 
     def _fired(self, rq: RunQueue, task: Task, used: list[bool]) -> tuple[bool, bool]:
         """(the task's own level, the root) from _levels()'s list, which holds a level

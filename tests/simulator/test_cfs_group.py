@@ -216,12 +216,17 @@ def _vm_wait_ms(seed, **tunables):
 
 
 def test_the_hierarchy_shortens_the_unpatched_vms_waits_against_the_flattening():
-    """The direction measured on the thread's case (seed 1, unpatched): with group entities
-    the VM waits 285 ms (279 ms with 3.x's buddies) where the flattening gives 506 ms
-    (docs/simulator.md, issue 24); the patch's cut stays far from 2x either way (1.18x, 1.19x
-    with the buddies, against 1.11x)."""
-    hier, flat = _vm_wait_ms(1), _vm_wait_ms(1, group_hierarchy=False)
+    """The direction measured on the thread's case (seed 1, unpatched) without
+    check_preempt_tick()'s second test (tick_lead_preempt off, as before it was modelled):
+    with group entities the VM waits 279 ms where the flattening gives 402 ms.  With the
+    second test the hierarchy's VM waits 245 ms (a hog picked just before a vCPU woke gives
+    way after 3 ms instead of at its slice's end) and the flattening's 210 ms, so the
+    hierarchy no longer shortens the wait; the test pins the old direction and the new
+    test's effect (docs/simulator.md, issue 24, 'Tenth round')."""
+    hier, flat = (_vm_wait_ms(1, tick_lead_preempt=False, **t)
+                  for t in ({}, {"group_hierarchy": False}))
     assert hier < 0.7 * flat, (hier, flat)
+    assert _vm_wait_ms(1) < 0.95 * hier
 
 
 def test_no_slice_end_without_a_waiting_entity_at_any_level():
@@ -232,3 +237,90 @@ def test_no_slice_end_without_a_waiting_entity_at_any_level():
     assert _run(policy, rq) is alone
     assert policy.preempt_time(rq, alone, 0) == NO_SLICE_END
     assert not policy.tick_preempt(rq, alone, 0)
+
+
+def _lead_policy(lead_preempt, ncpus=8):
+    policy = _hier_policy(ncpus)
+    policy.lead_preempt = lead_preempt  # what tunable tick_lead_preempt sets
+    return policy
+
+
+def _hog_repicked(policy, rq, hog):
+    """A hog that ran alone for 30 ms (its vruntime well past 0, where a new group entity
+    starts) and was just picked again (prev_sum_exec_runtime restarts), at time 0."""
+    _queue(policy, rq, hog, "fork")
+    assert _run(policy, rq) is hog
+    _charge(policy, rq, hog, 30 * MS, 0)
+    policy.put_prev(rq, hog, 0)
+    assert _run(policy, rq) is hog
+
+
+@pytest.mark.parametrize("lead_preempt", [True, False])
+def test_the_tick_preempts_a_hog_whose_lead_over_a_woken_entity_passes_its_slice(lead_preempt):
+    """check_preempt_tick()'s second test (3.0's kernel/sched_fair.c, a 3.4-based
+    kernel/sched/fair.c): a hog picked 1 ms ago, a vCPU's entity woken behind it with half a
+    latency (12 ms) of sleeper credit.  Its slice is 24 ms x 1024 / 2048 = 12 ms, so the
+    first test waits until 12 ms; the second fires once the hog ran sched_min_granularity
+    (3 ms) and its lead (12 ms, growing) passes the slice, at 3 ms.  Off: the slice's end."""
+    policy = _lead_policy(lead_preempt)
+    assert policy.min_gran == 3 * MS and policy.latency == 24 * MS
+    rq = policy.new_rq(0)
+    hog, wakee = _member(1, "hogs"), _member(2, "vm")
+    _hog_repicked(policy, rq, hog)
+    _charge(policy, rq, hog, MS, MS)
+    _queue(policy, rq, wakee, "wakeup", MS)
+    lead = _entity(policy, "hogs").vruntime - _entity(policy, "vm").vruntime
+    assert lead == policy.sleeper_credit == 12 * MS  # equal to the slice: not past it yet
+    assert policy.preempt_time(rq, hog, MS) == (3 * MS if lead_preempt else 12 * MS)
+    _charge(policy, rq, hog, 2 * MS - 1, 3 * MS - 1)  # 1 ns short of min_granularity
+    assert not policy.tick_preempt(rq, hog, 3 * MS - 1)
+    _charge(policy, rq, hog, 1, 3 * MS)
+    assert policy.tick_preempt(rq, hog, 3 * MS) is lead_preempt
+    _charge(policy, rq, hog, 9 * MS, 12 * MS)  # the slice used: the first test, either way
+    assert policy.tick_preempt(rq, hog, 12 * MS)
+
+
+def test_the_lead_must_pass_the_slice_not_reach_it():
+    """The second test compares with ``>`` (8 CPUs: slice 12 ms, min_granularity 3 ms): a
+    lead equal to the slice after min_granularity
+    does not preempt; it preempts as soon as the lead grew one virtual ns past it."""
+    policy = _lead_policy(True)
+    rq = policy.new_rq(0)
+    hog, wakee = _member(1, "hogs"), _member(2, "vm")
+    _hog_repicked(policy, rq, hog)
+    _charge(policy, rq, hog, 4 * MS, 4 * MS)
+    _queue(policy, rq, wakee, "wakeup", 4 * MS)
+    vm = _entity(policy, "vm")
+    vm.vruntime = _entity(policy, "hogs").vruntime - 12 * MS + 3 * MS  # lead 9 ms
+    rq.data[0].key = vm.vruntime  # its node, as if placed there
+    # ran 4 ms of a 12 ms slice; the lead grows 1 ns a ns (both at 1024): past 12 ms after
+    # 3 ms + 1 ns more
+    assert policy.preempt_time(rq, hog, 4 * MS) == 7 * MS + 1
+    _charge(policy, rq, hog, 3 * MS, 7 * MS)
+    assert not policy.tick_preempt(rq, hog, 7 * MS)
+    _charge(policy, rq, hog, 1, 7 * MS + 1)
+    assert policy.tick_preempt(rq, hog, 7 * MS + 1)
+
+
+@pytest.mark.parametrize("lead_preempt", [True, False])
+def test_the_second_test_also_holds_between_tasks_of_no_group(lead_preempt):
+    """The root's own tasks (no cgroup) take the flat path: the same 12 ms slice and the
+    same 12 ms sleeper credit, so the running task gives way at 3 ms with the second test
+    and at its slice's end without it."""
+    policy = _lead_policy(lead_preempt)
+    rq = policy.new_rq(0)
+    runner, wakee = Task(1, "runner", []), Task(2, "wakee", [])
+    _queue(policy, rq, runner, "fork")
+    assert _run(policy, rq) is runner
+    _charge(policy, rq, runner, 30 * MS, 0)
+    policy.put_prev(rq, runner, 0)
+    assert _run(policy, rq) is runner
+    _charge(policy, rq, runner, MS, MS)
+    wakee.vruntime = -100 * MS  # relative to its queue: it slept long
+    _queue(policy, rq, wakee, "wakeup", MS)
+    assert runner.vruntime - wakee.vruntime == policy.sleeper_credit == 12 * MS
+    assert policy.preempt_time(rq, runner, MS) == (3 * MS if lead_preempt else 12 * MS)
+    _charge(policy, rq, runner, 2 * MS - 1, 3 * MS - 1)
+    assert not policy.tick_preempt(rq, runner, 3 * MS - 1)
+    _charge(policy, rq, runner, 1, 3 * MS)
+    assert policy.tick_preempt(rq, runner, 3 * MS) is lead_preempt
