@@ -83,13 +83,16 @@ ROBUSTNESS = [("seed 2", 2, {}), ("seed 3", 3, {}), ("seed 4", 4, {}),
                                                                            "duration_ms": 20000})]
 
 
-# The same case without 3.3's wakee-weighted wakeup granularity, and on both kernels with the
+# The same case without 3.3's wakee-weighted wakeup granularity or its tick's lead test
+# (check_preempt_tick()'s second test, issue 24's tenth round), and on both kernels with the
 # vCPUs' entities weighed as the flattening did (the VM's shares split over its 8 vCPUs, 128
 # each) instead of by the kernel's group shares (3.3's windowed ones, 6.6's PELT ones); on 6.6
 # also without its group hierarchy (each vCPU a root entity at its part of the VM's entity, as
 # before it was modelled), and with the hierarchy but every group entity at its full shares
 VARIANTS = {"3.3": [("3.3 gran not by the wakee's weight", {"wakeup_gran_by_wakee": False}),
-                    ("3.3 flattened shares (window 0)", {"shares_window_ms": 0})],
+                    ("3.3 flattened shares (window 0)", {"shares_window_ms": 0}),
+                    ("3.3 without check_preempt_tick()'s second test",
+                     {"tick_lead_preempt": False})],
             "6.6-eevdf": [("6.6 flattened shares (no PELT shares)",
                            {"group_shares_pelt": False, "group_hierarchy": False}),
                           ("6.6 groups flattened (no hierarchy)", {"group_hierarchy": False}),
