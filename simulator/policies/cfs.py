@@ -24,7 +24,6 @@ def advanced_min_vruntime(current: int, data: Heap, curr: Task | None) -> int:
     return v if v > current else current
 
 
-
 def lead_preempt_at(start: int, ran: int, ideal: int, lead: int, weight: int,
                     min_gran: int) -> int:
     """When check_preempt_tick()'s second test first holds for the running entity (2.6.32 -
@@ -42,6 +41,7 @@ def lead_preempt_at(start: int, ran: int, ideal: int, lead: int, weight: int,
 def lead_preempts(ran: int, ideal: int, lead: int, min_gran: int) -> bool:
     """check_preempt_tick()'s second test at a tick (lead_preempt_at())."""
     return ran >= min_gran and lead > ideal
+
 
 class CfsPolicy(Policy):
     """CFS (2.6.23 - 3.x): a vruntime-ordered queue, slices from the latency target."""
