@@ -330,42 +330,64 @@ def _monitor_acquired(mutex: Mutex, task: Task) -> None:
 
 
 def monitor_park(eng: "Engine", cpu: "Cpu", task: Task) -> None:
-    """A monitor contender's TrySpin() ran its budget out (Engine.give_up_spin()): EnterI().  A
-    full spin costs the monitor Knob_Penalty; the contender stops being the successor.  The
-    spin enter() made (Knob_SpinEarly) is followed by EnterI()'s own TrySpin() before it queues
-    itself (task.recheck_ms -1 between the two).  Then, the first time, it pushes itself on the
-    cxq's front (taking the responsible role if it found the cxq and the EntryList empty and no
-    one has it), and parks: timed (1 ms, then x8 each time, up to 1000 ms) if it is the
-    responsible thread, untimed otherwise.  A pending unpark() makes the park return at once,
-    into another TrySpin().  Woken, it is still a spinner of the monitor: Engine.begin() takes
-    the monitor if it is free (TryLock()), else it spins again (Knob_SpinAfterFutile)."""
+    """A monitor contender's TrySpin() ran its budget out (Engine.give_up_spin()): EnterI().
+    The spin enter() made (Knob_SpinEarly) is followed by EnterI()'s own TrySpin() before it
+    queues itself (task.recheck_ms -1 between the two).  Then, the first time, it queues itself
+    on the cxq (_queue_on_cxq()) and parks (_park()).  A pending unpark() makes the park return
+    at once, into another TrySpin().  Woken, it is still a spinner of the monitor:
+    Engine.begin() takes the monitor if it is free (TryLock()), else it spins again
+    (Knob_SpinAfterFutile)."""
     mutex: Mutex = task.spin_on
+    _spin_failed(mutex, task)
+    if task.recheck_ms == 0:  # enter()'s early spin failed: EnterI() spins once more
+        task.recheck_ms = -1
+        _spin_again(eng, cpu, task, mutex)
+        return
+    if task.recheck_ms < 0:
+        _queue_on_cxq(mutex, task)
+    if task.permit:  # an unpark() came while it was not parked: the park returns at once
+        task.permit = False
+        _spin_again(eng, cpu, task, mutex)
+        return
+    task.spin_phase = 0
+    task.spin_busy = _spin_budget(mutex)  # the TrySpin() after the park (Knob_SpinAfterFutile)
+    _park(eng, cpu, task, mutex)
+
+
+def _spin_failed(mutex: Mutex, task: Task) -> None:
+    """TrySpin_VaryDuration()'s failure: a spin past the pre-spin probes (one that had a
+    _SpinDuration to run) costs the monitor Knob_Penalty, and the spinner stops being the
+    successor, so that an exit wakes a queued waiter instead."""
     if task.spin_busy > round(PRE_SPIN * mutex.loop_ns) and mutex.spin_duration > 0:
         mutex.spin_duration = max(0, mutex.spin_duration - SPIN_PENALTY)
     if mutex.succ is task:
         mutex.succ = None
-    if task.recheck_ms == 0:  # enter()'s early spin failed: EnterI() spins once more
-        task.recheck_ms = -1
-        if mutex.succ is None:
-            mutex.succ = task
-        task.spin_phase = 0
-        task.spin_busy = _spin_budget(mutex)
-        eng.plan(cpu)
-        return
-    if task.recheck_ms < 0:
-        if not mutex.cxq and not mutex.waiters and mutex.responsible is None:
-            mutex.responsible = task
-        mutex.cxq.insert(0, task)
-        task.recheck_ms = 1
-        task.permit = False  # EnterI() resets its ParkEvent before it queues itself
+
+
+def _spin_again(eng: "Engine", cpu: "Cpu", task: Task, mutex: Mutex) -> None:
+    """Another TrySpin() on the CPU, with a budget for the monitor as it is now; the spinner
+    marks itself the successor if no one is (Knob_SpinSetSucc)."""
+    if mutex.succ is None:
+        mutex.succ = task
     task.spin_phase = 0
-    task.spin_busy = _spin_budget(mutex)  # the TrySpin() after the park (Knob_SpinAfterFutile)
-    if task.permit:
-        task.permit = False
-        if mutex.succ is None:
-            mutex.succ = task
-        eng.plan(cpu)
-        return
+    task.spin_busy = _spin_budget(mutex)
+    eng.plan(cpu)
+
+
+def _queue_on_cxq(mutex: Mutex, task: Task) -> None:
+    """EnterI() pushes the contender on the cxq's front; it takes the responsible role if it
+    found the cxq and the EntryList empty and no one has it."""
+    if not mutex.cxq and not mutex.waiters and mutex.responsible is None:
+        mutex.responsible = task
+    mutex.cxq.insert(0, task)
+    task.recheck_ms = 1
+    task.permit = False  # EnterI() resets its ParkEvent before it queues itself
+
+
+def _park(eng: "Engine", cpu: "Cpu", task: Task, mutex: Mutex) -> None:
+    """EnterI()'s park: timed if the contender is the responsible thread (RecheckInterval: 1
+    ms, then x8 each time, up to 1000 ms), so that a monitor freed with no one woken (a
+    stranding) is still taken; untimed otherwise, until an exit unparks it."""
     counters = eng._counters
     if mutex.responsible is task:
         timeout = task.recheck_ms
