@@ -9,15 +9,15 @@ import simulator
 from simulator.api import make_policy, validate
 from simulator.engine import Engine
 from simulator.interp import SPIN_LIMIT, SPIN_PENALTY
-from simulator.program import EXIT, LOCK, MARK, RUN, UNLOCK, Mutex
+from simulator.program import EXIT, LOCK, MARK, RUN, SLEEP, UNLOCK, Mutex
 from simulator.topology import parse_topology
 from simulator.wl_common import MS, US, Build
 
 
-def _engine(cpus=2, kernel="2.6.22"):
+def _engine(cpus=2, kernel="2.6.22", reference=False):
     norm = validate({"workload": "chatroom", "kernel": kernel, "cpus": cpus})
     eng = Engine(parse_topology(norm["topology"]), make_policy(norm, 1), norm["tunables"], 1,
-                 10**7)
+                 10**7, reference=reference)
     monitor = Mutex("room", handoff=False, monitor=True, loop_ns=eng.tun["loop_ns"])
     monitor.spin_duration = SPIN_LIMIT  # inflate() starts _SpinDuration at Knob_SpinLimit
     return eng, Build(eng, norm["params"]), monitor
@@ -125,6 +125,40 @@ def test_a_stranded_waiter_is_recovered_by_its_timed_park():
     assert seen["own1"][0] < seen["own2"][0] < seen["own1"][0] + 200 * US
     assert eng._counters["monitor_timed_parks"] == 3  # 1, 8 and 64 ms
     assert eng._counters["spin_blocks"] == 1
+
+
+def _unparked_while_runnable(reference):
+    """The holder exits at 2 ms while the responsible waiter (nice 19, CPU 1) is runnable
+    behind a nice-0 hog (0.5-3.5 ms) after its 1 ms timed park, and takes the monitor again
+    at once; the waiter runs at 3.5 ms, spins on the retaken monitor and fails."""
+    eng, b, monitor = _engine(reference=reference)
+    seen: dict[str, tuple[int, int]] = {}
+    hold = [(LOCK, monitor, "monitor"), (RUN, 2 * MS), (UNLOCK, monitor),
+            (LOCK, monitor, "monitor"), (RUN, 5 * MS), _mark(seen, "exit"), (UNLOCK, monitor),
+            (EXIT,)]
+    b.start(b.task("holder", hold, affinity={0}), 0)
+    b.start(b.task("waiter", [(RUN, 100 * US), (LOCK, monitor, "monitor"),
+                              _mark(seen, "acquire"), (UNLOCK, monitor), (EXIT,)],
+                   nice=19, affinity={1}), 1)
+    b.start(b.task("hog", [(SLEEP, 500 * US), (RUN, 3 * MS), (EXIT,)], affinity={1}), 1)
+    eng.run()
+    return eng, monitor, seen
+
+
+def test_an_unpark_of_a_runnable_heir_makes_its_next_park_return_at_once():
+    """exit() unparks the EntryList's head even when it is not parked (here runnable, not yet
+    run since its timer): ParkEvent keeps the permit, so the heir's next park() returns at
+    once into one more TrySpin() (Knob_SpinAfterFutile), and only the park after that blocks.
+    Four failed full spins (enter()'s, EnterI()'s, after the timer, after the permit), each
+    Knob_Penalty, one timed park and one untimed; the second exit unparks it and it owns the
+    monitor within microseconds.  The fast path and reference mode give the same run."""
+    eng, monitor, seen = _unparked_while_runnable(False)
+    assert monitor.spin_duration == SPIN_LIMIT - 4 * SPIN_PENALTY  # 3 without the permit
+    assert eng._counters["monitor_timed_parks"] == 1 and eng._counters["spin_blocks"] == 1
+    assert seen["exit"][0] < seen["acquire"][0] < seen["exit"][0] + 50 * US
+    plain, plain_monitor, plain_seen = _unparked_while_runnable(True)
+    assert (plain_seen, plain._counters, plain_monitor.spin_duration) == (
+        seen, eng._counters, monitor.spin_duration)
 
 
 @pytest.mark.parametrize("kernel", ["2.6.22", "rsdl-0.31", "6.6-eevdf"])
