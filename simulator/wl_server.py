@@ -4,6 +4,7 @@ from typing import Any
 
 from .errors import InvalidValueError
 from .events import EV_STOP
+from .interp import SPIN_LIMIT
 from .program import EXIT, LOCK, LOOP, POST, RUN, SLEEP, UNLOCK, WAIT, Mutex, Semaphore
 from .wl_common import MS, US, m, mark_time, p
 
@@ -22,11 +23,6 @@ J9_SPIN1 = 256
 HOTSPOT_YIELDS = 6
 HOTSPOT_SPINS = 4096
 HOTSPOT_SLEEP_US = 1000
-# HotSpot's Java monitor (jvm=hotspot-monitor, what a `synchronized` block takes once inflated):
-# ObjectMonitor's adaptive spin, cxq/EntryList, successor and responsible thread, modelled in
-# interp.py with their source (JDK 7u objectMonitor.cpp); inflate() starts the spin's length
-# at Knob_SpinLimit
-HOTSPOT_MONITOR_SPIN = 5000
 
 # What one chat message makes a client task touch, in 64-byte lines: it reads the message off
 # one loopback TCP socket and writes it to the next (VolanoMark's structure; the derivation and
@@ -175,8 +171,12 @@ def _monitor(prm) -> bool:
 
 def _room_lock(prm, room: int, loop_ns: float) -> Mutex:
     if _monitor(prm):
+        # HotSpot's Java monitor (what a `synchronized` block takes once inflated): its
+        # adaptive spin, cxq / EntryList, successor and responsible thread are modelled in
+        # interp.py with their source (JDK 7u objectMonitor.cpp); inflate() starts the spin's
+        # length at Knob_SpinLimit (interp.SPIN_LIMIT, one constant for both)
         lock = Mutex(f"room{room}", handoff=False, monitor=True, loop_ns=loop_ns)
-        lock.spin_duration = HOTSPOT_MONITOR_SPIN
+        lock.spin_duration = SPIN_LIMIT
         return lock
     return Mutex(f"room{room}", handoff=prm["lock"] != "yield" or prm["succession"] == "handoff",
                  wake_all=prm["succession"] == "wakeall")
