@@ -1122,6 +1122,13 @@ class Engine:
         self.pending_timers += 1
         self.queue.schedule(timer, until)
 
+    def disarm_timer(self, task: Task):
+        """Take ``task``'s timer off the queue if it is armed (a timed wait ended early)."""
+        timer = task.timer_event
+        if timer is not None and timer.queued:
+            self.queue.cancel(timer)
+            self.pending_timers -= 1
+
     def sleep(self, cpu: Cpu, task: Task, until):
         self.arm_timer(task, until)
         task.state = BLOCKED  # block(), inlined

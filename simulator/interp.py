@@ -426,10 +426,7 @@ def _monitor_exit(eng: "Engine", cpu: "Cpu", task: Task, mutex: Mutex) -> bool:
     if heir.state != BLOCKED:  # not parked: its next park returns at once
         heir.permit = True
         return False
-    timer = heir.timer_event
-    if timer is not None and timer.queued:  # a timed park ends at the unpark
-        eng.queue.cancel(timer)
-        eng.pending_timers -= 1
+    eng.disarm_timer(heir)  # a timed park ends at the unpark
     heir.spin_busy = _spin_budget(mutex)
     eng.wake(heir, cpu.id)
     return _charge(eng, cpu, task, eng.wakeup_ns)
