@@ -20,42 +20,95 @@
 
   // On a phone a legend above the plot wraps to more rows and runs into the title: the title
   // goes to the top of the chart and the top margin grows by two legend rows.
-  function roomForTitle(layout) {
+  function roomForTitle(layout, width) {
     var legend = layout.legend;
-    if (window.innerWidth >= 600 || !titleOf(layout) || !legend || legend.yanchor !== "bottom") {
+    if (width >= 600 || !titleOf(layout) || !legend || legend.yanchor !== "bottom") {
       return;
     }
     var title = typeof layout.title === "string" ? { text: layout.title } : layout.title;
-    layout.title = Object.assign({}, title, { yref: "container", y: 0.99, yanchor: "top" });
+    layout.title = Object.assign({}, title, { yref: "container", y: 0.99, yanchor: "top",
+                                              pad: Object.assign({}, title.pad, { t: 6 }) });
     var margin = layout.margin || {};
     layout.margin = Object.assign({}, margin, { t: (margin.t || 70) + 40 });
   }
 
   // SVG text does not wrap, so a title longer than the chart is wide was cut at both ends on a
-  // phone: break it at spaces into lines the window holds, and give the lines room.
-  function wrapTitle(layout) {
+  // phone: break it at spaces into lines the chart holds, and give the lines room.  On a narrow
+  // chart the title starts at the chart's left edge, not after the y axis's margin, and the
+  // line length counts a monospace glyph (0.6 em) against the chart's own width.
+  function wrapTitle(layout, width) {
     var text = titleOf(layout);
     if (!text || text.indexOf("<br") >= 0) { return; }
     var title = typeof layout.title === "string" ? { text: layout.title } : layout.title;
     var size = (title.font && title.font.size) || 17;
-    var perLine = Math.max(16, Math.floor((window.innerWidth - 40) / (size * 0.56)));
+    if (width < 600) {
+      title = Object.assign({}, title, { xref: "container", x: 0, xanchor: "left",
+                                         pad: Object.assign({}, title.pad, { l: 8 }) });
+      layout.title = title;
+    }
+    var perLine = Math.max(16, Math.floor((width - 24) / (size * 0.6)));
     if (text.length <= perLine) { return; }
+    var lines = lineBreaks(text, perLine);
+    var text2 = { text: lines.join("<br>") };
+    if (title.yref === "container" && title.yanchor === "top") {
+      // Plotly anchors a title of several lines by its middle line, not its first: push it
+      // down by the lines above the middle so the first line is not cut at the chart's top
+      text2.pad = Object.assign({}, title.pad,
+                                { t: Math.round((lines.length - 1) * size * 0.65) + 6 });
+    }
+    layout.title = Object.assign({}, title, text2);
+    var margin = layout.margin || {};
+    layout.margin = Object.assign({}, margin,
+                                  { t: (margin.t || 80) + Math.round((lines.length - 1) * size * 1.3) });
+  }
+
+  // On a phone the plot is short, and a y axis title that the chart's title already says ran
+  // past both ends of it, over the title: drop the repeat (the chart's title keeps it).
+  function dropRepeatedAxisTitles(layout, width) {
+    var text = titleOf(layout);
+    if (width >= 600 || !text) { return; }
+    Object.keys(layout).forEach(function (key) {
+      var axisTitle = /^yaxis\d*$/.test(key) && layout[key].title;
+      var words = axisTitle && (typeof axisTitle === "string" ? axisTitle : axisTitle.text);
+      if (words && text.indexOf(words) >= 0) { layout[key].title = { text: "" }; }
+    });
+  }
+
+  // Break text at spaces into lines of at most perLine characters.
+  function lineBreaks(text, perLine) {
     var lines = [], line = "";
     text.split(" ").forEach(function (word) {
       if (line && (line + " " + word).length > perLine) { lines.push(line); line = word; }
       else { line = line ? line + " " + word : word; }
     });
     lines.push(line);
-    layout.title = Object.assign({}, title, { text: lines.join("<br>") });
-    var margin = layout.margin || {};
-    layout.margin = Object.assign({}, margin,
-                                  { t: (margin.t || 80) + Math.round((lines.length - 1) * size * 1.3) });
+    return lines;
   }
 
-  function themed(figure) {
+  // A y axis title longer than a phone's short plot is high ran past both its ends: break it
+  // into lines the plot holds (automargin makes room for the extra lines at the left).
+  function wrapAxisTitles(layout, width) {
+    if (width >= 600) { return; }
+    var margin = layout.margin || {};
+    var plotHeight = (layout.height || 450) - (margin.t || 80) - (margin.b || 80);
+    var size = ((layout.font && layout.font.size) || 12) * 1.17;  // Plotly's axis title size
+    var perLine = Math.max(12, Math.floor(plotHeight / (size * 0.6)));
+    Object.keys(layout).forEach(function (key) {
+      var axisTitle = /^yaxis\d*$/.test(key) && layout[key].title;
+      var text = axisTitle && (typeof axisTitle === "string" ? axisTitle : axisTitle.text);
+      if (!text || text.length <= perLine || text.indexOf("<br") >= 0) { return; }
+      var title = typeof axisTitle === "string" ? {} : axisTitle;
+      layout[key].title = Object.assign({}, title,
+                                        { text: lineBreaks(text, perLine).join("<br>") });
+    });
+  }
+
+  function themed(figure, width) {
     var data = copy(figure.data || []), layout = copy(figure.layout || {});
-    roomForTitle(layout);
-    wrapTitle(layout);
+    dropRepeatedAxisTitles(layout, width);
+    roomForTitle(layout, width);
+    wrapTitle(layout, width);
+    wrapAxisTitles(layout, width);
     Object.keys(layout).forEach(function (key) {
       if (/^[xy]axis\d*$/.test(key) && layout[key].automargin === undefined) {
         layout[key].automargin = true;
@@ -195,7 +248,7 @@
 
   function draw(el, figure, extra) {
     if (!window.Plotly) { return Promise.resolve(); }
-    var themedFigure = themed(figure);
+    var themedFigure = themed(figure, el.clientWidth || window.innerWidth);
     if (el.dataset.fill === "height") {
       delete themedFigure.layout.height;  // fill the frame (the embed)
       themedFigure.layout.autosize = true;

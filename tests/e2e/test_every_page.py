@@ -1,6 +1,7 @@
 """Whole-site checks on every page type with demo data (issue 15), in one browser context per
 test: at a desktop (1400x900) and a phone (390x844) size, no page scrolls sideways, logs a
-console error or fails a request, breaks a word between two letters, or gives more than a third
+console error or fails a request, breaks a word between two letters, cuts a chart's title at the
+chart's edges, or gives more than a third
 of its first screen to navigation (issue 23); an axe-core scan (both sizes, and the dark scheme
 at the desktop size) finds no serious or critical violation.
 
@@ -113,8 +114,26 @@ NAVIGATION_SHARE = """() => {
 }"""
 
 
+# A chart's titles (its own and its axes') drawn past its edges: SVG text does not wrap, so on a
+# phone a long title was cut at its ends and a long y axis title ran over the chart's title.
+CLIPPED_CHART_TEXT = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
+  const svg = plot.querySelector('.main-svg');
+  if (!svg) return [];
+  const edge = svg.getBoundingClientRect();
+  return [...plot.querySelectorAll('.gtitle, .g-xtitle text, .g-ytitle text')]
+    .filter(t => t.textContent.trim())
+    .filter(t => { const r = t.getBoundingClientRect();
+                   return r.left < edge.left - 1 || r.right > edge.right + 1 ||
+                          r.top < edge.top - 1 || r.bottom > edge.bottom + 1; })
+    .map(t => t.textContent.slice(0, 40));
+})"""
+
+
 def layout_problems(page) -> list[str]:
     problems = []
+    clipped = page.evaluate(CLIPPED_CHART_TEXT)
+    if clipped:
+        problems.append(f"chart titles cut at the chart's edges: {clipped}")
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     if overflow > 0:
         problems.append(f"{overflow} px wider than the window: {widest(page)}")
