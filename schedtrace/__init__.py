@@ -30,6 +30,12 @@ Public API:
 - ``segments(events) -> iterator of Segment(cpu, pid, comm, start_ns, end_ns, end_state)``: the
   per-CPU run stretches (end_state: prev_state of the switch out, "?" when unknown).
 - ``analyse(path_or_fileobj, **open_kwargs) -> (EventStream, TraceStats)``: both in one call.
+- ``fork_placements(path_or_fileobj, **open_kwargs) -> (EventStream, ForkPlacements)``: for
+  every ``sched_wakeup_new`` of a child whose fork the trace shows, the parent and its CPU, the
+  child's target CPU, what every other CPU was doing then (idle, running a task, idle with a
+  task woken onto it, or unknown: never guessed) and the child's wait to its first switch-in;
+  ``summary()`` per class (on an idle CPU, on the parent's CPU while another was idle or while
+  none was, on a busy CPU, unknown). The rules are in ``schedtrace.forks``.
 - ``bucket_bounds_ns(i)``, ``HIST_BUCKETS``: the latency histogram's bucket edges.
 - ``TraceError(message, line)``: the one exception type; ``line`` is 1-based or None.
 
@@ -45,6 +51,7 @@ COMPILED = _compiled.select()  # before any hot module is imported (schedtrace/_
 
 from .errors import RefusedValue, TraceError  # noqa: E402
 from .event import KINDS, LOST, Event  # noqa: E402
+from .forks import ForkPlacement, ForkPlacements, fork_placements  # noqa: E402
 from .reader import (  # noqa: E402
     DEFAULT_REORDER_WINDOW,
     FORMATS,
@@ -63,8 +70,10 @@ from .stats import (  # noqa: E402
 
 __all__ = [
     "DEFAULT_REORDER_WINDOW", "FORMATS", "HIST_BUCKETS", "KINDS", "LOST", "CpuStats", "Event",
-    "EventStream", "RefusedValue", "Segment", "TaskStats", "TraceError", "TraceStats", "analyse",
-    "bucket_bounds_ns", "bucket_of", "detect_format", "open_events", "segments",
+    "EventStream", "ForkPlacement", "ForkPlacements", "RefusedValue", "Segment", "TaskStats",
+    "TraceError", "TraceStats", "analyse",
+    "bucket_bounds_ns", "bucket_of", "detect_format", "fork_placements", "open_events",
+    "segments",
 ]
 
 Segment = namedtuple("Segment", "cpu pid comm start_ns end_ns end_state")
