@@ -32,6 +32,11 @@ these recordings) and without.
 --set TUNABLE=VALUE (repeatable) passes a tunable to every replay of --agreement and
 --breakdown (e.g. --set delay_dequeue=1: 6.12's delayed dequeue); --delay-dequeue adds
 --agreement rows with it (with and without DELAY_ZERO, and without autogroup).
+
+With --placements, the quiet recordings of tests/fixtures/traces/fork_placement/ (made with
+no other job on the machine): the default replay's agreement on each, and every task in or out
+of 2x by where its fork placed it (schedtrace.fork_placements(): on an idle CPU, on the
+parent's CPU while another idled, on the parent's CPU while none idled, ...).
 """
 
 import argparse
@@ -58,6 +63,9 @@ RECORDED = [("ftrace_threadtest.trace.gz", "threadtest"), ("ftrace_burn.trace", 
             ("harness_busy/threadtest.trace.gz", "threadtest"),
             ("harness_busy/threadtest_burn.trace.gz", "threadtest_burn"),
             ("lost_switch_ins/whole_system_threadtest_burn.trace.gz", "threadtest threadtest_burn")]
+QUIET_RECORDED = [(f"fork_placement/{name}", "threadtest threadtest_burn") for name in
+                  ("threadtest_10k_1.trace.gz", "threadtest_10k_2.trace.gz",
+                   "threadtest_10k_3.trace.gz", "burn_50_1.trace.gz")]
 LINES_PER_ITERATION = 10  # threadtest on 2 CPUs: fork, wakeups, switches, exit, migrations
 
 
@@ -96,6 +104,9 @@ def main():
     parser.add_argument("--sides", action="store_true",
                         help="also the tasks out of 2x split by side (too little / too much "
                         "wait), and what held the CPU during the too-little ones' recorded waits")
+    parser.add_argument("--placements", action="store_true",
+                        help="also the quiet fork_placement recordings: the agreement, and "
+                        "each task in or out of 2x by where its fork placed it")
     args = parser.parse_args()
     extra = parse_sets(args.set)
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,6 +137,8 @@ def main():
         others_sweep()
     if args.sides:
         sides(extra)
+    if args.placements:
+        placements(extra)
 
 
 VARIANTS = [  # (label, replay() keywords)
@@ -356,6 +369,30 @@ def breakdown(extra=None):
                                                      for k, v in sorted(shares.items()))
                   + " ms; child behind parent ended by "
                   + ", ".join(f"{k} {v}" for k, v in sorted(how.items())), flush=True)
+
+
+def placements(extra=None):
+    """On each quiet recording, the default replay's tasks within 2x, and every benchmark task
+    counted by its fork's placement class and its side (within, too little, too much)."""
+    for name, comms in QUIET_RECORDED:
+        stream, found = schedtrace.fork_placements(str(TRACES / name))
+        for _ in stream:
+            pass
+        placed = {row.child_pid: row.placement for row in found.placements}
+        result = replay(str(TRACES / name), "6.6-eevdf", cpus=2,
+                        tunables={"noise_pct": 0, **(extra or {})})
+        rows = wait_agreement(result, comms=set(comms.split()), floor_ms=1.0)
+        counts: collections.Counter = collections.Counter()
+        for pid, _comm, _recorded, _replayed, ratio in rows:
+            side = "too little" if ratio < 0.5 else "too much" if ratio > 2 else "within"
+            counts[placed.get(pid, "not forked in the trace"), side] += 1
+        within = sum(n for (_, side), n in counts.items() if side == "within")
+        real, sim = sum(row[2] for row in rows), sum(row[3] for row in rows)
+        print(f"{name:40} makespan {result['makespan_ms'] / result['real']['makespan_ms']:.3f}"
+              f"  within 2x {within:3}/{len(rows):3}  total wait {sim:6.1f} / {real:6.1f} ms",
+              flush=True)
+        for (placement, side), n in sorted(counts.items()):
+            print(f"    {placement:26} {side:10} {n:4}")
 
 
 if __name__ == "__main__":
