@@ -112,9 +112,19 @@
     }
   }
 
+  // A published statistic (mmtests, the kernel test robot) comes with no samples: without its
+  // own line the preview showed its name and nothing after the colon.
+  function describeSummary(summary) {
+    return "published " + summary.statistic + " " + summary.value +
+      (summary.stddev_pct !== null && summary.stddev_pct !== undefined ?
+        " ± " + summary.stddev_pct + "%" : "") +
+      (summary.n ? " (n=" + summary.n + ")" : "");
+  }
+
   function describeValues(metrics) {
     return Object.keys(metrics).map(function (name) {
       var m = metrics[name], shown = m.values.slice(0, 6).join(", ");
+      if (!m.values.length && m.summary) { shown = describeSummary(m.summary); }
       return name + (m.unit ? " (" + m.unit + ")" : "") + ": " + shown +
         (m.n > 6 ? " … (" + m.n + " values)" : "");
     }).join("\n");

@@ -145,3 +145,48 @@ def test_per_kernel_sweep_preview_assign_commit_and_compare_over_loop_size(signe
     assert [{k: c[k] for k in keys} for c in fork["cells"]] == \
         [{k: c[k] for k in keys} for c in original["cells"]]
     assert page.js_errors == []
+
+
+PARSER_FIXTURES = FIXTURES.parent / "parsers"
+
+
+@pytest.mark.parametrize("fixture", ["mmtests.txt", "robot_report.txt"])
+def test_a_published_summary_shows_its_figure_in_the_preview(signed_in, fixture):
+    """mmtests and robot reports carry a statistic per metric, not samples: the preview showed
+    'time_s.amean (s): ' with nothing after the colon."""
+    page = signed_in
+    page.goto("/upload/")
+    page.fill("#text-input", (PARSER_FIXTURES / fixture).read_text())
+    page.click("#preview-button")
+    page.wait_for_selector("#preview[data-state=previewed]")
+    cells = page.locator("#preview-table tbody tr td:nth-child(9)").all_text_contents()
+    lines = [line for cell in cells for line in cell.split("\n") if line]
+    assert lines
+    summaries = [line for line in lines if "published" in line]
+    assert summaries, lines
+    for line in summaries:  # "name (unit): published amean 0.2357 ± 1.36%"
+        figure = line.split("published ", 1)[1].split()[1]
+        float(figure)
+
+
+def test_the_preview_table_scrolls_in_its_box_instead_of_widening_the_page(signed_in):
+    page = signed_in
+    page.goto("/upload/")
+    page.fill("#text-input", (PARSER_FIXTURES / "mmtests.txt").read_text())
+    page.click("#preview-button")
+    page.wait_for_selector("#preview[data-state=previewed]")
+    widths = page.evaluate("() => [document.documentElement.scrollWidth,"
+                           " document.documentElement.clientWidth]")
+    assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
+
+
+@pytest.mark.parametrize("path", ["/upload/", "/compare/"])
+def test_a_label_with_code_in_it_reads_as_one_line(signed_in, path):
+    """'params, one name=value per line': the label is a flex column, so its <code> became a
+    row of its own and the sentence read over three lines."""
+    page = signed_in
+    page.goto(path)
+    for label in page.locator("label:has(> span > code), label:has(> code)").all():
+        tops = label.evaluate("l => [l.getBoundingClientRect().top,"
+                              " l.querySelector('code').getBoundingClientRect().top]")
+        assert tops[1] - tops[0] < 8, f"{label.text_content()!r}: its code sits on a later line"
