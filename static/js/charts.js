@@ -103,8 +103,43 @@
     });
   }
 
+  // Plotly reads a subset of HTML in every text it draws (<b>, <a href>, <br>...), so a
+  // comparison titled "my <b>first</b> one" came out bold and a label could carry a link.
+  // Entities are the one thing it decodes without reading markup: user text goes in as them.
+  function plotlyPlain(value) {
+    return typeof value === "string" ?
+      value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;") : value;
+  }
+
+  function plainTitle(holder) {
+    if (!holder || !holder.title) { return; }
+    if (typeof holder.title === "string") { holder.title = { text: holder.title }; }
+    holder.title.text = plotlyPlain(holder.title.text);
+  }
+
+  function plainTexts(data, layout) {
+    plainTitle(layout);
+    Object.keys(layout).forEach(function (key) {
+      if (/^[xy]axis\d*$/.test(key)) { plainTitle(layout[key]); }
+    });
+    data.forEach(function (trace) {
+      trace.name = plotlyPlain(trace.name);
+      ["x", "y", "text"].forEach(function (key) {
+        if (Array.isArray(trace[key])) { trace[key] = trace[key].map(plotlyPlain); }
+      });
+      [trace.header, trace.cells].forEach(function (part) {  // a table trace
+        if (part && Array.isArray(part.values)) {
+          part.values = part.values.map(function (column) {
+            return Array.isArray(column) ? column.map(plotlyPlain) : plotlyPlain(column);
+          });
+        }
+      });
+    });
+  }
+
   function themed(figure, width) {
     var data = copy(figure.data || []), layout = copy(figure.layout || {});
+    plainTexts(data, layout);
     dropRepeatedAxisTitles(layout, width);
     roomForTitle(layout, width);
     wrapTitle(layout, width);

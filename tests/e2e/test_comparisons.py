@@ -134,3 +134,28 @@ def test_a_chart_of_many_series_draws_with_webgl_and_keeps_its_name_and_tables(p
     page.wait_for_selector("details.cells-panel[data-loaded='1'] table.cells")
     assert page.locator("table.cells tbody tr").count() == 90
     assert page.js_errors == []
+
+
+@pytest.mark.parametrize("chart", ["line", "table"])
+def test_user_text_in_a_chart_is_drawn_as_typed_not_read_as_markup(page, chart):
+    """Plotly reads <b>, <i>, <a href> in the texts it draws: a title, a legend entry, a tick
+    label or a table cell typed with them must read exactly as typed."""
+    from benchmarks.comparisons.spec import parse_spec
+    from benchmarks.services.comparisons import comparison_create
+
+    for policy, base in (("<b>loud</b> & co", 100.0), ("<i>quiet</i>", 90.0)):
+        make_run("2.6.24", [base, base + 1, base + 2], policy=policy)
+    title = "my <b>first</b> & <a href='https://example.org'>linked</a> one"
+    comparison = comparison_create(spec=parse_spec({
+        "title": title, "filters": {"benchmark": "threadtest"}, "metric": "time_ms",
+        "x": "policy", "series": "kernel", "chart": chart}))
+    page.goto(f"/c/{comparison.slug}/")
+    page.wait_for_selector("#comparison-chart[data-rendered='1']")
+    drawn = page.locator("#comparison-chart svg").first.evaluate(
+        "svg => [...svg.ownerDocument.querySelectorAll('#comparison-chart svg text')]"
+        ".map(t => t.textContent)")
+    assert title in drawn
+    assert any("<b>loud</b> & co" in text for text in drawn), drawn
+    assert any("<i>quiet</i>" in text for text in drawn), drawn
+    assert page.locator("#comparison-chart svg a, #comparison-chart svg tspan[style*=bold]"
+                        ).count() == 0
