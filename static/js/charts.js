@@ -18,18 +18,29 @@
     return (title && (title.text || (typeof title === "string" ? title : ""))) || "";
   }
 
-  // On a phone a legend above the plot wraps to more rows and runs into the title: the title
-  // goes to the top of the chart and the top margin grows by two legend rows.
+  // Plotly's mode bar (zoom, download...) is a row of buttons 24 px high at the chart's top right;
+  // a phone shows it all the time (no hover), and on a phone's narrow chart it spans the title.
+  var MODE_BAR_ROW = 28;
+
+  // On a phone the title goes to the top of the chart, below the mode bar, and the top margin
+  // grows by the mode bar's row; with a legend above the plot (which wraps to more rows there
+  // and ran into the title) by two legend rows as well.
   function roomForTitle(layout, width) {
-    var legend = layout.legend;
-    if (width >= 600 || !titleOf(layout) || !legend || legend.yanchor !== "bottom") {
-      return;
-    }
+    if (width >= 600 || !titleOf(layout)) { return; }
+    var legendOnTop = layout.legend && layout.legend.yanchor === "bottom";
     var title = typeof layout.title === "string" ? { text: layout.title } : layout.title;
     layout.title = Object.assign({}, title, { yref: "container", y: 0.99, yanchor: "top",
-                                              pad: Object.assign({}, title.pad, { t: 6 }) });
+      pad: Object.assign({}, title.pad, { t: MODE_BAR_ROW + 6 }) });
     var margin = layout.margin || {};
-    layout.margin = Object.assign({}, margin, { t: (margin.t || 70) + 40 });
+    layout.margin = Object.assign({}, margin,
+                                  { t: (margin.t || 70) + (legendOnTop ? 40 : 0) + MODE_BAR_ROW });
+  }
+
+  // What the phone's title room took from the top margin is given back in height: the plot
+  // kept the chart's box and shrank to a strip ~75 px high on a simulation's page.
+  function keepPlotHeight(layout, before, boxHeight) {
+    var grown = ((layout.margin && layout.margin.t) || 0) - before;
+    if (grown > 0) { layout.height = (layout.height || boxHeight) + grown; }
   }
 
   // SVG text does not wrap, so a title longer than the chart is wide was cut at both ends on a
@@ -53,8 +64,9 @@
     if (title.yref === "container" && title.yanchor === "top") {
       // Plotly anchors a title of several lines by its middle line, not its first: push it
       // down by the lines above the middle so the first line is not cut at the chart's top
+      var top = (title.pad && title.pad.t) || 6;
       text2.pad = Object.assign({}, title.pad,
-                                { t: Math.round((lines.length - 1) * size * 0.65) + 6 });
+                                { t: Math.round((lines.length - 1) * size * 0.65) + top });
     }
     layout.title = Object.assign({}, title, text2);
     var margin = layout.margin || {};
@@ -137,12 +149,15 @@
     });
   }
 
-  function themed(figure, width) {
+  function themed(figure, width, boxHeight) {
     var data = copy(figure.data || []), layout = copy(figure.layout || {});
+    var topMargin = (layout.margin && layout.margin.t) || 80;  // Plotly's default
+    layout.margin = Object.assign({}, layout.margin, { t: topMargin });
     plainTexts(data, layout);
     dropRepeatedAxisTitles(layout, width);
     roomForTitle(layout, width);
     wrapTitle(layout, width);
+    keepPlotHeight(layout, topMargin, boxHeight);
     wrapAxisTitles(layout, width);
     Object.keys(layout).forEach(function (key) {
       if (/^[xy]axis\d*$/.test(key) && layout[key].automargin === undefined) {
@@ -283,7 +298,9 @@
 
   function draw(el, figure, extra) {
     if (!window.Plotly) { return Promise.resolve(); }
-    var themedFigure = themed(figure, el.clientWidth || window.innerWidth);
+    // The box's CSS min-height, not its height: a redraw must not grow on the last one's.
+    var boxHeight = parseFloat(window.getComputedStyle(el).minHeight) || 450;
+    var themedFigure = themed(figure, el.clientWidth || window.innerWidth, boxHeight);
     if (el.dataset.fill === "height") {
       delete themedFigure.layout.height;  // fill the frame (the embed)
       themedFigure.layout.autosize = true;

@@ -40,3 +40,26 @@ def test_launch_sweep_and_watch_progress_and_chart(signed_in, celery_worker_fact
     assert Run.objects.filter(source="simulator").count() == 6
     assert page.is_visible("#comparison-link")
     assert page.js_errors == []
+
+
+def test_a_finished_jobs_chart_on_a_phone_keeps_a_readable_plot(page, django_user_model):
+    """On a phone the chart's title moves below Plotly's mode bar and its legend above the plot
+    wraps: the height that takes is added to the chart, not taken from the plot (which shrank
+    to a strip of ~115 px in the chart's 300 px box)."""
+    from tests.e2e.site_pages import _simulate
+
+    job = _simulate(django_user_model.objects.create_user("phone-user"))
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"/simulations/{job.pk}/")
+    page.wait_for_selector("#simulation-chart[data-rendered='1']")
+    plot = page.locator("#simulation-chart .nsewdrag").bounding_box()
+    bar = page.locator("#simulation-chart .modebar").bounding_box()
+    title = page.locator("#simulation-chart .gtitle").bounding_box()
+    assert plot["height"] >= 150, plot
+    assert title["y"] >= bar["y"] + bar["height"], (title, bar)
+    # A redraw (the dark scheme, a point arriving) draws the same height, not a taller one.
+    height = page.evaluate("document.getElementById('simulation-chart').layout.height")
+    page.emulate_media(color_scheme="dark")
+    page.wait_for_timeout(500)
+    assert page.evaluate("document.getElementById('simulation-chart').layout.height") == height
+    assert page.js_errors == []
