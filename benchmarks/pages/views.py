@@ -98,7 +98,9 @@ def run_list(request):
         "filtered": filtered,
         "query": query.urlencode(),
         "options": _run_list_options_kept(choices, filtered.applied),
-        "params": choices.params,
+        "param_filters": [(name, filtered.applied.get(f"param.{name}", ""))
+                          for name in choices.params],
+        "param_filtered": any(key.startswith("param.") for key in filtered.applied),
     }
     return render(request, "benchmarks/run_list.html", context)
 

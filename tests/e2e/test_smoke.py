@@ -25,3 +25,30 @@ def test_browse_from_home_to_a_drawn_chart(page):
     assert page.locator("#samples-chart .main-svg").count() >= 1
     assert page.locator("#samples-chart .scatterlayer .trace").count() >= 2
     assert page.js_errors == []
+
+
+def test_on_a_phone_the_run_list_starts_on_its_first_screen(page):
+    """Every param of every run was a filter box: the demo's 19 (threadtest's and the chatroom
+    simulation's) filled a phone's first screen and pushed the first run below it. They fold
+    under 'params', open when one is used."""
+    from django.core.management import call_command
+
+    call_command("load_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    chatroom = ("broadcast clients cs_us deliver_us jvm lock messages pacing rooms sock_msgs"
+                " spin_loops spin_sleep_us spin_yields succession think_us working_set_bytes")
+    make_run("2.6.22", [31163.0, 31000.0], benchmark="chatroom",
+             params=dict.fromkeys(chatroom.split(), 1))
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto("/runs/")
+    first_row = page.locator("table.runs tbody tr").first.bounding_box()
+    assert first_row["y"] < 844 / 2, first_row
+    assert not page.is_visible("input[name='param.loops']")
+
+    page.click("details.param-filters > summary")
+    page.fill("input[name='param.loops']", "10000")
+    page.click("form.filters button[type=submit]")
+    page.wait_for_url("**/runs/?*param.loops=10000*")
+    assert page.input_value("input[name='param.loops']") == "10000"  # open: it is in use
+    params = page.locator("table.runs tbody td.params").all_text_contents()
+    assert params and all("loops=10000" in cell for cell in params)
+    assert page.js_errors == []
