@@ -39,6 +39,25 @@ def _recorded_harness(argv: list) -> str:
     return " ".join([HARNESS, *(_quote(str(a)) for a in kept)])
 
 
+# The bundled threadtest (where `schedbench.py build` puts it) with the options that give the
+# run's params: a bare `./threadtest` ran its default 10000 loops under a `--param loops=1000000`
+# that the harness then recorded as measured.
+THREADTEST_OPTIONS = (("iterations", "-n"), ("loops", "-l"))
+THREADTEST_SWITCHES = (("yield_in_spin", "-y"), ("pin", "-a"), ("head_start_us", "-s"))
+
+
+def _bundled_command(run: Run) -> list[str]:
+    if run.benchmark.slug != "threadtest":
+        return [f"./{run.benchmark.slug}"]
+    params = run.params or {}
+    command = ["./schedbench-bin/threadtest"]
+    for name, option in THREADTEST_OPTIONS:
+        if params.get(name) not in (None, ""):
+            command += [option, str(params[name])]
+    command += [switch for name, switch in THREADTEST_SWITCHES if params.get(name)]
+    return command
+
+
 def _reconstructed_harness(run: Run, repeat: int) -> str:
     environment = run.environment or {}
     params = " ".join(f"--param {k}={v}" for k, v in sorted(run.params.items()))
@@ -46,7 +65,7 @@ def _reconstructed_harness(run: Run, repeat: int) -> str:
     settings = " ".join(f"--set {k}={v}" for k, v in sorted(tunables_set.items())) \
         if isinstance(tunables_set, dict) else ""
     interval = environment.get("vmstat_interval_s")
-    command = environment.get("command") or [f"./{run.benchmark.slug}"]
+    command = environment.get("command") or _bundled_command(run)
     command = " ".join(map(shlex.quote, map(str, command))) if isinstance(command, list) \
         else str(command)
     return " ".join(part for part in (

@@ -94,10 +94,36 @@ def test_a_harness_run_shows_the_command_line_it_was_made_with(api_client, clien
 
 
 def test_a_run_without_a_recorded_command_gets_the_closest_harness_command(client):
-    run = make_run("2.6.24", [1.0, 2.0, 3.0], params={"loops": 1000000})
+    """threadtest is the harness's own: the command is the one `build` makes, with the options
+    that give the run's params (a bare ./threadtest ran 10000 loops under loops=1000000)."""
+    run = make_run("2.6.24", [1.0, 2.0, 3.0], params={"loops": 1000000, "iterations": 500})
     page = client.get(f"/runs/{run.pk}/").content.decode()
     assert ("python3 schedbench.py run --url $SCHEDBENCH_URL --token $SCHEDBENCH_TOKEN "
-            "--benchmark threadtest --param loops=1000000 --repeat 3 -- ./threadtest") in page
+            "--benchmark threadtest --param iterations=500 --param loops=1000000 --repeat 3 "
+            "-- ./schedbench-bin/threadtest -n 500 -l 1000000") in page
+    other = make_run("2.6.24", [1.0, 2.0], benchmark="hackbench", params={"groups": 4})
+    page = client.get(f"/runs/{other.pk}/").content.decode()
+    assert "--param groups=4 --repeat 2 -- ./hackbench<" in page  # no options known for it
+
+
+def test_the_reconstructed_threadtest_command_measures_the_runs_params(client):
+    """What the harness would record from the recipe's command is the run's own params."""
+    import importlib.util
+    import shlex
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "harness_for_recipe", Path(__file__).resolve().parents[2] / "harness" / "schedbench.py")
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    params = {"loops": 40000000, "iterations": 100, "yield_in_spin": True, "pin": True,
+              "head_start_us": 1}
+    run = make_run("2.6.24", [1.0, 2.0], params=params)
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    recipe = page.split('id="rerun-recipe">', 1)[1].split("</pre>", 1)[0]
+    command = shlex.split(recipe.split(" -- ", 1)[1])
+    recorded = harness.command_params(command)
+    assert {name: recorded[name] for name in params} == params
 
 
 def yield_run(tasks, values=(1200.0,), **extra):
