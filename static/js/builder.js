@@ -67,7 +67,8 @@
     return post("/api/v1/comparisons/options/", body).then(function (result) {
       if (!result.ok) { options = null; busy(false); showEmpty(result.data.error); document.getElementById("selection-status").textContent = ""; return; }
       options = result.data;
-      document.getElementById("selection-status").textContent = options.runs + " runs";
+      document.getElementById("selection-status").textContent =
+        options.runs + (options.runs === 1 ? " run" : " runs");
       var spec = initial || {};
       fill(form.elements.metric, options.metrics, spec.metric);
       var varying = options.varying;

@@ -84,6 +84,15 @@ def test_compare_runs_picked_in_the_run_list(page, sweep):
     assert page.locator("#builder-cells tbody tr").count() == 2
 
 
+def test_one_uploaded_run_compared_is_one_run(page, sweep):
+    """The README's first five minutes end on one uploaded run's "Compare these runs"."""
+    page.goto("/runs/?kernel=2.6.22&param.loops=1000000")
+    page.locator("table.runs input[type=checkbox]").first.check()
+    page.click("#compare-selected-button")
+    page.wait_for_selector("#builder-chart[data-rendered='1']")
+    assert page.text_content("#selection-status") == "1 run"
+
+
 def test_compare_all_runs_of_a_list_filtered_only_by_kernel(page, sweep):
     page.goto("/runs/?kernel=2.6.24")
     page.click("#compare-these")
