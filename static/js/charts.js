@@ -22,6 +22,26 @@
   // a phone shows it all the time (no hover), and on a phone's narrow chart it spans the title.
   var MODE_BAR_ROW = 28;
 
+  // A legend at Plotly's default place, right of the plot, took a third of a phone's width
+  // from the plot (a comparison's four kernels left it 130 px wide): on a phone it goes above
+  // when its entries fit the two rows roomForTitle makes (more would run into the title).
+  function legendAboveOnPhone(layout, data, width) {
+    var legend = layout.legend || {};
+    if (width >= 600 || legend.orientation === "h" || legend.x !== undefined ||
+        legend.y !== undefined) {
+      return;
+    }
+    var glyph = ((layout.font && layout.font.size) || 12) * 0.6, entries = 0;
+    data.forEach(function (trace) {  // an entry: its sample line (40 px) and its name
+      if (trace.name && trace.showlegend !== false) {
+        entries += 40 + String(trace.name).length * glyph;
+      }
+    });
+    if (!entries || entries > 2 * (width - 90)) { return; }
+    layout.legend = Object.assign({}, legend, { orientation: "h", x: 0, xanchor: "left",
+                                                y: 1.02, yanchor: "bottom" });
+  }
+
   // On a phone the title goes to the top of the chart, below the mode bar, and the top margin
   // grows by the mode bar's row; with a legend above the plot (which wraps to more rows there
   // and ran into the title) by two legend rows as well.
@@ -155,6 +175,7 @@
     layout.margin = Object.assign({}, layout.margin, { t: topMargin });
     plainTexts(data, layout);
     dropRepeatedAxisTitles(layout, width);
+    legendAboveOnPhone(layout, data, width);
     roomForTitle(layout, width);
     wrapTitle(layout, width);
     keepPlotHeight(layout, topMargin, boxHeight);

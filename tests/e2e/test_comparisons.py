@@ -168,3 +168,24 @@ def test_user_text_in_a_chart_is_drawn_as_typed_not_read_as_markup(page, chart):
     assert any("<i>quiet</i>" in text for text in drawn), drawn
     assert page.locator("#comparison-chart svg a, #comparison-chart svg tspan[style*=bold]"
                         ).count() == 0
+
+
+def test_on_a_phone_a_few_series_have_their_legend_above_the_plot(page, sweep):
+    """Right of the plot (Plotly's default) a legend of three kernels took a third of a phone's
+    width: the plot was left ~130 px wide. Above it, between the title and the plot, it is not."""
+    from benchmarks.comparisons.spec import parse_spec
+    from benchmarks.services.comparisons import comparison_create
+
+    comparison = comparison_create(spec=parse_spec({
+        "title": "threadtest by loop size", "filters": {"benchmark": "threadtest"},
+        "metric": "time_ms", "x": "param.loops", "series": "kernel"}))
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"/c/{comparison.slug}/")
+    page.wait_for_selector("#comparison-chart[data-rendered='1']")
+    box = page.evaluate("""() => Object.fromEntries(['.main-svg', '.gtitle', '.legend',
+        '.nsewdrag'].map(s => { const r = document.querySelector('#comparison-chart ' + s)
+        .getBoundingClientRect(); return [s, [r.left, r.top, r.right, r.bottom]]; }))""")
+    chart, title, legend, plot = (box[s] for s in (".main-svg", ".gtitle", ".legend",
+                                                    ".nsewdrag"))
+    assert plot[2] - plot[0] >= 0.7 * (chart[2] - chart[0]), box
+    assert title[3] <= legend[1] and legend[3] <= plot[1], box
