@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 from benchmarks.analysis.envdiff import machine_diff
 from benchmarks.errors import InputError
 from benchmarks.models import Machine, Run
+from benchmarks.pages.views import run_detail
 from benchmarks.search import engine as site_search
 from benchmarks.services.ownership import run_restore, run_update, run_withdraw
 
@@ -49,13 +50,16 @@ def search_page(request):
 @require_POST
 def run_edit(request, pk: int):
     run = get_object_or_404(Run, pk=pk)
+    label, tags = request.POST.get("label", ""), request.POST.get("tags", "")
     try:
-        run_update(run=run, user=request.user, label=request.POST.get("label", ""),
-                   tags=request.POST.get("tags", ""))
+        run_update(run=run, user=request.user, label=label, tags=tags)
     except InputError as exc:
-        messages.error(request, exc.message)
-    else:
-        messages.info(request, "Label and tags saved.")
+        # The page again (why at its top, as before), its form holding what was typed: after
+        # a redirect the form showed the stored label and tags and the typing was lost.
+        messages.error(request, f"Label and tags not saved: {exc.message}")
+        return run_detail(request, pk, refused_edit={"label": label, "tags": tags,
+                                                     "error": exc.message})
+    messages.info(request, "Label and tags saved.")
     return redirect(run)
 
 

@@ -105,7 +105,9 @@ def run_list(request):
     return render(request, "benchmarks/run_list.html", context)
 
 
-def run_detail(request, pk: int):
+def run_detail(request, pk: int, refused_edit: dict | None = None):
+    """`refused_edit`: the label and tags the owner typed and why they were refused, shown
+    back in the form (pages/site.run_edit) instead of the stored ones."""
     run = Run.objects.with_detail_relations().filter(pk=pk).first()
     if run is None:
         successor = selectors.run_successor(pk)
@@ -121,6 +123,7 @@ def run_detail(request, pk: int):
         "run": run,
         "sections": page_sections_of(run),  # what features add (traces)
         "can_edit": may_edit(request.user, run),
+        "edit": refused_edit or {"label": run.label, "tags": " ".join(run.tags)},
         "not_exercised": not_exercised([run], switch_maxima=switches).get(run.pk),
         "recipe": rerun_recipe(run, max((s.n for s in summaries), default=1)),
         "summaries": summaries,
@@ -134,7 +137,8 @@ def run_detail(request, pk: int):
             for s in series
         ],
     }
-    return render(request, "benchmarks/run_detail.html", context)
+    return render(request, "benchmarks/run_detail.html", context,
+                  status=400 if refused_edit else 200)
 
 
 

@@ -239,3 +239,20 @@ def test_runs_filter_by_tag_in_lists_api_and_comparisons(run, owner):
     page = Client().get(f"/runs/{run.pk}/").content.decode()
     assert 'href="/runs/?tag=cfs"' in page
     assert 'name="tag" value="cfs"' in Client().get("/compare/", {"tag": "cfs"}).content.decode()
+
+
+def test_a_refused_label_and_tags_come_back_in_the_form_with_the_reason(run, owner):
+    """After a refused edit the page showed the stored label and tags, and what the owner had
+    typed was gone."""
+    page = Client()
+    page.force_login(owner)
+    answer = page.post(f"/runs/{run.pk}/edit/", {"label": "<i>first</i> try",
+                                                 "tags": "cfs bad,tag!"})
+    assert answer.status_code == 400
+    html = answer.content.decode()
+    form = html.split('id="run-owner"', 1)[1].split("</section>", 1)[0]
+    assert 'value="&lt;i&gt;first&lt;/i&gt; try"' in form
+    assert 'value="cfs bad,tag!"' in form
+    assert 'aria-invalid="true"' in form
+    assert "Label and tags not saved: " in html.split('id="run-owner"', 1)[0]  # and why
+    assert Run.objects.get(pk=run.pk).label == run.label  # refused: nothing changed
