@@ -38,6 +38,10 @@ def test_build_makes_every_binary(bindir):
     assert names == ["calibrate", "pipeline.sh", "rqfill", "threadtest", "threadtest-O0",
                      "threadtest_burn", "yieldloop"]
     assert all(os.access(str(bindir / n), os.X_OK) for n in names)
+    # The README's harness example says what `build` makes (it named four of the seven).
+    readme = (SCRIPT.parent.parent / "README.md").read_text()
+    said = readme.split("python3 schedbench.py build", 1)[1].split("schedbench.py run", 1)[0]
+    assert [n for n in names if n not in said] == []
 
 
 def test_build_without_sources_says_where_to_get_them(tmp_path):
