@@ -20,7 +20,14 @@
 
   // Plotly's mode bar (zoom, download...) is a row of buttons 24 px high at the chart's top right;
   // a phone shows it all the time (no hover), and on a phone's narrow chart it spans the title.
-  var MODE_BAR_ROW = 28;
+  // A wide chart shows it on hover, over the end of a title long enough to reach it.
+  var MODE_BAR_ROW = 28, MODE_BAR_WIDTH = 280;
+
+  function titleReachesModeBar(layout, width) {
+    var title = layout.title, size = (title.font && title.font.size) || 17;
+    var left = (layout.margin && layout.margin.l) || 80;
+    return left + titleOf(layout).length * size * 0.6 > width - MODE_BAR_WIDTH;
+  }
 
   // A legend at Plotly's default place, right of the plot, took a third of a phone's width
   // from the plot (a comparison's four kernels left it 130 px wide): on a phone it goes above
@@ -42,12 +49,12 @@
                                                 y: 1.02, yanchor: "bottom" });
   }
 
-  // On a phone the title goes to the top of the chart, below the mode bar, and the top margin
-  // grows by the mode bar's row; with a legend above the plot (which wraps to more rows there
-  // and ran into the title) by two legend rows as well.
+  // On a phone (or under a long title) the title goes to the top of the chart, below the mode
+  // bar, and the top margin grows by the mode bar's row; on a phone with a legend above the plot
+  // (which wraps to more rows there and ran into the title) by two legend rows as well.
   function roomForTitle(layout, width) {
-    if (width >= 600 || !titleOf(layout)) { return; }
-    var legendOnTop = layout.legend && layout.legend.yanchor === "bottom";
+    if (!titleOf(layout) || (width >= 600 && !titleReachesModeBar(layout, width))) { return; }
+    var legendOnTop = width < 600 && layout.legend && layout.legend.yanchor === "bottom";
     var title = typeof layout.title === "string" ? { text: layout.title } : layout.title;
     layout.title = Object.assign({}, title, { yref: "container", y: 0.99, yanchor: "top",
       pad: Object.assign({}, title.pad, { t: MODE_BAR_ROW + 6 }) });

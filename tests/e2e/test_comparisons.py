@@ -189,3 +189,23 @@ def test_on_a_phone_a_few_series_have_their_legend_above_the_plot(page, sweep):
                                                     ".nsewdrag"))
     assert plot[2] - plot[0] >= 0.7 * (chart[2] - chart[0]), box
     assert title[3] <= legend[1] and legend[3] <= plot[1], box
+
+
+def test_a_long_title_is_not_under_the_mode_bar_on_a_wide_screen(page, sweep):
+    """The mode bar appears over the chart's top right on hover: the end of a title that long
+    sat under its buttons."""
+    from benchmarks.comparisons.spec import parse_spec
+    from benchmarks.services.comparisons import comparison_create
+
+    title = ("RSDL 0.31 vs 0.33: a chat server whose locks spin on sched_yield() (2 CPUs, seed"
+             " thread's case)")
+    comparison = comparison_create(spec=parse_spec({
+        "title": title, "filters": {"benchmark": "threadtest"}, "metric": "time_ms",
+        "x": "param.loops", "series": "kernel"}))
+    page.goto(f"/c/{comparison.slug}/")
+    page.wait_for_selector("#comparison-chart[data-rendered='1']")
+    page.hover("#comparison-chart .nsewdrag")
+    bar = page.locator("#comparison-chart .modebar").bounding_box()
+    drawn = page.locator("#comparison-chart .gtitle").bounding_box()
+    assert drawn["y"] >= bar["y"] + bar["height"] or \
+        drawn["x"] + drawn["width"] <= bar["x"], (drawn, bar)
