@@ -21,7 +21,7 @@
   // Plotly's mode bar (zoom, download...) is a row of buttons 24 px high at the chart's top right;
   // a phone shows it all the time (no hover), and on a phone's narrow chart it spans the title.
   // A wide chart shows it on hover, over the end of a title long enough to reach it.
-  var MODE_BAR_ROW = 28, MODE_BAR_WIDTH = 280;
+  var MODE_BAR_ROW = 28, MODE_BAR_WIDTH = 280, LEGEND_ROW = 20;
 
   function titleReachesModeBar(layout, width) {
     var title = layout.title, size = (title.font && title.font.size) || 17;
@@ -30,37 +30,46 @@
   }
 
   // A legend at Plotly's default place, right of the plot, took a third of a phone's width
-  // from the plot (a comparison's four kernels left it 130 px wide): on a phone it goes above
-  // when its entries fit the two rows roomForTitle makes (more would run into the title).
+  // from the plot (a comparison's four kernels left it 130 px wide; fifteen, 64 px): on a phone
+  // it goes above. Returns the height it will take there (estimated from its names' lengths),
+  // for which roomForTitle makes room; 0 when it stays where it was.
   function legendAboveOnPhone(layout, data, width) {
     var legend = layout.legend || {};
     if (width >= 600 || legend.orientation === "h" || legend.x !== undefined ||
         legend.y !== undefined) {
-      return;
+      return 0;
     }
-    var glyph = ((layout.font && layout.font.size) || 12) * 0.6, entries = 0;
-    data.forEach(function (trace) {  // an entry: its sample line (40 px) and its name
-      if (trace.name && trace.showlegend !== false) {
-        entries += 40 + String(trace.name).length * glyph;
-      }
+    var glyph = ((layout.font && layout.font.size) || 12) * 0.6, line = width - 90;
+    var rows = 0, used = line;
+    data.forEach(function (trace) {  // an entry: its sample line and gaps (~45 px), its name
+      if (!trace.name || trace.showlegend === false) { return; }
+      var entry = 45 + String(trace.name).length * glyph;
+      if (used + entry > line) { rows += 1; used = 0; }  // Plotly starts a row: it does not fit
+      used += entry;
     });
-    if (!entries || entries > 2 * (width - 90)) { return; }
+    if (!rows) { return 0; }
     layout.legend = Object.assign({}, legend, { orientation: "h", x: 0, xanchor: "left",
                                                 y: 1.02, yanchor: "bottom" });
+    // Plotly puts a gap (tracegroupgap, 10 px) after each legend group: a comparison gives
+    // every series one.
+    var grouped = data.some(function (trace) { return trace.legendgroup; });
+    return rows * (LEGEND_ROW + (grouped ? 10 : 0));
   }
 
   // On a phone (or under a long title) the title goes to the top of the chart, below the mode
   // bar, and the top margin grows by the mode bar's row; on a phone with a legend above the plot
-  // (which wraps to more rows there and ran into the title) by two legend rows as well.
-  function roomForTitle(layout, width) {
+  // (which wraps to more rows there and ran into the title) by its height as well, two rows at
+  // least.
+  function roomForTitle(layout, width, legendHeight) {
     if (!titleOf(layout) || (width >= 600 && !titleReachesModeBar(layout, width))) { return; }
     var legendOnTop = width < 600 && layout.legend && layout.legend.yanchor === "bottom";
+    var legendRoom = legendOnTop ? Math.max(2 * LEGEND_ROW, legendHeight || 0) : 0;
     var title = typeof layout.title === "string" ? { text: layout.title } : layout.title;
     layout.title = Object.assign({}, title, { yref: "container", y: 0.99, yanchor: "top",
       pad: Object.assign({}, title.pad, { t: MODE_BAR_ROW + 6 }) });
     var margin = layout.margin || {};
     layout.margin = Object.assign({}, margin,
-                                  { t: (margin.t || 70) + (legendOnTop ? 40 : 0) + MODE_BAR_ROW });
+                                  { t: (margin.t || 70) + legendRoom + MODE_BAR_ROW });
   }
 
   // What the phone's title room took from the top margin is given back in height: the plot
@@ -182,8 +191,7 @@
     layout.margin = Object.assign({}, layout.margin, { t: topMargin });
     plainTexts(data, layout);
     dropRepeatedAxisTitles(layout, width);
-    legendAboveOnPhone(layout, data, width);
-    roomForTitle(layout, width);
+    roomForTitle(layout, width, legendAboveOnPhone(layout, data, width));
     wrapTitle(layout, width);
     keepPlotHeight(layout, topMargin, boxHeight);
     wrapAxisTitles(layout, width);
