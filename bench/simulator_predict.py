@@ -106,12 +106,13 @@ def main():
     print(f"calibration: {cal['calibration']}")
     if cal["calibration"].get("noisy"):
         print("NOISY calibration: " + "; ".join(cal["details"]["quality"]["reasons"]))
-    held, rows = 0, 0
+    held, rows, all_probes = 0, 0, []
     print(f"| benchmark | measured (median of {args.repeat}; min-max) | predicted "
           f"({args.kernel}) | predicted / measured | loop ns before/after (probe) |")
     print("|---|---|---|---|---|")
     for label, loops in THREADTEST_LOOPS:
         outs, probes = measure_row(bindir, "threadtest", ["-n", "500", "-l", label], args.repeat)
+        all_probes += probes
         times = [float(re.search(r"time (\d+) ms", o).group(1)) for o in outs]
         got = predict(calibration, args.kernel, "threadtest",
                       {"iterations": 500, "loops": loops, "counter": "register"})["time_ms"][0]
@@ -125,6 +126,7 @@ def main():
         n = BURN_TOTAL_US // burst
         outs, probes = measure_row(bindir, "threadtest_burn", ["-n", str(n), "-b", str(burst)],
                                    args.repeat)
+        all_probes += probes
         times = [float(re.search(r"time: (\d+)", o).group(1)) for o in outs]
         idx = [float(re.search(r"idx: ([\d.]+)", o).group(1)) for o in outs]
         got = predict(calibration, args.kernel, "threadtest-burn",
@@ -140,8 +142,25 @@ def main():
               f"{probes[1]:.2f} |")
     print(f"within +-30 % time and +-0.2 idx: {held} of {rows}"
           + (" (from a NOISY calibration)" if cal["calibration"].get("noisy") else ""))
+    report_busy_speed(cal["calibration"], all_probes)
     if not args.calibration:
         report_drift(json.loads(calibration.read_text())["calibration"], bindir, work)
+
+
+def report_busy_speed(calibration, probes):
+    """The probes time the loop with both CPUs busy; the calibration predicts that speed as
+    loop_ns x (1 + contention) (two CPUs: one other busy CPU).  A calibration can hold still
+    through its own repeats and not through the runs (another tenant on the host's core for a
+    while), which the loop_ns drift alone does not show."""
+    contention = calibration.get("contention") or 0.0
+    expected = calibration["loop_ns"] * (1.0 + contention)
+    seen = statistics.median(probes)
+    print(f"busy-CPU loop speed: calibrated {expected:.2f} ns (loop_ns {calibration['loop_ns']}"
+          f" x (1 + contention {contention})), probed {seen:.2f} ns (median of {len(probes)}"
+          f" probes, {min(probes):.2f}-{max(probes):.2f}): x{seen / expected:.2f}")
+    if abs(seen / expected - 1.0) > 0.15:
+        print("the runs' busy-CPU speed is not the calibration's: the predictions assume "
+              "another machine than the one the runs met")
 
 
 def report_drift(before, bindir, work):
