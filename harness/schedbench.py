@@ -1536,6 +1536,39 @@ def command_params(command):
     return reader(list(command[1:])) if reader else {}
 
 
+_TRUE_WORDS = {"1", "true", "yes", "on"}
+_FALSE_WORDS = {"0", "false", "no", "off"}
+
+
+def _as_bool(value):
+    """True, False, or None when the value is no spelling of either."""
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower()
+    return True if word in _TRUE_WORDS else False if word in _FALSE_WORDS else None
+
+
+def _same_param(derived, given):
+    if isinstance(derived, bool):
+        return _as_bool(given) is derived
+    if isinstance(given, (int, float)) and isinstance(derived, (int, float)):
+        return given == derived
+    return str(given) == str(derived)
+
+
+def run_params(command, param_items):
+    """The run's params: what the tool's command line says (command_params), and --param.
+    A --param the command line contradicts (`--param loops=1M -- threadtest -l 10k`) is
+    refused: the run would be stored under a value it never ran with."""
+    derived, given = command_params(command), parse_params(param_items)
+    for key, value in given.items():
+        if key in derived and not _same_param(derived[key], value):
+            runs = derived[key]
+            raise UsageError(f"--param {key}={value} disagrees with the command, which runs "
+                             f"{key}={runs}: drop the --param or change the command")
+    return {**derived, **given}
+
+
 def safe_name(text, limit=80):
     # Bounded so benchmark + host + stamp stays well inside a 255-character filename.
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:limit] or "unknown"
@@ -2013,8 +2046,8 @@ def cmd_run(args, command):
         raise UsageError("nothing to run: put the benchmark command after --")
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
-    # The tool's own options first (what its output leaves out); --param has the last word.
-    params = {**command_params(command), **parse_params(args.param)}
+    # The tool's own options (what its output leaves out), and --param where they agree.
+    params = run_params(command, args.param)
     settings = parse_settings(args.set, args.root)
     # Checked before the benchmark runs: nobody should wait an hour to learn the token is missing.
     url, token = resolve_portal(args, need=not args.dry_run)

@@ -50,7 +50,9 @@ def _bundled_command(run: Run) -> list[str]:
     if run.benchmark.slug != "threadtest":
         return [f"./{run.benchmark.slug}"]
     params = run.params or {}
-    command = ["./schedbench-bin/threadtest"]
+    # the -O0 build keeps the loop's counter in memory, as the threads' builds did
+    binary = "threadtest-O0" if params.get("counter") == "memory" else "threadtest"
+    command = [f"./schedbench-bin/{binary}"]
     for name, option in THREADTEST_OPTIONS:
         if params.get(name) not in (None, ""):
             command += [option, str(params[name])]

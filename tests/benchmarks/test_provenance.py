@@ -126,6 +126,30 @@ def test_the_reconstructed_threadtest_command_measures_the_runs_params(client):
     assert {name: recorded[name] for name in params} == params
 
 
+def test_a_memory_counter_run_is_rerun_with_the_O0_build_and_the_harness_takes_it(client):
+    """The threads' threadtest was built -O0 (its counter in memory): the recipe runs the
+    harness's -O0 build, and the harness, which refuses a --param its command contradicts,
+    takes the whole recipe (before, the -O2 build ran under --param counter=memory)."""
+    import importlib.util
+    import shlex
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "harness_for_recipe", Path(__file__).resolve().parents[2] / "harness" / "schedbench.py")
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    params = {"loops": 1000000, "iterations": 500, "counter": "memory", "yield_in_spin": False}
+    run = make_run("2.6.22", [1.0, 2.0], params=params)
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    recipe = page.split('id="rerun-recipe">', 1)[1].split("</pre>", 1)[0]
+    options, command = recipe.split(" -- ", 1)
+    assert command.startswith("./schedbench-bin/threadtest-O0 ")
+    given = shlex.split(options)
+    param_items = [given[i + 1] for i, word in enumerate(given) if word == "--param"]
+    recorded = harness.run_params(shlex.split(command), param_items)
+    assert {name: recorded[name] for name in params} == params
+
+
 def yield_run(tasks, values=(1200.0,), **extra):
     return make_run("2.6.24", values, benchmark="yield-loop", metric="yields_per_s",
                     unit="1/s", params={"tasks": tasks}, machine=CORE2, **extra)

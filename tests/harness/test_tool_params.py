@@ -89,3 +89,29 @@ def test_stress_ng_through_the_harness_reaches_the_portal(live_server, django_us
     assert run.params == {"stressor": "switch", "instances": 1, "timeout_s": 1}
     bogo = run.samples.filter(metric__name="bogo_ops").values_list("value", flat=True)
     assert len(bogo) == 1 and bogo[0] > 0
+
+
+@pytest.mark.parametrize(("given", "command"), [
+    (["loops=10k", "iterations=500"], ["./threadtest", "-l", "10000"]),
+    (["yield_in_spin=true", "counter=memory"], ["./threadtest-O0", "-y"]),
+    (["yield_in_spin=0", "groups=4"], ["hackbench", "-g", "4"]),
+])
+def test_a_param_the_command_agrees_with_is_kept(sb, given, command):
+    params = sb.run_params(command, given)
+    assert {key: params[key] for key in sb.parse_params(given)} == sb.parse_params(given)
+
+
+@pytest.mark.parametrize(("given", "command", "said"), [
+    ("loops=1M", ["./threadtest", "-l", "10k"], "loops=1000000 disagrees with the command, "
+     "which runs loops=10000"),
+    ("counter=memory", ["./schedbench-bin/threadtest"], "which runs counter=register"),
+    ("yield_in_spin=false", ["./threadtest", "-y"], "which runs yield_in_spin=True"),
+    ("groups=8", ["hackbench", "-g", "4"], "which runs groups=4"),
+])
+def test_a_param_the_command_contradicts_is_refused(sb, capsys, given, command, said):
+    """Stored, the run would carry a value it never ran with (none of these commands exists
+    here: running one would fail otherwise, not with this usage error)."""
+    status = sb.main(["run", "--benchmark", "b", "--dry-run", "-q", "--param", given, "--",
+                      *command])
+    assert status == sb.EXIT_USAGE
+    assert said in capsys.readouterr().err
