@@ -375,9 +375,7 @@ def placements(extra=None):
     """On each quiet recording, the default replay's tasks within 2x, and every benchmark task
     counted by its fork's placement class and its side (within, too little, too much)."""
     for name, comms in QUIET_RECORDED:
-        stream, found = schedtrace.fork_placements(str(TRACES / name))
-        for _ in stream:
-            pass
+        _, found = schedtrace.fork_placements(str(TRACES / name))  # reads the whole trace
         placed = {row.child_pid: row.placement for row in found.placements}
         result = replay(str(TRACES / name), "6.6-eevdf", cpus=2,
                         tunables={"noise_pct": 0, **(extra or {})})
